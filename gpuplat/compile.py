@@ -1,0 +1,126 @@
+"""The pipeline up to the plan: load -> merge -> validate -> model -> plan.
+
+Used by the CLI and by `__main__.py`; nothing here imports pulumi.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuplat.diagnostics import Diagnostic, Level, has_errors, json_path
+from gpuplat.model import Platform, build_model
+from gpuplat.plan import Plan, build_plan
+from gpuplat.spec import Pos, load_file, merge_overlay
+from gpuplat.validate import validate
+
+DEFAULT_SPEC = Path("platform/platform.yaml")
+# `gpuplat preview --spec/--overlay` runs the real `__main__.py`; these carry its choice there.
+SPEC_ENV = "GPUPLAT_SPEC"
+OVERLAY_ENV = "GPUPLAT_OVERLAY"
+
+
+@dataclass(frozen=True)
+class Sources:
+    spec: Path
+    overlay: Path | None  # None: the stack has no overlay
+
+
+def resolve_sources(stack: str, spec: str | None = None, overlay: str | None = None) -> Sources:
+    """The files of a stack.
+
+    `--overlay` wins (an empty string means none). Without it, the default spec takes the
+    stack's overlay `stacks/<stack>.yaml` when that file exists; an explicit `--spec` takes
+    no overlay, so checking some other spec never silently mixes in this project's stacks.
+    """
+    spec = spec or os.environ.get(SPEC_ENV) or None
+    overlay = overlay if overlay is not None else os.environ.get(OVERLAY_ENV)
+    spec_path = Path(spec) if spec else DEFAULT_SPEC
+    if overlay is not None:
+        return Sources(spec_path, Path(overlay) if overlay else None)
+    if spec:
+        return Sources(spec_path, None)
+    default = Path("stacks") / f"{stack}.yaml"
+    return Sources(spec_path, default if default.exists() else None)
+
+
+@dataclass
+class Compiled:
+    sources: Sources
+    diagnostics: list[Diagnostic] = field(default_factory=lambda: [])
+    data: Any = None
+    pos: Pos | None = None
+    model: Platform | None = None
+    plan: Plan | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics) and self.model is not None
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan: bool = True) -> Compiled:
+    result = Compiled(sources)
+    base, diags = load_file(sources.spec, _display(sources.spec))
+    result.diagnostics.extend(diags)
+    overlay = None
+    if sources.overlay is not None:
+        overlay, diags = load_file(sources.overlay, _display(sources.overlay))
+        result.diagnostics.extend(diags)
+    if base is None or (sources.overlay is not None and overlay is None):
+        return result
+    data, pos, diags = merge_overlay(base, overlay)
+    result.data, result.pos = data, pos
+    result.diagnostics.extend(diags)
+    if has_errors(diags):
+        return result
+    result.diagnostics.extend(validate(data, pos, suppress=suppress))
+    if has_errors(result.diagnostics):
+        return result
+    result.model = build_model(data)
+    if with_plan:
+        outcome = build_plan(result.model)
+        for finding in outcome.findings:
+            origin = pos.locate(finding.path)
+            result.diagnostics.append(
+                Diagnostic(finding.code, finding.level, finding.message, json_path(finding.path), *origin_tuple(origin))
+            )
+        result.plan = outcome.plan
+        if has_errors(result.diagnostics):
+            result.model = None
+    return result
+
+
+def origin_tuple(origin: Any) -> tuple[str, int, int]:
+    return origin.file, origin.line, origin.col
+
+
+def compile_stack(stack: str, spec: str | None = None, overlay: str | None = None) -> Compiled:
+    return compile_sources(resolve_sources(stack, spec, overlay))
+
+
+class SpecError(Exception):
+    """Raised by `__main__.py` when the spec is invalid: pulumi shows the diagnostics and stops."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        from gpuplat.diagnostics import render_text
+
+        errors = [d for d in diagnostics if d.level is Level.ERROR]
+        super().__init__("the platform spec is invalid:\n" + render_text(errors))
+
+
+def load_for_stack(stack: str) -> tuple[Platform, Plan]:
+    """What `__main__.py` calls: the model and plan of a stack, or SpecError."""
+    compiled = compile_stack(stack)
+    if not compiled.ok or compiled.model is None or compiled.plan is None:
+        raise SpecError(compiled.diagnostics)
+    return compiled.model, compiled.plan

@@ -1,0 +1,151 @@
+"""The plan: derived numbers a platform team reads before anything is provisioned.
+
+These records are the contract between the planner, the CLI (`gpuplat plan`, JSON of DESIGN
+section 7) and the components (NodePool limits, capacity reservations, FSx sizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpuplat.diagnostics import Level
+from gpuplat.model import Market, NodeRange
+from gpuplat.spec.positions import PathPart
+
+
+@dataclass(frozen=True)
+class MarketShare:
+    nodes: int
+    gpus: int
+
+
+@dataclass(frozen=True)
+class SharingUnits:
+    resource: str  # Kubernetes extended resource the units appear as, e.g. nvidia.com/mig-1g.10gb
+    per_gpu: int  # schedulable units one GPU offers (MIG instances, replicas, 1 when exclusive)
+    per_node: int
+    overhead: float  # fraction of GPU capacity the sharing mode costs (catalog or spec override)
+    gpu_equivalents_per_node: float  # gpus_per_node * (1 - overhead)
+    mig_devices: Mapping[str, int] | None  # MIG: instances per GPU by profile; else None
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    name: str
+    instance_type: str | None
+    gpu_model: str
+    gpus_per_node: int
+    nodes: NodeRange
+    markets: Mapping[Market, MarketShare]  # only the markets the pool allows; nodes add up to nodes.max
+    units: SharingUnits
+    ports_per_node: int  # fabric host ports per node (0 when not on the fabric)
+    efa_interfaces: int  # EFA interfaces per node on aws fabric pools (one per network card), else 0
+
+    def share(self, market: Market) -> MarketShare:
+        return self.markets.get(market, MarketShare(0, 0))
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """An on-demand capacity reservation (ODCR) for the reserved nodes of a pool in one zone."""
+
+    pool: str
+    zone: str
+    instance_type: str
+    count: int
+    placement_group: bool  # fabric pools: inside the pool's cluster placement group of that zone
+
+
+@dataclass(frozen=True)
+class FabricPlan:
+    tiers: int
+    radix: int
+    oversubscription: float
+    link_gbps: int
+    hosts: int  # host ports at every fabric pool's max size
+    leaf_down: int  # host-facing ports per leaf
+    leaf_up: int  # spine-facing ports per leaf
+    leaves: int
+    spines: int
+    cores: int  # 0 for 2 tiers
+    switches: int
+    links: int  # switch-to-switch links (host links not counted)
+    bisection_gbps: float
+    max_hosts: int  # host ports this tiers/radix/oversubscription can ever hold
+    zone: str | None  # aws: the zone the fabric (placement groups, directory bucket) lives in
+
+
+@dataclass(frozen=True)
+class HotTierPlan:
+    requested_tib: float
+    capacity_gib: int  # rounded up to a size FSx for Lustre accepts
+    throughput_per_tib: int
+    throughput_mbps: float  # aggregate MB/s
+    checkpoint_write_seconds: float | None
+    model_load_seconds: float | None
+
+
+@dataclass(frozen=True)
+class WarmTierPlan:
+    capacity_tib: float
+
+
+@dataclass(frozen=True)
+class LifecycleStep:
+    after_days: int
+    storage_class: str  # STANDARD -> ... ; "EXPIRE" for the expiration step
+
+
+@dataclass(frozen=True)
+class StoragePlan:
+    hot: HotTierPlan | None
+    warm: WarmTierPlan | None
+    cold_lifecycle: tuple[LifecycleStep, ...]
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool: str
+    monthly_usd: Mapping[Market, float]
+    all_on_demand_monthly_usd: float
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    prices_as_of: str
+    hours_per_month: float
+    pools: tuple[PoolCost, ...]
+    monthly_usd: float
+    all_on_demand_monthly_usd: float
+    savings_percent: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    pools: tuple[PoolPlan, ...]
+    fleet_gpus: int
+    fleet_markets: Mapping[Market, int]  # GPUs per market across the fleet
+    reservations: tuple[Reservation, ...]
+    fabric: FabricPlan | None
+    storage: StoragePlan
+    cost: CostPlan | None  # None on provider kubernetes
+
+    def pool(self, name: str) -> PoolPlan:
+        return next(p for p in self.pools if p.name == name)
+
+
+@dataclass(frozen=True)
+class PlanFinding:
+    """A problem only the planner can see (e.g. no market split exists); check reports it."""
+
+    code: str
+    level: Level
+    path: tuple[PathPart, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    plan: Plan | None  # None when an error finding makes the numbers meaningless
+    findings: tuple[PlanFinding, ...]

@@ -1,0 +1,118 @@
+"""Overlay merge: `stacks/<env>.yaml` on top of `platform/platform.yaml`.
+
+Rules (DESIGN section 2):
+- mappings merge deeply;
+- lists of objects with `name` merge item by item: an overlay item with a known name merges
+  into that item, a new name is appended, `remove: true` drops the item;
+- `null` in an overlay deletes the key (the only way to drop a mapping key, e.g. `procurement`);
+- every other value replaces.
+Each merged value keeps the position of the file that supplied it, so a diagnostic about a
+value set in the overlay points into the overlay.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from gpuplat.diagnostics import Diagnostic, Level, json_path
+from gpuplat.spec.loader import SourceDoc
+from gpuplat.spec.positions import Path, Pos
+
+
+def _is_named_list(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, dict) and isinstance(cast("dict[str, Any]", item).get("name"), str)
+        for item in cast("list[Any]", value)
+    )
+
+
+class _Merger:
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, code: str, message: str, path: Path, pos: Pos) -> None:
+        origin = pos.value
+        self.diagnostics.append(Diagnostic(code, Level.ERROR, message, json_path(path), *_o(origin)))
+
+    def merge(self, base: Any, base_pos: Pos, over: Any, over_pos: Pos, path: Path) -> tuple[Any, Pos]:
+        if isinstance(base, dict) and isinstance(over, dict):
+            return self._merge_maps(
+                cast("dict[str, Any]", base), base_pos, cast("dict[str, Any]", over), over_pos, path
+            )
+        if isinstance(over, list) and (base is None or _is_named_list(base)):
+            over_list = cast("list[Any]", over)
+            has_objects = any(isinstance(item, dict) for item in over_list)
+            has_removes = any(isinstance(item, dict) and "remove" in item for item in over_list)
+            if has_removes or (base is not None and has_objects):
+                return self._merge_named(cast("list[Any]", base or []), base_pos, over_list, over_pos, path)
+        return over, over_pos
+
+    def _merge_maps(
+        self, base: dict[str, Any], base_pos: Pos, over: dict[str, Any], over_pos: Pos, path: Path
+    ) -> tuple[dict[str, Any], Pos]:
+        out = dict(base)
+        pos = Pos(base_pos.value, base_pos.key, dict(base_pos.children))
+        for key, value in over.items():
+            child_over = over_pos.children[key]
+            if value is None:
+                out.pop(key, None)
+                pos.children.pop(key, None)
+                continue
+            merged, merged_pos = self.merge(
+                base.get(key), base_pos.children.get(key, child_over), value, child_over, (*path, key)
+            )
+            merged_pos.key = child_over.key
+            out[key] = merged
+            pos.children[key] = merged_pos
+        return out, pos
+
+    def _merge_named(
+        self, base: list[Any], base_pos: Pos, over: list[Any], over_pos: Pos, path: Path
+    ) -> tuple[list[Any], Pos]:
+        items: list[tuple[Any, Pos]] = [(item, base_pos.children[i]) for i, item in enumerate(base)]
+        index = {cast("dict[str, Any]", item)["name"]: i for i, (item, _) in enumerate(items)}
+        for i, raw in enumerate(over):
+            item_pos = over_pos.children[i]
+            item_path = (*path, i)
+            if not isinstance(raw, dict) or not isinstance(cast("dict[str, Any]", raw).get("name"), str):
+                self.error("GP011", "an overlay list item needs a `name` to be merged by name", item_path, item_pos)
+                continue
+            item = dict(cast("dict[str, Any]", raw))
+            name: str = item["name"]
+            remove = item.pop("remove", False)
+            stripped_pos = Pos(item_pos.value, item_pos.key, dict(item_pos.children))
+            stripped_pos.children.pop("remove", None)
+            if remove is True:
+                if name in index:
+                    items[index[name]] = (None, item_pos)
+                else:
+                    self.error("GP010", f"`remove: true` names {name!r}, which the base does not define",
+                               item_path, item_pos)
+                continue
+            if remove is not False:
+                self.error("GP012", "`remove` must be true or false", (*item_path, "remove"),
+                           item_pos.children.get("remove", item_pos))
+                continue
+            if name in index and items[index[name]][0] is not None:
+                j = index[name]
+                merged, merged_pos = self.merge(items[j][0], items[j][1], item, stripped_pos, item_path)
+                items[j] = (merged, merged_pos)
+            else:
+                index[name] = len(items)
+                items.append((item, stripped_pos))
+        kept = [(item, p) for item, p in items if item is not None]
+        pos = Pos(over_pos.value, over_pos.key, {i: p for i, (_, p) in enumerate(kept)})
+        return [item for item, _ in kept], pos
+
+
+def _o(origin: Any) -> tuple[str, int, int]:
+    return origin.file, origin.line, origin.col
+
+
+def merge_overlay(base: SourceDoc, overlay: SourceDoc | None) -> tuple[Any, Pos, list[Diagnostic]]:
+    """Merged data, its position tree and the merge's own diagnostics (always inside the overlay)."""
+    if overlay is None:
+        return base.data, base.pos, []
+    merger = _Merger()
+    data, pos = merger.merge(base.data, base.pos, overlay.data, overlay.pos, ())
+    return data, pos, merger.diagnostics

@@ -1,0 +1,69 @@
+"""The single registry of semantic rules (pass 2).
+
+A rule is a small function over the merged document that yields `Finding`s. The registry
+gives it a stable code, a level and a one-line rationale naming the fact it rests on; the
+runner turns findings into positioned Diagnostics. Rules read plain data because they also
+run when the schema pass found errors elsewhere (all diagnostics in one run): a rule that
+trips over data the schema already rejected is skipped, never allowed to crash the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplat.diagnostics import Diagnostic, Level, json_path
+from gpuplat.spec.positions import PathPart, Pos
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: tuple[PathPart, ...]
+    message: str
+    at_key: bool = False
+
+
+RuleFn = Callable[[Mapping[str, Any]], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str  # kebab-case, e.g. procurement-sums-to-100
+    level: Level
+    rationale: str
+    check: RuleFn
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, level: Level, rationale: str) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule; codes and names are unique for ever (users suppress by code)."""
+
+    def register(fn: RuleFn) -> RuleFn:
+        if code in RULES or any(r.name == name for r in RULES.values()):
+            raise ValueError(f"duplicate rule {code} {name}")
+        RULES[code] = Rule(code, name, level, rationale, fn)
+        return fn
+
+    return register
+
+
+def run_rules(
+    data: Mapping[str, Any], pos: Pos, *, schema_ok: bool, suppress: Sequence[str] = ()
+) -> Iterator[Diagnostic]:
+    for code in sorted(RULES):
+        r = RULES[code]
+        if code in suppress:
+            continue
+        try:
+            findings = list(r.check(data))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError, OverflowError):
+            if schema_ok:
+                raise
+            continue  # the schema pass already reported the malformed data this rule needs
+        for f in findings:
+            origin = pos.locate(f.path, prefer_key=f.at_key)
+            yield Diagnostic(code, r.level, f.message, json_path(f.path), origin.file, origin.line, origin.col)

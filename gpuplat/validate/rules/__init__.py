@@ -1,0 +1,1 @@
+"""Semantic rules, one module per spec section; importing this package registers them all."""

@@ -1,0 +1,142 @@
+"""Pass 1: JSON Schema, every error turned into a positioned Diagnostic with a useful message."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from gpuplat.diagnostics import Diagnostic, Level, json_path
+from gpuplat.spec.positions import PathPart, Pos
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "platform.schema.json"
+
+
+@cache
+def schema() -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(schema())
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "mapping"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _SchemaReporter:
+    def __init__(self, pos: Pos) -> None:
+        self.pos = pos
+        self.out: list[Diagnostic] = []
+
+    def add(self, code: str, message: str, path: Sequence[PathPart], *, at_key: bool = False) -> None:
+        origin = self.pos.locate(path, prefer_key=at_key)
+        self.out.append(
+            Diagnostic(code, Level.ERROR, message, json_path(path), origin.file, origin.line, origin.col)
+        )
+
+    def report(self, error: ValidationError) -> None:
+        path = list(cast("Sequence[PathPart]", error.absolute_path))
+        validator = str(error.validator)
+        value: Any = error.instance
+        sub: dict[str, Any] = cast("dict[str, Any]", error.schema) if isinstance(error.schema, dict) else {}
+        if validator == "additionalProperties":
+            known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
+            for key in sorted(set(cast("dict[str, Any]", value)) - set(known)):
+                where = "here" if not path else f"in {json_path(path)}"
+                allowed = f" (allowed: {', '.join(known)})" if known and len(known) <= 12 else ""
+                self.add(
+                    "GP101",
+                    f"unknown key {key!r} {where}{_did_you_mean(key, known)}{allowed if not _did_you_mean(key, known) else ''}",
+                    [*path, key],
+                    at_key=True,
+                )
+        elif validator == "required":
+            missing = [k for k in cast("list[str]", error.validator_value) if k not in cast("dict[str, Any]", value)]
+            for key in missing:
+                self.add("GP102", f"missing required field {key!r}", path, at_key=True)
+        elif validator == "type":
+            expected = error.validator_value
+            expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
+            expected_text = expected_text.replace("object", "mapping").replace("array", "list")
+            self.add("GP103", f"expected {expected_text}, got {_type_name(value)} {_show(value)}", path)
+        elif validator in ("enum", "const"):
+            allowed_values = cast("list[Any]", error.validator_value) if validator == "enum" else [error.validator_value]
+            hint = _did_you_mean(str(value), [str(a) for a in allowed_values]) if isinstance(value, str) else ""
+            self.add(
+                "GP104",
+                f"{_show(value)} is not allowed (allowed: {', '.join(_show(a) for a in allowed_values)}){hint}",
+                path,
+            )
+        elif validator == "pattern":
+            what = sub.get("description", "")
+            self.add("GP104", f"{_show(value)} does not have the required form{_form_hint(what)}", path)
+        elif validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            words = {
+                "minimum": "at least",
+                "maximum": "at most",
+                "exclusiveMinimum": "greater than",
+                "exclusiveMaximum": "less than",
+            }
+            self.add("GP104", f"{_show(value)} must be {words[validator]} {error.validator_value}", path)
+        elif validator in ("minLength", "maxLength"):
+            word = "at least" if validator == "minLength" else "at most"
+            self.add("GP104", f"{_show(value)} must be {word} {error.validator_value} characters long", path)
+        elif validator in ("minItems", "maxItems"):
+            word = "at least" if validator == "minItems" else "at most"
+            self.add("GP104", f"the list must have {word} {error.validator_value} item(s)", path)
+        elif validator == "uniqueItems":
+            self.add("GP104", "the list has duplicate items", path)
+        elif validator in ("oneOf", "anyOf", "allOf") and error.context:
+            self.report(best_match(error.context))
+        else:
+            self.add("GP105", error.message, path)
+
+
+def _form_hint(description: str) -> str:
+    # Descriptions of patterned fields end with an example in the form "e.g. ..." — show it.
+    marker = "e.g. "
+    if marker in description:
+        return f" (e.g. {description.split(marker, 1)[1].rstrip('.').split(')')[0]})"
+    return ""
+
+
+def _errors(data: Any) -> Iterator[ValidationError]:
+    yield from _validator().iter_errors(data)
+
+
+def schema_diagnostics(data: Any, pos: Pos) -> list[Diagnostic]:
+    reporter = _SchemaReporter(pos)
+    for error in _errors(data):
+        reporter.report(error)
+    return reporter.out
