@@ -1,0 +1,75 @@
+# pyright: strict
+"""Versioned facts the compiler plans with: GPUs and MIG, instance types, prices, sharing
+modes, Helm charts. Pure data and small pure functions; no Pulumi, no YAML.
+
+Each module names its sources (upstream file, commit or tag, date) in its docstring.
+"""
+
+from .charts import CHARTS, Chart
+from .gpus import (
+    GPUS,
+    MIG_COMPUTE_SLICES,
+    MIG_MEMORY_SLICES,
+    GpuModel,
+    MigProfile,
+    gpu_model,
+    mig_layout_problems,
+    mig_placement,
+)
+from .instances import INSTANCE_TYPES, InstanceType, instance_type
+from .prices import (
+    ESTIMATED_PRICES,
+    HOURS_PER_MONTH,
+    MARKET_DISCOUNT,
+    ON_DEMAND_HOURLY_USD,
+    PRICES_AS_OF,
+    PRICES_SOURCE,
+    RESERVED_DISCOUNT,
+    SPOT_DISCOUNT,
+)
+from .sharing import (
+    GPU_RESOURCE,
+    HAMI_CORES_RESOURCE,
+    HAMI_MEMORY_RESOURCE,
+    MIG_STRATEGY,
+    REPLICAS_MAX,
+    REPLICAS_MIN,
+    SHARING_MODES,
+    SHARING_OVERHEAD,
+    SHARING_RESOURCE,
+    mig_resource_name,
+)
+
+__all__ = [
+    "CHARTS",
+    "ESTIMATED_PRICES",
+    "GPUS",
+    "GPU_RESOURCE",
+    "HAMI_CORES_RESOURCE",
+    "HAMI_MEMORY_RESOURCE",
+    "HOURS_PER_MONTH",
+    "INSTANCE_TYPES",
+    "MARKET_DISCOUNT",
+    "MIG_COMPUTE_SLICES",
+    "MIG_MEMORY_SLICES",
+    "MIG_STRATEGY",
+    "ON_DEMAND_HOURLY_USD",
+    "PRICES_AS_OF",
+    "PRICES_SOURCE",
+    "REPLICAS_MAX",
+    "REPLICAS_MIN",
+    "RESERVED_DISCOUNT",
+    "SHARING_MODES",
+    "SHARING_OVERHEAD",
+    "SHARING_RESOURCE",
+    "SPOT_DISCOUNT",
+    "Chart",
+    "GpuModel",
+    "InstanceType",
+    "MigProfile",
+    "gpu_model",
+    "instance_type",
+    "mig_layout_problems",
+    "mig_placement",
+    "mig_resource_name",
+]
