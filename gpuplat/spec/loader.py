@@ -15,6 +15,7 @@ from typing import Any, cast
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from gpuplat.diagnostics import Diagnostic, Level, Origin
 from gpuplat.spec.positions import Pos
@@ -36,13 +37,13 @@ def _io_error(file: str, code: str, message: str, line: int = 1, col: int = 1) -
 
 def _normalise(node: Any, origin: Origin, file: str) -> tuple[Any, Pos]:
     if isinstance(node, CommentedMap):
-        cmap = cast("CommentedMap", node)
+        cmap: Any = node
         out: dict[str, Any] = {}
         pos = Pos(origin)
-        for key, value in cmap.items():  # pyright: ignore[reportUnknownVariableType]
-            key_line, key_col = cast("tuple[int, int]", cmap.lc.key(key))  # pyright: ignore[reportUnknownMemberType]
+        for key, value in cast("list[tuple[Any, Any]]", list(cmap.items())):
+            key_line, key_col = cast("tuple[int, int]", cmap.lc.key(key))
             try:
-                val_line, val_col = cast("tuple[int, int]", cmap.lc.value(key))  # pyright: ignore[reportUnknownMemberType]
+                val_line, val_col = cast("tuple[int, int]", cmap.lc.value(key))
             except (KeyError, TypeError):
                 val_line, val_col = key_line, key_col
             name = _key_text(key)
@@ -52,12 +53,13 @@ def _normalise(node: Any, origin: Origin, file: str) -> tuple[Any, Pos]:
             pos.children[name] = child_pos
         return out, pos
     if isinstance(node, CommentedSeq):
-        cseq = cast("CommentedSeq", node)
+        cseq: Any = node
         items: list[Any] = []
         pos = Pos(origin)
-        for index, value in enumerate(cseq):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        values: list[Any] = list(cseq)
+        for index, value in enumerate(values):
             try:
-                line, col = cast("tuple[int, int]", cseq.lc.item(index))  # pyright: ignore[reportUnknownMemberType]
+                line, col = cast("tuple[int, int]", cseq.lc.item(index))
                 item_origin = Origin(file, line + 1, col + 1)
             except (KeyError, TypeError, IndexError):
                 item_origin = origin
@@ -80,6 +82,8 @@ def _scalar(value: Any) -> Any:
     # Order matters: ruamel's ScalarBoolean subclasses int, and bool subclasses int.
     if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, ScalarBoolean):  # anchored booleans: an int subclass in ruamel
+        return bool(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -88,20 +92,18 @@ def _scalar(value: Any) -> Any:
         return str(value)
     if isinstance(value, datetime.date | datetime.datetime):
         return value.isoformat()
-    # ScalarBoolean (anchored booleans) and anything exotic: keep the text the user wrote.
-    if type(value).__name__ == "ScalarBoolean":
-        return bool(value)
-    return str(value)
+    return str(value)  # anything exotic: keep the text the user wrote
 
 
 def parse_text(text: str, file: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
-    yaml = YAML(typ="rt")
+    yaml: Any = YAML(typ="rt")
     try:
-        root = yaml.load(text)  # pyright: ignore[reportUnknownMemberType]
-    except MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        problem = err.problem or err.context or "invalid YAML"
+        root: Any = yaml.load(text)
+    except MarkedYAMLError as exc:
+        err: Any = exc  # ruamel's error attributes are untyped
+        mark: Any = err.problem_mark or err.context_mark
+        line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
+        problem = str(err.problem or err.context or "invalid YAML")
         context = f" ({err.context})" if err.context and err.problem else ""
         return None, [_io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)]
     except YAMLError as err:

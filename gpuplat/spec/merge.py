@@ -35,6 +35,7 @@ class _Merger:
         self.diagnostics.append(Diagnostic(code, Level.ERROR, message, json_path(path), *_o(origin)))
 
     def merge(self, base: Any, base_pos: Pos, over: Any, over_pos: Pos, path: Path) -> tuple[Any, Pos]:
+        over_value: Any = over
         if isinstance(base, dict) and isinstance(over, dict):
             return self._merge_maps(
                 cast("dict[str, Any]", base), base_pos, cast("dict[str, Any]", over), over_pos, path
@@ -44,8 +45,9 @@ class _Merger:
             has_objects = any(isinstance(item, dict) for item in over_list)
             has_removes = any(isinstance(item, dict) and "remove" in item for item in over_list)
             if has_removes or (base is not None and has_objects):
-                return self._merge_named(cast("list[Any]", base or []), base_pos, over_list, over_pos, path)
-        return over, over_pos
+                base_list: list[Any] = cast("list[Any]", base) if base is not None else []
+                return self._merge_named(base_list, base_pos, over_list, over_pos, path)
+        return over_value, over_pos
 
     def _merge_maps(
         self, base: dict[str, Any], base_pos: Pos, over: dict[str, Any], over_pos: Pos, path: Path

@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema import Draft202012Validator, exceptions
+from jsonschema.exceptions import ValidationError
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
 from gpuplat.spec.positions import PathPart, Pos
@@ -66,18 +66,20 @@ class _SchemaReporter:
         )
 
     def report(self, error: ValidationError) -> None:
-        path = list(cast("Sequence[PathPart]", error.absolute_path))
+        path: list[PathPart] = list(error.absolute_path)
         validator = str(error.validator)
         value: Any = error.instance
-        sub: dict[str, Any] = cast("dict[str, Any]", error.schema) if isinstance(error.schema, dict) else {}
+        sub: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
         if validator == "additionalProperties":
             known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
             for key in sorted(set(cast("dict[str, Any]", value)) - set(known)):
-                where = "here" if not path else f"in {json_path(path)}"
-                allowed = f" (allowed: {', '.join(known)})" if known and len(known) <= 12 else ""
+                where = "at the top level" if not path else f"in {json_path(path)}"
+                hint = _did_you_mean(key, known)
+                if not hint and known and len(known) <= 12:
+                    hint = f" (allowed: {', '.join(known)})"
                 self.add(
                     "GP101",
-                    f"unknown key {key!r} {where}{_did_you_mean(key, known)}{allowed if not _did_you_mean(key, known) else ''}",
+                    f"unknown key {key!r} {where}{hint}",
                     [*path, key],
                     at_key=True,
                 )
@@ -87,7 +89,7 @@ class _SchemaReporter:
                 self.add("GP102", f"missing required field {key!r}", path, at_key=True)
         elif validator == "type":
             expected = error.validator_value
-            expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
+            expected_text = " or ".join(cast("list[str]", expected)) if isinstance(expected, list) else str(expected)
             expected_text = expected_text.replace("object", "mapping").replace("array", "list")
             self.add("GP103", f"expected {expected_text}, got {_type_name(value)} {_show(value)}", path)
         elif validator in ("enum", "const"):
@@ -118,7 +120,7 @@ class _SchemaReporter:
         elif validator == "uniqueItems":
             self.add("GP104", "the list has duplicate items", path)
         elif validator in ("oneOf", "anyOf", "allOf") and error.context:
-            self.report(best_match(error.context))
+            self.report(_best_match(error.context))
         else:
             self.add("GP105", error.message, path)
 
@@ -131,8 +133,14 @@ def _form_hint(description: str) -> str:
     return ""
 
 
+def _best_match(errors: list[ValidationError]) -> ValidationError:
+    module: Any = exceptions  # best_match's return type is untyped upstream
+    return cast("ValidationError", module.best_match(errors))
+
+
 def _errors(data: Any) -> Iterator[ValidationError]:
-    yield from _validator().iter_errors(data)
+    validator: Any = _validator()  # jsonschema's iter_errors overloads are partially untyped
+    yield from cast("Iterator[ValidationError]", validator.iter_errors(data))
 
 
 def schema_diagnostics(data: Any, pos: Pos) -> list[Diagnostic]:
