@@ -93,7 +93,9 @@ class _SchemaReporter:
             expected_text = expected_text.replace("object", "mapping").replace("array", "list")
             self.add("GP103", f"expected {expected_text}, got {_type_name(value)} {_show(value)}", path)
         elif validator in ("enum", "const"):
-            allowed_values = cast("list[Any]", error.validator_value) if validator == "enum" else [error.validator_value]
+            allowed_values: list[Any] = (
+                cast("list[Any]", error.validator_value) if validator == "enum" else [error.validator_value]
+            )
             hint = _did_you_mean(str(value), [str(a) for a in allowed_values]) if isinstance(value, str) else ""
             self.add(
                 "GP104",
