@@ -1,1 +1,15 @@
 """Semantic rules, one module per spec section; importing this package registers them all."""
+
+from gpuplat.validate.rules import (
+    autoscaling,
+    fabric,
+    metadata,
+    pools,
+    procurement,
+    sharing,
+    storage,
+    target,
+    tenants,
+)
+
+__all__ = ["autoscaling", "fabric", "metadata", "pools", "procurement", "sharing", "storage", "target", "tenants"]

@@ -1,0 +1,242 @@
+"""Rules on `gpuNodePools`: names, sizes, and where each provider gets a pool's GPUs from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplat.catalog import GPUS, INSTANCE_TYPES, instance_type
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import (
+    Data,
+    as_list,
+    as_map,
+    as_str,
+    did_you_mean,
+    is_int,
+    listing,
+    pool_name,
+    pools,
+    provider,
+)
+
+# Labels Karpenter's NodePool CRD refuses (karpenter.sh_nodepools.yaml CEL rules) and the
+# labels through which the platform itself drives the GPU Operator (DESIGN section 5).
+_RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+_RESTRICTED_LABELS = frozenset({"kubernetes.io/hostname", "nvidia.com/mig.config", "nvidia.com/device-plugin.config"})
+
+
+@rule(
+    "GP200",
+    "pool-names-unique",
+    Level.ERROR,
+    "A pool's name keys its Karpenter NodePool, labels and overlay merge; two pools cannot share it.",
+)
+def pool_names_unique(data: Data) -> Iterator[Finding]:
+    seen: dict[str, int] = {}
+    for i, pool in pools(data):
+        name = as_str(pool.get("name"))
+        if name is None:
+            continue
+        if name in seen:
+            yield Finding(
+                ("gpuNodePools", i, "name"),
+                f"pool name {name} is already used by gpuNodePools[{seen[name]}]; pool names must be unique",
+            )
+        else:
+            seen[name] = i
+
+
+@rule(
+    "GP208",
+    "nodes-min-le-max",
+    Level.ERROR,
+    "Karpenter and the planner size a pool between nodes.min and nodes.max; min above max is no range.",
+)
+def nodes_min_le_max(data: Data) -> Iterator[Finding]:
+    for i, pool in pools(data):
+        nodes = as_map(pool.get("nodes"))
+        if nodes is None:
+            continue
+        low, high = nodes.get("min"), nodes.get("max")
+        if is_int(low) and is_int(high) and low > high:
+            yield Finding(
+                ("gpuNodePools", i, "nodes", "min"),
+                f"pool {pool_name(pool, i)} has nodes.min {low} above nodes.max {high}; "
+                f"use a min of at most {high} or raise max",
+            )
+
+
+@rule(
+    "GP209",
+    "pool-labels-reserved",
+    Level.ERROR,
+    "Karpenter's NodePool CRD rejects karpenter.sh/karpenter.k8s.aws labels and kubernetes.io/hostname; "
+    "the platform owns nvidia.com/mig.config and device-plugin.config.",
+)
+def pool_labels_reserved(data: Data) -> Iterator[Finding]:
+    for i, pool in pools(data):
+        labels = as_map(pool.get("labels"))
+        for key in labels or {}:
+            domain = key.split("/", 1)[0]
+            if key in _RESTRICTED_LABELS or domain.endswith(_RESTRICTED_LABEL_DOMAINS):
+                yield Finding(
+                    ("gpuNodePools", i, "labels", key),
+                    f"label {key} on pool {pool_name(pool, i)} is reserved (for Karpenter, the kubelet or the "
+                    f"GPU Operator, which the platform configures); choose a key in your own domain",
+                    at_key=True,
+                )
+
+
+@rule(
+    "GP214",
+    "instance-type-required",
+    Level.ERROR,
+    "On provider aws the EC2 instance type is where a pool's GPUs, EFA cards and price come from.",
+)
+def instance_type_required(data: Data) -> Iterator[Finding]:
+    if provider(data) != "aws":
+        return
+    for i, pool in pools(data):
+        if "instanceType" not in pool:
+            yield Finding(
+                ("gpuNodePools", i),
+                f"pool {pool_name(pool, i)} needs an instanceType on provider aws, e.g. p5.48xlarge",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP215",
+    "instance-type-in-catalog",
+    Level.ERROR,
+    "Only catalog instance types have known GPUs, EFA cards and prices (EC2 DescribeInstanceTypes via Karpenter).",
+)
+def instance_type_in_catalog(data: Data) -> Iterator[Finding]:
+    if provider(data) != "aws":
+        return
+    for i, pool in pools(data):
+        name = as_str(pool.get("instanceType"))
+        if name is None or not name or instance_type(name) is not None:
+            continue
+        close = did_you_mean(name, INSTANCE_TYPES)
+        hint = f"did you mean {close}?" if close else f"the catalog has {listing(INSTANCE_TYPES)}"
+        yield Finding(
+            ("gpuNodePools", i, "instanceType"),
+            f"{name} is not a GPU instance type in the catalog ({hint})",
+        )
+
+
+@rule(
+    "GP216",
+    "kubernetes-gpu-required",
+    Level.ERROR,
+    "An existing cluster has no instance type to read GPUs from: the pool must name its GPU model and count.",
+)
+def kubernetes_gpu_required(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, pool in pools(data):
+        if "gpu" not in pool:
+            yield Finding(
+                ("gpuNodePools", i),
+                f"pool {pool_name(pool, i)} needs gpu: {{model, count}} on provider kubernetes, "
+                f"e.g. {{model: H100-SXM-80GB, count: 8}}",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP217",
+    "gpu-model-in-catalog",
+    Level.ERROR,
+    "MIG profiles, memory and sharing support come from the catalog's GPU table (gpu-operator MIG config).",
+)
+def gpu_model_in_catalog(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, pool in pools(data):
+        gpu = as_map(pool.get("gpu"))
+        name = as_str(gpu.get("model")) if gpu is not None else None
+        if name is None or not name or name in GPUS:
+            continue
+        close = did_you_mean(name, GPUS)
+        hint = f"did you mean {close}? " if close else ""
+        yield Finding(
+            ("gpuNodePools", i, "gpu", "model"),
+            f"{name} is not a GPU model in the catalog ({hint}valid: {listing(GPUS)})",
+        )
+
+
+@rule(
+    "GP218",
+    "kubernetes-node-selector-required",
+    Level.ERROR,
+    "On an existing cluster a pool is the set of nodes its nodeSelector matches; an empty selector matches all.",
+)
+def kubernetes_node_selector_required(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, pool in pools(data):
+        selector = pool.get("nodeSelector")
+        if selector is None:
+            yield Finding(
+                ("gpuNodePools", i),
+                f"pool {pool_name(pool, i)} needs a nodeSelector on provider kubernetes to find its nodes, "
+                f"e.g. {{gpuplat.dev/pool: {pool_name(pool, i)}}}",
+                at_key=True,
+            )
+        elif selector == {}:
+            yield Finding(
+                ("gpuNodePools", i, "nodeSelector"),
+                f"the empty nodeSelector of pool {pool_name(pool, i)} would select every node of the cluster; "
+                f"name at least one label",
+            )
+
+
+@rule(
+    "GP219",
+    "pool-fields-match-provider",
+    Level.ERROR,
+    "aws pools take their GPUs from the instance type; kubernetes pools from gpu/nodeSelector; mixing contradicts.",
+)
+def pool_fields_match_provider(data: Data) -> Iterator[Finding]:
+    kind = provider(data)
+    foreign = {"aws": ("gpu", "nodeSelector", "nicsPerNode"), "kubernetes": ("instanceType",)}.get(kind or "", ())
+    for i, pool in pools(data):
+        for key in foreign:
+            if key not in pool:
+                continue
+            if kind == "aws":
+                why = "on provider aws the instanceType determines GPUs, nodes and NICs"
+            else:
+                why = "on provider kubernetes give gpu: {model, count} and a nodeSelector instead"
+            yield Finding(
+                ("gpuNodePools", i, key),
+                f"{key} on pool {pool_name(pool, i)} does not apply to provider {kind}: {why}",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP226",
+    "pool-taints-unique",
+    Level.ERROR,
+    "The Kubernetes API rejects a node whose taints repeat a key/effect pair.",
+)
+def pool_taints_unique(data: Data) -> Iterator[Finding]:
+    for i, pool in pools(data):
+        seen: set[tuple[str, str]] = set()
+        for j, raw in enumerate(as_list(pool.get("taints"))):
+            taint = as_map(raw)
+            if taint is None:
+                continue
+            key, effect = as_str(taint.get("key")), as_str(taint.get("effect"))
+            if key is None or effect is None:
+                continue
+            if (key, effect) in seen:
+                yield Finding(
+                    ("gpuNodePools", i, "taints", j),
+                    f"pool {pool_name(pool, i)} has taint {key}:{effect} twice; a key may appear once per effect",
+                )
+            seen.add((key, effect))

@@ -1,0 +1,127 @@
+"""Rules on `procurement` and pool markets (the exact split is the planner's: GP23x)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import (
+    MARKETS,
+    Data,
+    as_list,
+    as_str,
+    is_number,
+    markets,
+    pool_name,
+    pools,
+    provider,
+    section,
+    show_number,
+)
+
+# procurement key -> market spelling in gpuNodePools[].markets
+_KEYS = (("spot", "spot"), ("reserved", "reserved"), ("onDemand", "on-demand"))
+
+
+def _shares(data: Data) -> dict[str, float] | None:
+    procurement = section(data, "procurement")
+    if provider(data) != "aws" or procurement is None:
+        return None
+    values = {key: procurement.get(key) for key, _ in _KEYS}
+    if not all(is_number(v) for v in values.values()):
+        return None
+    return {key: float(v) for key, v in values.items() if v is not None}
+
+
+@rule(
+    "GP260",
+    "procurement-sums-to-100",
+    Level.ERROR,
+    "The procurement mix splits 100 % of the fleet's GPU capacity between spot, reserved and on-demand.",
+)
+def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
+    shares = _shares(data)
+    if shares is None:
+        return
+    total = sum(shares.values())
+    if abs(total - 100) > 1e-6:
+        parts = " + ".join(f"{key} {show_number(shares[key])}" for key, _ in _KEYS)
+        yield Finding(
+            ("procurement",),
+            f"procurement adds up to {show_number(round(total, 6))} % ({parts}), not 100 %",
+            at_key=True,
+        )
+
+
+@rule(
+    "GP261",
+    "procurement-market-allowed",
+    Level.ERROR,
+    "Capacity can only be bought in a market some pool's Karpenter NodePools allow (pool markets).",
+)
+def procurement_market_allowed(data: Data) -> Iterator[Finding]:
+    shares = _shares(data)
+    if shares is None:
+        return
+    if not any(True for _ in pools(data)):
+        return  # no pools at all is the schema pass's error, not three market errors
+    allowed: set[str] = set()
+    for _, pool in pools(data):
+        raw = pool.get("markets")
+        if raw is not None and (not isinstance(raw, list) or any(m not in MARKETS for m in as_list(raw))):
+            return  # malformed markets: the schema pass reports them
+        allowed.update(markets(pool))
+    for key, market in _KEYS:
+        if shares.get(key, 0) > 0 and market not in allowed:
+            yield Finding(
+                ("procurement", key),
+                f"procurement puts {show_number(shares[key])} % in {market} but no pool allows the {market} "
+                f"market; add {market} to a pool's markets or set {key}: 0",
+            )
+
+
+@rule(
+    "GP262",
+    "procurement-aws-only",
+    Level.ERROR,
+    "An existing cluster's nodes are already bought: there is no market to choose on provider kubernetes.",
+)
+def procurement_aws_only(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    if "procurement" in data:
+        yield Finding(
+            ("procurement",),
+            "procurement does not apply to provider kubernetes, whose nodes already exist; remove it",
+            at_key=True,
+        )
+    for i, pool in pools(data):
+        if "markets" in pool:
+            yield Finding(
+                ("gpuNodePools", i, "markets"),
+                f"markets of pool {pool_name(pool, i)} do not apply to provider kubernetes, whose nodes "
+                f"already exist; remove them",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP360",
+    "price-override-unused",
+    Level.WARNING,
+    "Cost is computed per pool instance type; a price for a type no pool uses changes nothing.",
+)
+def price_override_unused(data: Data) -> Iterator[Finding]:
+    prices = section(data, "procurement", "prices", "onDemandHourly")
+    if provider(data) != "aws" or prices is None:
+        return
+    used = {as_str(pool.get("instanceType")) for _, pool in pools(data)}
+    for name in prices:
+        if name not in used:
+            yield Finding(
+                ("procurement", "prices", "onDemandHourly", name),
+                f"no pool uses {name}, so its price override has no effect "
+                f"(pool instance types: {', '.join(sorted(u for u in used if u))})",
+                at_key=True,
+            )

@@ -1,0 +1,248 @@
+"""Rules on `storage`: FSx for Lustre sizes and throughput, StorageClasses, S3 lifecycle."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import (
+    Data,
+    as_list,
+    as_map,
+    as_str,
+    is_int,
+    is_number,
+    provider,
+    section,
+    show_number,
+)
+
+# FSx for Lustre PERSISTENT_2 (SSD): MB/s per TiB, and storage sizes in GiB.
+FSX_THROUGHPUTS = (125, 250, 500, 1000)
+FSX_FIRST_SIZES_GIB = (1200, 2400)
+FSX_SIZE_STEP_GIB = 2400
+
+# S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
+_NEXT_CLASSES: Mapping[str, tuple[str, ...]] = {
+    "STANDARD_IA": ("INTELLIGENT_TIERING", "ONEZONE_IA", "GLACIER_IR", "GLACIER", "DEEP_ARCHIVE"),
+    "INTELLIGENT_TIERING": ("ONEZONE_IA", "GLACIER_IR", "GLACIER", "DEEP_ARCHIVE"),
+    "ONEZONE_IA": ("GLACIER", "DEEP_ARCHIVE"),
+    "GLACIER_IR": ("GLACIER", "DEEP_ARCHIVE"),
+    "GLACIER": ("DEEP_ARCHIVE",),
+    "DEEP_ARCHIVE": (),
+}
+# S3 rejects a transition into the IA classes before day 30, and out of them within 30 days.
+_IA_CLASSES = ("STANDARD_IA", "ONEZONE_IA")
+_IA_MIN_DAYS = 30
+# Minimum storage durations S3 bills for, in days (objects leaving earlier are charged the rest).
+_MIN_STORAGE_DAYS: Mapping[str, int] = {
+    "STANDARD_IA": 30,
+    "ONEZONE_IA": 30,
+    "GLACIER_IR": 90,
+    "GLACIER": 90,
+    "DEEP_ARCHIVE": 180,
+}
+
+
+def fsx_size_gib(capacity_tib: float) -> int:
+    """The smallest PERSISTENT_2 storage capacity holding `capacity_tib`."""
+    need = math.ceil(capacity_tib * 1024 - 1e-9)
+    for size in FSX_FIRST_SIZES_GIB:
+        if need <= size:
+            return size
+    return math.ceil(need / FSX_SIZE_STEP_GIB) * FSX_SIZE_STEP_GIB
+
+
+def _transitions(data: Data) -> list[tuple[int, int, str]] | None:
+    """(index, afterDays, storageClass) of well-formed cold transitions on aws, or None."""
+    cold = section(data, "storage", "cold")
+    if provider(data) != "aws" or cold is None:
+        return None
+    out: list[tuple[int, int, str]] = []
+    for j, raw in enumerate(as_list(cold.get("transitions"))):
+        item = as_map(raw)
+        days = item.get("afterDays") if item is not None else None
+        cls = as_str(item.get("storageClass")) if item is not None else None
+        if not is_int(days) or cls not in _NEXT_CLASSES:
+            return None  # the schema pass reports it; ordering a broken list helps nobody
+        out.append((j, int(days), str(cls)))
+    return out
+
+
+def _increasing(items: list[tuple[int, int, str]]) -> bool:
+    return all(a[1] < b[1] for a, b in itertools.pairwise(items))
+
+
+def _expire(data: Data) -> int | None:
+    cold = section(data, "storage", "cold")
+    days = cold.get("expireAfterDays") if cold is not None else None
+    return int(days) if is_int(days) else None
+
+
+def _path(j: int, key: str) -> tuple[str | int, ...]:
+    return ("storage", "cold", "transitions", j, key)
+
+
+@rule(
+    "GP250",
+    "hot-throughput-values",
+    Level.ERROR,
+    f"FSx for Lustre PERSISTENT_2 SSD offers {'/'.join(map(str, FSX_THROUGHPUTS))} MB/s per TiB only.",
+)
+def hot_throughput_values(data: Data) -> Iterator[Finding]:
+    hot = section(data, "storage", "hot")
+    value = hot.get("throughputPerTiB") if hot is not None else None
+    if provider(data) == "aws" and is_int(value) and value not in FSX_THROUGHPUTS:
+        yield Finding(
+            ("storage", "hot", "throughputPerTiB"),
+            f"throughputPerTiB {value} is not offered by FSx for Lustre PERSISTENT_2 "
+            f"(valid: {', '.join(map(str, FSX_THROUGHPUTS))})",
+        )
+
+
+@rule(
+    "GP251",
+    "kubernetes-storage-class-required",
+    Level.ERROR,
+    "On an existing cluster a tier is an existing StorageClass; the platform does not create storage there.",
+)
+def kubernetes_storage_class_required(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for tier in ("hot", "warm", "cold"):
+        block = section(data, "storage", tier)
+        if block is not None and "storageClass" not in block:
+            yield Finding(
+                ("storage", tier),
+                f"storage.{tier} needs a storageClass on provider kubernetes: the name of the existing "
+                f"StorageClass that backs the {tier} tier",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP252",
+    "cold-transitions-increasing",
+    Level.ERROR,
+    "S3 lifecycle transitions happen in time order; two at the same or an earlier day are contradictory.",
+)
+def cold_transitions_increasing(data: Data) -> Iterator[Finding]:
+    items = _transitions(data) or []
+    for prev, cur in itertools.pairwise(items):
+        if cur[1] <= prev[1]:
+            yield Finding(
+                _path(cur[0], "afterDays"),
+                f"transition to {cur[2]} at day {cur[1]} does not come after the transition to {prev[2]} at "
+                f"day {prev[1]}; list transitions in increasing afterDays",
+            )
+
+
+@rule(
+    "GP253",
+    "cold-expire-after-transitions",
+    Level.ERROR,
+    "S3 rejects a lifecycle rule whose expiration day is not after its transition days.",
+)
+def cold_expire_after_transitions(data: Data) -> Iterator[Finding]:
+    items, expire = _transitions(data), _expire(data)
+    if not items or expire is None:
+        return
+    last = max(items, key=lambda t: t[1])
+    if expire <= last[1]:
+        yield Finding(
+            ("storage", "cold", "expireAfterDays"),
+            f"expireAfterDays {expire} is not after the transition to {last[2]} at day {last[1]}; "
+            f"expire after day {last[1]} or drop the transition",
+        )
+
+
+@rule(
+    "GP254",
+    "cold-transition-minimum-days",
+    Level.ERROR,
+    "S3 lifecycle: objects enter STANDARD_IA/ONEZONE_IA at day 30 or later and stay there 30 days before moving on.",
+)
+def cold_transition_minimum_days(data: Data) -> Iterator[Finding]:
+    items = _transitions(data) or []
+    for j, days, cls in items:
+        if cls in _IA_CLASSES and days < _IA_MIN_DAYS:
+            yield Finding(
+                _path(j, "afterDays"),
+                f"S3 moves objects to {cls} no earlier than day {_IA_MIN_DAYS}, not at day {days}",
+            )
+    if not _increasing(items):
+        return
+    for prev, cur in itertools.pairwise(items):
+        if prev[2] in _IA_CLASSES and cur[1] - prev[1] < _IA_MIN_DAYS:
+            yield Finding(
+                _path(cur[0], "afterDays"),
+                f"objects must stay {_IA_MIN_DAYS} days in {prev[2]} before moving to {cur[2]}: use afterDays of at "
+                f"least {prev[1] + _IA_MIN_DAYS}, not {cur[1]}",
+            )
+
+
+@rule(
+    "GP255",
+    "cold-transition-order",
+    Level.ERROR,
+    "S3 lifecycle only moves objects down its waterfall (e.g. never from GLACIER to GLACIER_IR or STANDARD_IA).",
+)
+def cold_transition_order(data: Data) -> Iterator[Finding]:
+    items = _transitions(data) or []
+    if not _increasing(items):
+        return
+    for prev, cur in itertools.pairwise(items):
+        allowed = _NEXT_CLASSES[prev[2]]
+        if cur[2] not in allowed:
+            valid = ", ".join(allowed) if allowed else "none, it is the last class"
+            yield Finding(
+                _path(cur[0], "storageClass"),
+                f"S3 cannot move objects from {prev[2]} to {cur[2]} (from {prev[2]} it can move to: {valid})",
+            )
+
+
+@rule(
+    "GP310",
+    "hot-capacity-rounded",
+    Level.WARNING,
+    "FSx for Lustre PERSISTENT_2 SSD sizes are 1200 GiB, 2400 GiB, then multiples of 2400 GiB.",
+)
+def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
+    hot = section(data, "storage", "hot")
+    tib = hot.get("capacityTiB") if hot is not None else None
+    if provider(data) != "aws" or not is_number(tib) or not 0 < tib < 1e9:
+        return
+    size = fsx_size_gib(float(tib))
+    if abs(size - float(tib) * 1024) > 1e-6:
+        yield Finding(
+            ("storage", "hot", "capacityTiB"),
+            f"FSx for Lustre has no {show_number(tib)} TiB size ({show_number(round(tib * 1024, 1))} GiB); the hot "
+            f"tier will be {size} GiB ({size / 1024:.2f} TiB), the next size PERSISTENT_2 accepts",
+        )
+
+
+@rule(
+    "GP311",
+    "cold-minimum-storage-duration",
+    Level.WARNING,
+    "S3 bills STANDARD_IA/ONEZONE_IA for at least 30 days, GLACIER_IR/GLACIER 90, DEEP_ARCHIVE 180.",
+)
+def cold_minimum_storage_duration(data: Data) -> Iterator[Finding]:
+    items = _transitions(data) or []
+    if not _increasing(items):
+        return
+    expire = _expire(data)
+    # Objects leave a class at the next transition, or at expiry after the last one.
+    leaves = [nxt[1] for nxt in items[1:]] + ([expire] if expire is not None else [])
+    for (j, days, cls), leave in zip(items, leaves, strict=False):
+        minimum = _MIN_STORAGE_DAYS.get(cls)
+        if minimum is None or leave <= days or leave - days >= minimum:
+            continue  # leave <= days is an error of its own (increasing / expiry rules)
+        yield Finding(
+            _path(j, "storageClass"),
+            f"objects stay {leave - days} days in {cls} but S3 bills {cls} for at least {minimum} days, so "
+            f"each object is charged for {minimum}",
+        )

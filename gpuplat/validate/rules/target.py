@@ -1,0 +1,139 @@
+"""Rules on `target` and on fields that only one provider reads."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import Data, as_list, as_str, provider, section
+
+# Kubernetes minors EKS offers in standard or extended support (EKS version calendar).
+# Bump together with the catalog's chart versions, which are tested against them.
+EKS_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
+
+_VERSION = re.compile(r"^1\.(\d{2})$")
+
+# (path, provider that reads it): fields the other provider silently ignores.
+_PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("target", "region"), "aws"),
+    (("target", "zones"), "aws"),
+    (("target", "endpoint"), "aws"),
+    (("target", "context"), "kubernetes"),
+    (("network", "vpcCidr"), "aws"),
+    (("storage", "hot", "throughputPerTiB"), "aws"),
+    (("storage", "cold", "transitions"), "aws"),
+    (("storage", "hot", "storageClass"), "kubernetes"),
+    (("storage", "warm", "storageClass"), "kubernetes"),
+    (("storage", "cold", "storageClass"), "kubernetes"),
+)
+
+
+def _zones(data: Data) -> list[str]:
+    target = section(data, "target")
+    raw = as_list(target.get("zones")) if target is not None else []
+    return [z for z in raw if isinstance(z, str)]
+
+
+@rule(
+    "GP210",
+    "aws-region-required",
+    Level.ERROR,
+    "Every AWS resource (VPC, EKS, FSx, S3) is created in one region.",
+)
+def aws_region_required(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    if provider(data) == "aws" and target is not None and "region" not in target:
+        yield Finding(("target",), "provider aws needs target.region, e.g. us-east-1", at_key=True)
+
+
+@rule(
+    "GP211",
+    "aws-zones-required",
+    Level.ERROR,
+    "Subnets, node groups and the fabric's placement groups live in availability zones the spec names.",
+)
+def aws_zones_required(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    if provider(data) == "aws" and target is not None and "zones" not in target:
+        region = as_str(target.get("region")) or "us-east-1"
+        yield Finding(
+            ("target",),
+            f"provider aws needs target.zones, at least two zones of the region, e.g. [{region}a, {region}b]",
+            at_key=True,
+        )
+
+
+@rule(
+    "GP212",
+    "zones-in-region",
+    Level.ERROR,
+    "An AWS availability zone name is its region's name plus a letter; a zone of another region cannot be used.",
+)
+def zones_in_region(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    region = as_str(target.get("region")) if target is not None else None
+    if provider(data) != "aws" or target is None or region is None:
+        return
+    for j, zone in enumerate(as_list(target.get("zones"))):
+        if isinstance(zone, str) and not re.fullmatch(re.escape(region) + "[a-z]", zone):
+            yield Finding(
+                ("target", "zones", j),
+                f"zone {zone} is not in region {region} (its zones are {region}a, {region}b, ...)",
+            )
+
+
+@rule(
+    "GP213",
+    "eks-two-zones",
+    Level.ERROR,
+    "EKS CreateCluster requires subnets in at least two availability zones.",
+)
+def eks_two_zones(data: Data) -> Iterator[Finding]:
+    zones = _zones(data)
+    if provider(data) == "aws" and len(set(zones)) == 1:
+        yield Finding(
+            ("target", "zones"),
+            f"EKS needs subnets in at least two availability zones but zones lists only {zones[0]}; "
+            f"add another zone of the region",
+        )
+
+
+@rule(
+    "GP300",
+    "eks-version-supported",
+    Level.WARNING,
+    f"EKS offers Kubernetes {EKS_VERSIONS[0]}..{EKS_VERSIONS[-1]} (standard + extended support calendar).",
+)
+def eks_version_supported(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    version = as_str(target.get("kubernetesVersion")) if target is not None else None
+    if provider(data) != "aws" or version is None or not _VERSION.match(version):
+        return
+    if version not in EKS_VERSIONS:
+        yield Finding(
+            ("target", "kubernetesVersion"),
+            f"Kubernetes {version} is not among the versions EKS offers ({', '.join(EKS_VERSIONS)}), so EKS "
+            f"will likely refuse to create or upgrade the cluster",
+        )
+
+
+@rule(
+    "GP301",
+    "provider-field-ignored",
+    Level.WARNING,
+    "aws builds its own VPC, EKS and storage; kubernetes uses an existing cluster and StorageClasses.",
+)
+def provider_field_ignored(data: Data) -> Iterator[Finding]:
+    kind = provider(data)
+    if kind is None:
+        return
+    for path, reader in _PROVIDER_ONLY:
+        parent = section(data, *path[:-1])
+        if reader != kind and parent is not None and path[-1] in parent:
+            yield Finding(
+                path,
+                f"{'.'.join(path)} is only read on provider {reader} and is ignored on provider {kind}",
+                at_key=True,
+            )

@@ -1,0 +1,203 @@
+"""Rules on `tenants`: names, pool allow-lists, isolation and quotas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import (
+    SHARED_MODES,
+    Data,
+    as_list,
+    as_str,
+    is_int,
+    pool_max_gpus,
+    pools,
+    sharing_mode,
+    tenants,
+)
+
+
+def _pools_by_name(data: Data) -> dict[str, Data]:
+    out: dict[str, Data] = {}
+    for _, pool in pools(data):
+        name = as_str(pool.get("name"))
+        if name is not None:
+            out.setdefault(name, pool)
+    return out
+
+
+def _explicit(tenant: Data) -> list[tuple[int, str]] | None:
+    raw = tenant.get("pools")
+    if not isinstance(raw, list):
+        return None
+    return [(j, name) for j, name in enumerate(as_list(raw)) if isinstance(name, str)]
+
+
+def _hard(tenant: Data) -> bool:
+    return tenant.get("isolation") == "hard"
+
+
+def _permits(tenant: Data, pool: Data) -> bool:
+    return not (_hard(tenant) and sharing_mode(pool) in SHARED_MODES)
+
+
+def _allowed(data: Data, tenant: Data) -> dict[str, Data]:
+    """The pools a tenant may land on: its allow-list, or every pool its isolation permits."""
+    by_name = _pools_by_name(data)
+    explicit = _explicit(tenant)
+    names = [name for _, name in explicit] if explicit else list(by_name)
+    return {n: by_name[n] for n in names if n in by_name and _permits(tenant, by_name[n])}
+
+
+def _tenant_name(tenant: Data, index: int) -> str:
+    return as_str(tenant.get("name")) or f"tenants[{index}]"
+
+
+@rule(
+    "GP280",
+    "tenant-names-unique",
+    Level.ERROR,
+    "A tenant's name is its namespace, ClusterQueue and LocalQueue name; two tenants cannot share them.",
+)
+def tenant_names_unique(data: Data) -> Iterator[Finding]:
+    seen: dict[str, int] = {}
+    for i, tenant in tenants(data):
+        name = as_str(tenant.get("name"))
+        if name is None:
+            continue
+        if name in seen:
+            yield Finding(
+                ("tenants", i, "name"),
+                f"tenant name {name} is already used by tenants[{seen[name]}]; tenant names must be unique",
+            )
+        else:
+            seen[name] = i
+
+
+@rule(
+    "GP281",
+    "tenant-pools-exist",
+    Level.ERROR,
+    "A tenant's allow-list becomes Kueue flavors of existing pools; an unknown pool name grants nothing.",
+)
+def tenant_pools_exist(data: Data) -> Iterator[Finding]:
+    by_name = _pools_by_name(data)
+    if not by_name:
+        return
+    for i, tenant in tenants(data):
+        for j, name in _explicit(tenant) or []:
+            if name not in by_name:
+                yield Finding(
+                    ("tenants", i, "pools", j),
+                    f"tenant {_tenant_name(tenant, i)} names pool {name}, which does not exist "
+                    f"(pools: {', '.join(by_name)})",
+                )
+
+
+@rule(
+    "GP282",
+    "hard-tenant-shared-pool",
+    Level.ERROR,
+    "MPS and time-slicing share one GPU without memory or fault isolation between tenants.",
+)
+def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
+    by_name = _pools_by_name(data)
+    for i, tenant in tenants(data):
+        if not _hard(tenant):
+            continue
+        for j, name in _explicit(tenant) or []:
+            pool = by_name.get(name)
+            mode = sharing_mode(pool) if pool is not None else None
+            if mode in SHARED_MODES:
+                yield Finding(
+                    ("tenants", i, "pools", j),
+                    f"tenant {_tenant_name(tenant, i)} has isolation: hard but pool {name} is {mode}, which shares "
+                    f"GPUs without memory or fault isolation; remove {name} or use isolation: soft",
+                )
+
+
+@rule(
+    "GP283",
+    "hard-tenant-without-pool",
+    Level.ERROR,
+    "MPS and time-slicing pools are closed to hard-isolation tenants; with only those, the tenant gets no GPU.",
+)
+def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
+    by_name = _pools_by_name(data)
+    if not by_name:
+        return
+    for i, tenant in tenants(data):
+        if _hard(tenant) and not _explicit(tenant) and not _allowed(data, tenant):
+            yield Finding(
+                ("tenants", i, "isolation"),
+                f"tenant {_tenant_name(tenant, i)} has isolation: hard but every pool is mps or time-slicing "
+                f"({', '.join(by_name)}), so it has no pool to run on; add an exclusive, mig or fractional pool",
+            )
+
+
+@rule(
+    "GP284",
+    "tenant-quota-fits-pools",
+    Level.ERROR,
+    "A Kueue quota larger than the GPUs of the pools the tenant may use (at nodes.max) can never be admitted.",
+)
+def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
+    for i, tenant in tenants(data):
+        gpus = tenant.get("gpus")
+        allowed = _allowed(data, tenant)
+        if not is_int(gpus) or not allowed:
+            continue
+        capacity = {name: pool_max_gpus(data, pool) for name, pool in allowed.items()}
+        if any(c is None for c in capacity.values()):
+            continue  # a pool without a known GPU count has an error of its own
+        total = sum(c or 0 for c in capacity.values())
+        if gpus > total:
+            detail = ", ".join(f"{name} {c}" for name, c in capacity.items())
+            yield Finding(
+                ("tenants", i, "gpus"),
+                f"tenant {_tenant_name(tenant, i)} asks for {gpus} GPUs but the pools it may use hold at most "
+                f"{total} at nodes.max ({detail}); lower gpus or raise those pools' nodes.max",
+            )
+
+
+@rule(
+    "GP285",
+    "tenant-namespace-reserved",
+    Level.ERROR,
+    "Kubernetes reserves the default namespace and the kube- prefix for the system.",
+)
+def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
+    for i, tenant in tenants(data):
+        name = as_str(tenant.get("name"))
+        if name is not None and (name == "default" or name.startswith("kube-")):
+            yield Finding(
+                ("tenants", i, "name"),
+                f"tenant name {name} would be the namespace {name}, which Kubernetes reserves "
+                f"(default, kube-*); choose another name",
+            )
+
+
+@rule(
+    "GP350",
+    "tenant-quotas-exceed-fleet",
+    Level.WARNING,
+    "Quotas above the fleet's GPUs at nodes.max cannot all be met at once; Kueue borrowing decides who waits.",
+)
+def tenant_quotas_exceed_fleet(data: Data) -> Iterator[Finding]:
+    raw = [t.get("gpus") for _, t in tenants(data)]
+    quotas = [q for q in raw if is_int(q)]
+    if not quotas or len(quotas) != len(raw):
+        return
+    capacity = [pool_max_gpus(data, pool) for _, pool in pools(data)]
+    if not capacity or any(c is None for c in capacity):
+        return
+    fleet, total = sum(c or 0 for c in capacity), sum(quotas)
+    if total > fleet:
+        yield Finding(
+            ("tenants",),
+            f"tenant quotas add up to {total} GPUs but the fleet has {fleet} at nodes.max, so not every tenant "
+            f"can use its full quota at once",
+            at_key=True,
+        )
