@@ -1,0 +1,64 @@
+"""Golden cases (DESIGN section 8): every case folder yields exactly its expected diagnostics.
+
+Regenerate with `python -m tests.cases.regen` and review the diff.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate import RULES
+from tests.cases import case_dirs, case_id, compile_here, lines_of, read_expected
+
+ALL_CASES = case_dirs()
+# Load, merge and schema codes the cases must exercise besides the registered rules.
+PIPELINE_CODES = {"GP002", "GP003", "GP004", "GP010", "GP011", "GP012", "GP101", "GP102", "GP103", "GP104"}
+# Codes the planner reports (procurement infeasibility, fabric capacity); not registry rules.
+PLANNER_CODE = re.compile(r"^GP2[34]\d$")
+
+
+def _expected_codes() -> set[str]:
+    return {line.rsplit(" ", 1)[1] for case in ALL_CASES for line in read_expected(case)}
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=case_id)
+def test_case(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(case)
+    compiled = compile_here()
+    assert lines_of(compiled.diagnostics) == read_expected(case), "run `python -m tests.cases.regen` and review"
+    errors = [d for d in compiled.diagnostics if d.level is Level.ERROR]
+    if case.parent.name == "valid":
+        assert not errors, errors
+        assert compiled.model is not None
+    else:
+        assert errors, "an invalid case must produce at least one error"
+        assert compiled.model is None
+
+
+def test_every_rule_has_a_case() -> None:
+    missing = sorted(code for code in RULES if code not in _expected_codes() and not PLANNER_CODE.match(code))
+    assert not missing, f"rules without a golden case: {missing}"
+
+
+def test_pipeline_defects_have_cases() -> None:
+    missing = PIPELINE_CODES - _expected_codes()
+    assert not missing, f"pipeline codes without a golden case: {sorted(missing)}"
+
+
+def test_case_counts() -> None:
+    invalid = case_dirs("invalid")
+    assert len(invalid) >= 40
+    in_overlay = [c for c in invalid if any(line.startswith("overlay.yaml:") for line in read_expected(c))]
+    assert len(in_overlay) >= 6
+
+
+def test_expected_files_are_well_formed() -> None:
+    form = re.compile(r"^(platform|overlay)\.yaml:[1-9]\d* GP\d{3}$")
+    for case in ALL_CASES:
+        for line in read_expected(case):
+            assert form.match(line), f"{case_id(case)}: {line!r}"
+        assert (case / "platform.yaml").exists(), case_id(case)
