@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-from jsonschema import Draft202012Validator, exceptions
+from jsonschema import Draft202012Validator, exceptions, validators
 from jsonschema.exceptions import ValidationError
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
@@ -23,9 +23,18 @@ def schema() -> dict[str, Any]:
     return cast("dict[str, Any]", json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    # JSON Schema counts 2.0 as an integer; the model and planner must never see a float
+    # node count, day or replica number, so `max: 2.0` is a type error here.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 @cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(schema())
+    checker: Any = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    untyped: Any = validators  # jsonschema's extend() is unannotated
+    strict: Any = untyped.extend(Draft202012Validator, type_checker=checker)
+    return cast("Draft202012Validator", strict(schema()))
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
