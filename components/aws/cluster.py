@@ -1,0 +1,256 @@
+"""Cluster: the EKS control plane, its identities, the system node group and core add-ons.
+
+GPU capacity is not here: Karpenter launches it (GpuNodePool). This component only gives
+Karpenter somewhere to run (the system node group, tainted CriticalAddonsOnly so nothing
+else lands there) and what its nodes need to join (the node role and its access entry).
+
+Two node roles: EKS creates the access entry of a managed node group's role by itself, and
+an explicit entry for the same role collides with it. Karpenter's nodes get their own role
+with an explicit EC2_LINUX entry, as in the upstream Karpenter and terraform-aws-eks setups.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplat.model import Platform
+
+from ._common import assume_role_policy, own, partition, region_of, stateful, tags
+
+LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEC2ContainerRegistryReadOnly",
+    "AmazonEKS_CNI_Policy",
+    "AmazonSSMManagedInstanceCore",  # shell access through SSM instead of SSH keys
+)
+SYSTEM_INSTANCE_TYPE = "m7i.xlarge"  # Karpenter, CoreDNS and the add-on controllers
+SYSTEM_NODES = (2, 2, 3)  # min, desired, max: two for Karpenter's HA pair, one spare for upgrades
+SYSTEM_ROOT_GIB = 50
+# Installed before any node exists (nodes need the CNI to become Ready, Pod Identity is
+# how Karpenter gets credentials); CoreDNS waits for the system nodes it runs on.
+EARLY_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
+LATE_ADDONS = ("coredns",)
+
+
+def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str) -> str:
+    """A kubeconfig that gets short-lived tokens from `aws eks get-token` (no static secret)."""
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "aws",
+            "args": ["eks", "get-token", "--cluster-name", cluster, "--region", region, "--output", "json"],
+            "interactiveMode": "Never",
+        }
+    }
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
+            "users": [{"name": cluster, "user": user}],
+            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
+            "current-context": cluster,
+        },
+        sort_keys=True,
+    )
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    model: Platform
+    cluster_name: str
+    subnet_ids: Sequence[pulumi.Input[str]]  # private subnets, one per zone
+
+
+class Cluster(pulumi.ComponentResource):
+    cluster_name: pulumi.Output[str]
+    arn: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]  # the EKS-managed cluster security group
+    kubeconfig: pulumi.Output[str]
+    node_role_name: pulumi.Output[str]  # Karpenter-launched nodes
+    node_role_arn: pulumi.Output[str]
+    secrets_key_arn: pulumi.Output[str]
+    pod_identity_agent: aws.eks.Addon
+    ready: list[pulumi.Resource]  # wait for these before installing workloads
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Cluster", name, None, opts)
+        model, cluster_name = args.model, args.cluster_name
+        region = region_of(model)
+        policy_prefix = f"arn:{partition(region)}:iam::aws:policy"
+
+        key = aws.kms.Key(
+            f"{name}-secrets-key",
+            description=f"EKS secrets encryption of {cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=tags(model, f"{cluster_name}-secrets"),
+            opts=stateful(self),
+        )
+
+        cluster_role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=assume_role_policy("eks.amazonaws.com", tag_session=True),
+            description=f"EKS control plane of {cluster_name}",
+            tags=tags(model, f"{cluster_name}-cluster"),
+            opts=own(self),
+        )
+        cluster_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-role-AmazonEKSClusterPolicy",
+            role=cluster_role.name,
+            policy_arn=f"{policy_prefix}/AmazonEKSClusterPolicy",
+            opts=own(self),
+        )
+
+        def node_role(suffix: str, purpose: str) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
+            role = aws.iam.Role(
+                f"{name}-{suffix}",
+                assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
+                description=f"{purpose} of {cluster_name}",
+                tags=tags(model, f"{cluster_name}-{suffix}"),
+                opts=own(self),
+            )
+            attachments: list[pulumi.Resource] = [
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-{suffix}-{policy}",
+                    role=role.name,
+                    policy_arn=f"{policy_prefix}/{policy}",
+                    opts=own(self),
+                )
+                for policy in NODE_POLICIES
+            ]
+            return role, attachments
+
+        system_role, system_attachments = node_role("system-node-role", "System node group nodes")
+        karpenter_node_role, _ = node_role("node-role", "Karpenter-launched GPU nodes")
+
+        eks = aws.eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            role_arn=cluster_role.arn,
+            version=model.target.kubernetes_version,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=list(args.subnet_ids),
+                endpoint_private_access=True,
+                endpoint_public_access=model.target.endpoint == "public",
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=True,
+            ),
+            enabled_cluster_log_types=LOG_TYPES,
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
+                resources=["secrets"],
+            ),
+            # The add-ons below are EKS-managed; the self-managed copies would only be replaced.
+            bootstrap_self_managed_addons=False,
+            deletion_protection=True,
+            tags=tags(model, cluster_name),
+            opts=stateful(self, [cluster_policy]),
+        )
+
+        def addon(addon_name: str, depends_on: Sequence[pulumi.Resource] = ()) -> aws.eks.Addon:
+            return aws.eks.Addon(
+                f"{name}-addon-{addon_name}",
+                cluster_name=eks.name,
+                addon_name=addon_name,
+                # Take over whatever is there at creation; keep hand-made config edits on update.
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="PRESERVE",
+                tags=tags(model, f"{cluster_name}-{addon_name}"),
+                opts=own(self, list(depends_on)),
+            )
+
+        early = {addon_name: addon(addon_name) for addon_name in EARLY_ADDONS}
+
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description=f"System node group of {cluster_name}: IMDSv2 only, encrypted root volume",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                # 1 keeps pods off the node's instance credentials; they use Pod Identity.
+                http_put_response_hop_limit=1,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/xvda",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=SYSTEM_ROOT_GIB,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(
+                    resource_type=kind, tags=tags(model, f"{cluster_name}-system")
+                )
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            update_default_version=True,
+            tags=tags(model, f"{cluster_name}-system"),
+            opts=own(self),
+        )
+        low, desired, high = SYSTEM_NODES
+        system = aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=eks.name,
+            node_role_arn=system_role.arn,
+            subnet_ids=list(args.subnet_ids),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=low, desired_size=desired, max_size=high),
+            instance_types=[SYSTEM_INSTANCE_TYPE],
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
+            taints=[aws.eks.NodeGroupTaintArgs(key="CriticalAddonsOnly", value="true", effect="NO_SCHEDULE")],
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            tags=tags(model, f"{cluster_name}-system"),
+            opts=own(self, [*system_attachments, early["vpc-cni"], early["kube-proxy"]]),
+        )
+        late = [addon(addon_name, [system]) for addon_name in LATE_ADDONS]
+
+        node_access = aws.eks.AccessEntry(
+            f"{name}-node-access",
+            cluster_name=eks.name,
+            principal_arn=karpenter_node_role.arn,
+            type="EC2_LINUX",
+            tags=tags(model, f"{cluster_name}-node-access"),
+            opts=own(self),
+        )
+
+        self.cluster_name = eks.name
+        self.arn = eks.arn
+        self.endpoint = eks.endpoint
+        self.security_group_id = eks.vpc_config.apply(lambda vpc: vpc.cluster_security_group_id or "")
+        self.kubeconfig = pulumi.Output.all(eks.name, eks.endpoint, eks.certificate_authority.data).apply(
+            lambda parts: kubeconfig(parts[0], parts[1], parts[2], region)
+        )
+        self.node_role_name = karpenter_node_role.name
+        self.node_role_arn = karpenter_node_role.arn
+        self.secrets_key_arn = key.arn
+        self.pod_identity_agent = early["eks-pod-identity-agent"]
+        self.ready = [system, node_access, *early.values(), *late]
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "arn": self.arn,
+                "endpoint": self.endpoint,
+                "securityGroupId": self.security_group_id,
+                "kubeconfig": self.kubeconfig,
+                "nodeRoleName": self.node_role_name,
+                "nodeRoleArn": self.node_role_arn,
+                "secretsKeyArn": self.secrets_key_arn,
+            }
+        )

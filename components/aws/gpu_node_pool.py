@@ -1,0 +1,200 @@
+"""GpuNodePool: one pool's Karpenter EC2NodeClass and one NodePool per market it gets nodes in.
+
+Choices, where DESIGN is silent:
+
+* AMI: `al2023@latest`. Karpenter resolves the alias to the EKS-optimized AL2023 *NVIDIA*
+  variant for GPU instance types (driver, fabric manager, EFA installer included). A pinned
+  `al2023@v<date>` would be reproducible, but no catalog entry tracks AMI releases yet, and
+  a pin nobody bumps rots into an unpatched fleet; with `latest` a new AMI shows up as drift
+  and the disruption budgets below pace the roll.
+* Selectors use tags, not ids: subnets by the discovery tag (fabric pools add the zone tag,
+  which leaves exactly the fabric zone's private subnet), the cluster security group by the
+  `aws:eks:cluster-name` tag EKS puts on it, the EFA group by its own tag. Tags are known
+  before anything exists, so a preview shows (and policy checks) the real node class instead
+  of unknowns, and a replaced subnet or group is picked up without editing the CR.
+* EFA (fabric pools): AWS's layout for multi-card instances. The primary ENA interface on
+  card 0 device 0, then one `efa-only` interface per network card (card 0 device 1, card
+  N device 0). That is one EFA per card, never two (Karpenter's CEL rule), and as many EFA
+  devices as the instance has cards, all of its EFA bandwidth.
+* Root volume: 200 GiB gp3, encrypted with the account's EBS key. Container images and
+  scratch go to the instance-store RAID0; a customer key here would need kms:CreateGrant for
+  Karpenter and EC2 in the key policy, with no gain for an OS disk holding no data.
+* Weights: reserved 100 > spot 50 > on-demand 10. Karpenter tries the heaviest NodePool that
+  fits first: paid-for reservations, then cheap spot, then on-demand as the fallback.
+* Disruption: fabric (training) pools consolidate only empty nodes (`WhenEmpty`), one node
+  at a time: moving one rank of a multi-node job kills the whole job. Other pools also
+  consolidate underutilized nodes, 10% at a time. `consolidateAfter` is the spec's cooldown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.conventions import POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
+from gpuplat.catalog import GPU_RESOURCE, instance_type
+from gpuplat.model import GpuNodePool as PoolModel
+from gpuplat.model import Market, Platform
+from gpuplat.plan import Plan
+
+from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
+from .fabric import fabric_zone
+from .procurement import reservation_selector
+
+NODE_CLASS_API = "karpenter.k8s.aws/v1"
+NODE_POOL_API = "karpenter.sh/v1"
+AMI_ALIAS = "al2023@latest"
+ROOT_VOLUME = "200Gi"
+MARKET_WEIGHT = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
+CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
+
+
+def node_pool_name(pool: str, market: Market) -> str:
+    return f"{pool}-{market.value}"
+
+
+def efa_interfaces(network_cards: int) -> list[dict[str, Any]]:
+    interfaces: list[dict[str, Any]] = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+    for card in range(network_cards):
+        interfaces.append({"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"})
+    return interfaces
+
+
+def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
+    return [fabric_zone(model, plan)] if pool.fabric else list(model.target.zones)
+
+
+def node_class_spec(
+    model: Platform,
+    plan: Plan,
+    pool: PoolModel,
+    cluster: str,
+    role: pulumi.Input[str],
+    placement_group: pulumi.Input[str] | None,
+) -> dict[str, Any]:
+    subnet_tags = {DISCOVERY_TAG: cluster}
+    security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
+    if pool.fabric:
+        subnet_tags[ZONE_TAG] = fabric_zone(model, plan)
+        security_groups.append({"tags": {EFA_TAG: cluster}})
+    spec: dict[str, Any] = {
+        "amiSelectorTerms": [{"alias": AMI_ALIAS}],
+        "role": role,
+        "subnetSelectorTerms": [{"tags": subnet_tags}],
+        "securityGroupSelectorTerms": security_groups,
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,  # pods get credentials from Pod Identity, never IMDS
+            "httpTokens": "required",
+        },
+        "blockDeviceMappings": [
+            {
+                "deviceName": "/dev/xvda",
+                "rootVolume": True,
+                "ebs": {"volumeSize": ROOT_VOLUME, "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
+            }
+        ],
+        "instanceStorePolicy": "RAID0",
+        "tags": {**model.metadata.tags, TAG_POOL: pool.name},
+    }
+    if pool.fabric:
+        itype = instance_type(pool.instance_type or "")
+        if itype is None:
+            raise ValueError(f"pool {pool.name!r}: {pool.instance_type!r} is not in the catalog")
+        spec["networkInterfaces"] = efa_interfaces(itype.network_cards)
+        if placement_group is None:
+            raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
+        spec["placementGroupSelector"] = {"name": placement_group}
+    if plan.pool(pool.name).share(Market.RESERVED).nodes > 0:
+        spec["capacityReservationSelectorTerms"] = [{"tags": reservation_selector(cluster, pool.name)}]
+    return spec
+
+
+def node_pool_spec(model: Platform, plan: Plan, pool: PoolModel, market: Market, node_class: str) -> dict[str, Any]:
+    gpus = plan.pool(pool.name).share(market).gpus
+    requirements = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [market.value]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": pool_zones(model, plan, pool)},
+    ]
+    cooldown = model.autoscaling.cooldown
+    if pool.fabric:
+        disruption = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": cooldown, "budgets": [{"nodes": "1"}]}
+    else:
+        disruption = {
+            "consolidationPolicy": "WhenEmptyOrUnderutilized",
+            "consolidateAfter": cooldown,
+            "budgets": [{"nodes": "10%"}],
+        }
+    return {
+        "template": {
+            "metadata": {"labels": pool_node_labels(pool)},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class},
+                "requirements": requirements,
+                "taints": pool_taints(pool, market),
+            },
+        },
+        "disruption": disruption,
+        "limits": {GPU_RESOURCE: str(gpus)},
+        "weight": MARKET_WEIGHT[market],
+    }
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    model: Platform
+    plan: Plan
+    pool: str  # name of the pool in model.pools
+    cluster_name: str
+    node_role_name: pulumi.Input[str]
+    placement_group_name: pulumi.Input[str] | None  # fabric pools
+    releases: Sequence[pulumi.Resource]  # Karpenter's CRD and controller releases
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    node_class_name: str
+    node_pool_names: dict[Market, str]  # only the markets the plan gives nodes
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:GpuNodePool", name, None, opts)
+        model, plan = args.model, args.plan
+        pool = model.pools_by_name[args.pool]
+        labels = {"app.kubernetes.io/managed-by": "gpuplat", POOL_LABEL: pool.name}
+        releases = list(args.releases)
+
+        self.node_class_name = pool.name
+        node_class = k8s.apiextensions.CustomResource(
+            f"{name}-nodeclass",
+            api_version=NODE_CLASS_API,
+            kind="EC2NodeClass",
+            metadata={"name": self.node_class_name, "labels": labels},
+            spec=node_class_spec(model, plan, pool, args.cluster_name, args.node_role_name, args.placement_group_name),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+        )
+        self.node_pool_names = {}
+        for market in pool.markets:
+            if plan.pool(pool.name).share(market).nodes == 0:
+                continue
+            pool_name = node_pool_name(pool.name, market)
+            k8s.apiextensions.CustomResource(
+                f"{name}-{market.value}",
+                api_version=NODE_POOL_API,
+                kind="NodePool",
+                metadata={"name": pool_name, "labels": labels},
+                spec=node_pool_spec(model, plan, pool, market, self.node_class_name),
+                # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
+            )
+            self.node_pool_names[market] = pool_name
+        self.register_outputs(
+            {
+                "nodeClassName": self.node_class_name,
+                "nodePoolNames": {m.value: n for m, n in self.node_pool_names.items()},
+            }
+        )

@@ -1,0 +1,156 @@
+"""Karpenter: the controller that launches every GPU node, with its identity and event feed.
+
+Credentials come from EKS Pod Identity (no OIDC provider, no IRSA annotation to keep in
+sync). The interruption queue gets EC2 spot warnings, rebalance recommendations, state
+changes and AWS Health scheduled changes, so Karpenter drains a node before AWS takes it.
+
+The CRDs are their own Helm release: Helm never upgrades a chart's `crds/` directory, so
+CRD upgrades only happen through karpenter-crd, and the controller release skips its copy.
+NodePools and EC2NodeClasses depend on both releases (`releases`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from gpuplat.catalog import CHARTS
+from gpuplat.model import Platform
+
+from ._common import assume_role_policy, helm_release, own, partition, region_of, tags
+from .karpenter_policy import controller_policy, queue_policy
+
+SERVICE_ACCOUNT = "karpenter"
+# detail-type of the EventBridge events Karpenter's interruption controller handles.
+INTERRUPTION_EVENTS = {
+    "spot-interruption": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    "state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
+    "scheduled-change": ("aws.health", "AWS Health Event"),
+}
+
+
+@dataclass(frozen=True)
+class KarpenterArgs:
+    model: Platform
+    cluster_name: str
+    cluster_arn: pulumi.Input[str]
+    cluster_endpoint: pulumi.Input[str]
+    node_role_arn: pulumi.Input[str]
+    account_id: pulumi.Input[str]
+    pod_identity_agent: pulumi.Resource  # the association is useless without the agent
+    cluster_ready: Sequence[pulumi.Resource]  # system nodes and add-ons the controller needs
+
+
+class Karpenter(pulumi.ComponentResource):
+    crds_release: k8s.helm.v3.Release
+    release: k8s.helm.v3.Release
+    releases: list[pulumi.Resource]  # depend on these before creating NodePools / EC2NodeClasses
+    role_arn: pulumi.Output[str]
+    queue_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Karpenter", name, None, opts)
+        model, cluster = args.model, args.cluster_name
+        region = region_of(model)
+        chart, crd_chart = CHARTS["karpenter"], CHARTS["karpenter-crd"]
+
+        queue = aws.sqs.Queue(
+            f"{name}-interruptions",
+            message_retention_seconds=300,  # an interruption warning is worthless after minutes
+            sqs_managed_sse_enabled=True,
+            tags=tags(model, f"{cluster}-karpenter-interruptions"),
+            opts=own(self),
+        )
+        queue_access = aws.sqs.QueuePolicy(
+            f"{name}-interruptions",
+            queue_url=queue.url,
+            policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))),
+            opts=own(self),
+        )
+        for suffix, (source, detail_type) in INTERRUPTION_EVENTS.items():
+            rule = aws.cloudwatch.EventRule(
+                f"{name}-{suffix}",
+                description=f"{detail_type} -> Karpenter of {cluster}",
+                event_pattern=json.dumps({"source": [source], "detail-type": [detail_type]}),
+                tags=tags(model, f"{cluster}-karpenter-{suffix}"),
+                opts=own(self),
+            )
+            aws.cloudwatch.EventTarget(
+                f"{name}-{suffix}",
+                rule=rule.name,
+                arn=queue.arn,
+                opts=own(self, [queue_access]),
+            )
+
+        role = aws.iam.Role(
+            f"{name}-controller",
+            assume_role_policy=assume_role_policy("pods.eks.amazonaws.com", tag_session=True),
+            description=f"Karpenter controller of {cluster} (EKS Pod Identity)",
+            tags=tags(model, f"{cluster}-karpenter"),
+            opts=own(self),
+        )
+        aws.iam.RolePolicy(
+            f"{name}-controller",
+            role=role.name,
+            policy=pulumi.Output.all(args.account_id, args.cluster_arn, args.node_role_arn, queue.arn).apply(
+                lambda v: json.dumps(
+                    controller_policy(
+                        partition=partition(region),
+                        region=region,
+                        account=v[0],
+                        cluster=cluster,
+                        cluster_arn=v[1],
+                        node_role_arn=v[2],
+                        queue_arn=v[3],
+                    )
+                )
+            ),
+            opts=own(self),
+        )
+        association = aws.eks.PodIdentityAssociation(
+            f"{name}-controller",
+            cluster_name=cluster,
+            namespace=chart.namespace,
+            service_account=SERVICE_ACCOUNT,
+            role_arn=role.arn,
+            tags=tags(model, f"{cluster}-karpenter"),
+            opts=own(self, [args.pod_identity_agent]),
+        )
+
+        self.crds_release = helm_release(
+            f"{name}-crd",
+            crd_chart,
+            {},
+            own(self, list(args.cluster_ready)),
+            create_namespace=True,
+        )
+        self.release = helm_release(
+            f"{name}-controller",
+            chart,
+            {
+                "serviceAccount": {"name": SERVICE_ACCOUNT},
+                "settings": {
+                    "clusterName": cluster,
+                    "clusterEndpoint": args.cluster_endpoint,
+                    "interruptionQueue": queue.name,
+                    "featureGates": {"reservedCapacity": True},  # reserved NodePools use ODCRs
+                },
+                "controller": {
+                    # IMDS is out of reach of pods (hop limit 1), so the region is given.
+                    "env": [{"name": "AWS_REGION", "value": region}],
+                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
+                },
+            },
+            own(self, [self.crds_release, association, queue_access, *args.cluster_ready]),
+            skip_crds=True,
+        )
+        self.releases = [self.crds_release, self.release]
+        self.role_arn = role.arn
+        self.queue_name = queue.name
+        self.register_outputs({"roleArn": self.role_arn, "queueName": self.queue_name})

@@ -1,0 +1,188 @@
+"""Network: the VPC the cluster, the GPU nodes and the file system live in.
+
+Per zone: a large private subnet (nodes and pods: the VPC CNI gives every pod a VPC
+address), a small public subnet that only holds that zone's NAT gateway, and a private
+route table through that NAT. One NAT per zone costs a little more than a shared one but a
+zone outage then never cuts the other zones off the internet.
+
+Subnet CIDRs are derived from the zone's letter, not its position in `target.zones`, so
+adding, removing or reordering zones never moves (and so never replaces) an existing subnet.
+
+VPC endpoints keep image pulls, STS, EC2 and SQS calls (nodes, Karpenter, Pod Identity) off
+the NAT: cheaper for multi-GB GPU images, and they keep working if a NAT fails.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplat.model import Platform
+
+from ._common import DISCOVERY_TAG, ZONE_TAG, own, region_of, tags
+
+# Interface endpoints with private DNS: what nodes, Karpenter and Pod Identity call.
+INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "sts", "ec2", "sqs", "eks-auth")
+_ZONE_SLOTS = 7  # letters a..g; the eighth block of the VPC is cut into the public subnets
+
+
+def zone_slot(zone: str) -> int:
+    """Index of a zone's subnets inside the VPC CIDR: its letter (us-east-1c -> 2)."""
+    letter = zone[-1]
+    if not ("a" <= letter < chr(ord("a") + _ZONE_SLOTS)):
+        raise ValueError(f"cannot place subnets for zone {zone!r}: expected a name ending in a..g")
+    return ord(letter) - ord("a")
+
+
+def subnet_cidrs(vpc_cidr: str, zone: str) -> tuple[str, str]:
+    """(private, public) CIDR of `zone`: private = 1/8 of the VPC, public = 1/16 of the last 1/8."""
+    vpc = ipaddress.ip_network(vpc_cidr)
+    blocks = list(vpc.subnets(prefixlen_diff=3))
+    slot = zone_slot(zone)
+    public = list(blocks[_ZONE_SLOTS].subnets(prefixlen_diff=4))[slot]
+    return str(blocks[slot]), str(public)
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    model: Platform
+    cluster_name: str
+
+
+class Network(pulumi.ComponentResource):
+    vpc_id: pulumi.Output[str]
+    vpc_cidr: str
+    private_subnet_ids: dict[str, pulumi.Output[str]]  # by zone name
+    public_subnet_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Network", name, None, opts)
+        model, cluster = args.model, args.cluster_name
+        region = region_of(model)
+        self.vpc_cidr = model.network.vpc_cidr
+
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=self.vpc_cidr,
+            enable_dns_support=True,
+            enable_dns_hostnames=True,  # required by interface endpoints with private DNS
+            tags=tags(model, f"{cluster}-vpc"),
+            opts=own(self),
+        )
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags(model, f"{cluster}-igw"), opts=own(self))
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags=tags(model, f"{cluster}-public"),
+            opts=own(self),
+        )
+
+        self.private_subnet_ids, self.public_subnet_ids = {}, {}
+        private_route_tables: list[pulumi.Output[str]] = []
+        for zone in model.target.zones:
+            private_cidr, public_cidr = subnet_cidrs(self.vpc_cidr, zone)
+            public = aws.ec2.Subnet(
+                f"{name}-public-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=public_cidr,
+                availability_zone=zone,
+                tags=tags(model, f"{cluster}-public-{zone}", {"kubernetes.io/role/elb": "1", ZONE_TAG: zone}),
+                opts=own(self),
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=own(self)
+            )
+            eip = aws.ec2.Eip(
+                f"{name}-nat-{zone}", domain="vpc", tags=tags(model, f"{cluster}-nat-{zone}"), opts=own(self)
+            )
+            nat = aws.ec2.NatGateway(
+                f"{name}-nat-{zone}",
+                allocation_id=eip.id,
+                subnet_id=public.id,
+                tags=tags(model, f"{cluster}-nat-{zone}"),
+                opts=own(self, [igw]),
+            )
+            private = aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidr,
+                availability_zone=zone,
+                tags=tags(
+                    model,
+                    f"{cluster}-private-{zone}",
+                    {
+                        DISCOVERY_TAG: cluster,
+                        "kubernetes.io/role/internal-elb": "1",
+                        f"kubernetes.io/cluster/{cluster}": "shared",
+                        ZONE_TAG: zone,
+                    },
+                ),
+                opts=own(self),
+            )
+            private_rt = aws.ec2.RouteTable(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+                tags=tags(model, f"{cluster}-private-{zone}"),
+                opts=own(self),
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}", subnet_id=private.id, route_table_id=private_rt.id, opts=own(self)
+            )
+            self.private_subnet_ids[zone] = private.id
+            self.public_subnet_ids[zone] = public.id
+            private_route_tables.append(private_rt.id)
+
+        aws.ec2.VpcEndpoint(
+            f"{name}-endpoint-s3",
+            vpc_id=vpc.id,
+            service_name=f"com.amazonaws.{region}.s3",
+            vpc_endpoint_type="Gateway",
+            route_table_ids=private_route_tables,
+            tags=tags(model, f"{cluster}-s3"),
+            opts=own(self),
+        )
+        endpoint_sg = aws.ec2.SecurityGroup(
+            f"{name}-endpoints",
+            vpc_id=vpc.id,
+            description="HTTPS from the VPC to its interface endpoints",
+            tags=tags(model, f"{cluster}-endpoints"),
+            opts=own(self),
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-endpoints-https",
+            security_group_id=endpoint_sg.id,
+            cidr_ipv4=self.vpc_cidr,
+            ip_protocol="tcp",
+            from_port=443,
+            to_port=443,
+            description="HTTPS from the VPC",
+            tags=tags(model, f"{cluster}-endpoints-https"),
+            opts=own(self),
+        )
+        for service in INTERFACE_ENDPOINTS:
+            aws.ec2.VpcEndpoint(
+                f"{name}-endpoint-{service.replace('.', '-')}",
+                vpc_id=vpc.id,
+                service_name=f"com.amazonaws.{region}.{service}",
+                vpc_endpoint_type="Interface",
+                private_dns_enabled=True,
+                subnet_ids=list(self.private_subnet_ids.values()),
+                security_group_ids=[endpoint_sg.id],
+                tags=tags(model, f"{cluster}-{service}"),
+                opts=own(self),
+            )
+
+        self.vpc_id = vpc.id
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "vpcCidr": self.vpc_cidr,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
+        )

@@ -1,0 +1,314 @@
+"""StorageTiers: hot FSx for Lustre, warm S3 Express One Zone, cold S3, under one KMS key.
+
+Hot and warm sit in the fabric zone (or the first zone without a fabric): training nodes
+read and write them without crossing a zone. Everything written to the hot tier is
+exported to the cold bucket (a data repository association on `/`, NEW/CHANGED/DELETED),
+so a checkpoint survives the file system; the cold lifecycle then ages it out.
+
+The file system, both buckets and the key are stateful: protect=True and
+retain_on_delete=True, so neither a bad diff nor a `pulumi destroy` loses data.
+
+Key policy: the account administers the key (the default policy), and S3, S3 Express and
+FSx may use it on behalf of principals of this account only. That is what the FSx service
+role needs to export into a KMS-encrypted bucket, the same shape as the AWS-managed aws/s3
+key; who may read the data is still decided by IAM and the bucket policies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
+
+from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
+from .fabric import fabric_zone
+
+LUSTRE_PORTS = ((988, 988), (1018, 1023))  # LNet, and the Lustre client/server range
+EXPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
+NONCURRENT_DAYS = 30  # how long an overwritten or deleted cold object stays recoverable
+ABORT_MULTIPART_DAYS = 7
+
+
+def key_policy(region: str, account: str) -> dict[str, Any]:
+    part = partition(region)
+    return {
+        "Version": POLICY_VERSION,
+        "Statement": [
+            {
+                "Sid": "AccountAdministers",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{part}:iam::{account}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "StorageServicesOfThisAccount",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": [
+                    "kms:Encrypt",
+                    "kms:Decrypt",
+                    "kms:ReEncrypt*",
+                    "kms:GenerateDataKey*",
+                    "kms:DescribeKey",
+                    "kms:CreateGrant",
+                ],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {
+                        "kms:CallerAccount": account,
+                        "kms:ViaService": [
+                            f"s3.{region}.amazonaws.com",
+                            f"s3express.{region}.amazonaws.com",
+                            f"fsx.{region}.amazonaws.com",
+                        ],
+                    }
+                },
+            },
+        ],
+    }
+
+
+def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
+    return {
+        "Version": POLICY_VERSION,
+        "Statement": [
+            {
+                "Sid": "DenyInsecureTransport",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "s3:*",
+                "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class StorageTiersArgs:
+    model: Platform
+    plan: Plan
+    cluster_name: str
+    vpc_id: pulumi.Input[str]
+    subnet_ids: Mapping[str, pulumi.Input[str]]  # private subnets by zone
+    account_id: pulumi.Input[str]
+
+
+class StorageTiers(pulumi.ComponentResource):
+    kms_key_arn: pulumi.Output[str]
+    file_system_id: pulumi.Output[str] | None
+    dns_name: pulumi.Output[str] | None
+    mount_name: pulumi.Output[str] | None
+    warm_bucket: pulumi.Output[str] | None
+    cold_bucket: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: StorageTiersArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:StorageTiers", name, None, opts)
+        model, plan, cluster = args.model, args.plan, args.cluster_name
+        region = region_of(model)
+        zone = fabric_zone(model, plan)
+        self.file_system_id = self.dns_name = self.mount_name = None
+        self.warm_bucket = self.cold_bucket = None
+
+        key = aws.kms.Key(
+            f"{name}-key",
+            description=f"Storage tiers of {cluster}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=pulumi.Output.from_input(args.account_id).apply(lambda a: json.dumps(key_policy(region, a))),
+            tags=tags(model, f"{cluster}-storage"),
+            opts=stateful(self),
+        )
+        self.kms_key_arn = key.arn
+
+        def sse(suffix: str, bucket: pulumi.Input[str]) -> None:
+            aws.s3.BucketServerSideEncryptionConfiguration(
+                f"{name}-{suffix}-sse",
+                bucket=bucket,
+                rules=[
+                    aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                        apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                            sse_algorithm="aws:kms", kms_master_key_id=key.arn
+                        ),
+                        bucket_key_enabled=True,  # one KMS call per object batch, not per object
+                    )
+                ],
+                opts=own(self),
+            )
+
+        cold = model.storage.cold
+        cold_bucket: aws.s3.Bucket | None = None
+        if cold is not None:
+            cold_bucket = aws.s3.Bucket(f"{name}-cold", tags=tags(model, f"{cluster}-cold"), opts=stateful(self))
+            sse("cold", cold_bucket.id)
+            aws.s3.BucketVersioning(
+                f"{name}-cold-versioning",
+                bucket=cold_bucket.id,
+                versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
+                opts=own(self),
+            )
+            block = aws.s3.BucketPublicAccessBlock(
+                f"{name}-cold-public-access",
+                bucket=cold_bucket.id,
+                block_public_acls=True,
+                block_public_policy=True,
+                ignore_public_acls=True,
+                restrict_public_buckets=True,
+                opts=own(self),
+            )
+            aws.s3.BucketOwnershipControls(
+                f"{name}-cold-ownership",
+                bucket=cold_bucket.id,
+                rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+                opts=own(self),
+            )
+            aws.s3.BucketPolicy(
+                f"{name}-cold-tls-only",
+                bucket=cold_bucket.id,
+                policy=cold_bucket.arn.apply(lambda arn: json.dumps(tls_only_policy(arn))),
+                opts=own(self, [block]),  # S3 rejects policies while the block is being set
+            )
+            aws.s3.BucketLifecycleConfiguration(
+                f"{name}-cold-lifecycle",
+                bucket=cold_bucket.id,
+                rules=[
+                    aws.s3.BucketLifecycleConfigurationRuleArgs(
+                        id="tiering",
+                        status="Enabled",
+                        filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                        transitions=[
+                            aws.s3.BucketLifecycleConfigurationRuleTransitionArgs(
+                                days=t.after_days, storage_class=t.storage_class
+                            )
+                            for t in cold.transitions
+                        ],
+                        expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=cold.expire_after_days)
+                        if cold.expire_after_days is not None
+                        else None,
+                        noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                            noncurrent_days=NONCURRENT_DAYS
+                        ),
+                        abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                            days_after_initiation=ABORT_MULTIPART_DAYS
+                        ),
+                    )
+                ],
+                opts=own(self),
+            )
+            self.cold_bucket = cold_bucket.bucket
+
+        if model.storage.warm is not None:
+            # Directory bucket names embed the zone *id* (use1-az4), which differs per account.
+            zones = aws.get_availability_zones_output()
+            zone_id = pulumi.Output.all(zones.names, zones.zone_ids).apply(lambda v: v[1][v[0].index(zone)])
+            warm = aws.s3.DirectoryBucket(
+                f"{name}-warm",
+                bucket=zone_id.apply(lambda az: f"{cluster}-warm--{az}--x-s3"),
+                location=aws.s3.DirectoryBucketLocationArgs(name=zone_id, type="AvailabilityZone"),
+                data_redundancy="SingleAvailabilityZone",
+                type="Directory",
+                tags=tags(model, f"{cluster}-warm"),
+                opts=stateful(self),
+            )
+            sse("warm", warm.bucket)
+            self.warm_bucket = warm.bucket
+
+        hot = plan.storage.hot
+        if hot is not None:
+            if hot.throughput_per_tib is None:  # the planner sets it on provider aws
+                raise ValueError("the hot tier needs a throughput per TiB on provider aws")
+            self._hot(name, args, hot.capacity_gib, hot.throughput_per_tib, zone, key, cold_bucket)
+
+        self.register_outputs(
+            {
+                "kmsKeyArn": self.kms_key_arn,
+                "fileSystemId": self.file_system_id,
+                "dnsName": self.dns_name,
+                "mountName": self.mount_name,
+                "warmBucket": self.warm_bucket,
+                "coldBucket": self.cold_bucket,
+            }
+        )
+
+    def _hot(
+        self,
+        name: str,
+        args: StorageTiersArgs,
+        capacity_gib: int,
+        throughput_per_tib: int,
+        zone: str,
+        key: aws.kms.Key,
+        cold_bucket: aws.s3.Bucket | None,
+    ) -> None:
+        model, cluster = args.model, args.cluster_name
+        cidr = model.network.vpc_cidr
+        group = aws.ec2.SecurityGroup(
+            f"{name}-lustre",
+            vpc_id=args.vpc_id,
+            description="FSx for Lustre: LNet and Lustre ports from the VPC",
+            tags=tags(model, f"{cluster}-lustre"),
+            opts=own(self),
+        )
+        for low, high in LUSTRE_PORTS:
+            # Clients anywhere in the VPC, and the file servers among themselves.
+            for source, extra in (("vpc", {"cidr_ipv4": cidr}), ("self", {"referenced_security_group_id": group.id})):
+                aws.vpc.SecurityGroupIngressRule(
+                    f"{name}-lustre-{low}-{source}",
+                    security_group_id=group.id,
+                    ip_protocol="tcp",
+                    from_port=low,
+                    to_port=high,
+                    description=f"Lustre {low}-{high} from {source}",
+                    tags=tags(model, f"{cluster}-lustre-{low}-{source}"),
+                    opts=own(self),
+                    **extra,
+                )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-lustre-out",
+            security_group_id=group.id,
+            cidr_ipv4=cidr,
+            ip_protocol="-1",
+            description="Lustre servers to clients and peers",
+            tags=tags(model, f"{cluster}-lustre-out"),
+            opts=own(self),
+        )
+        fs = aws.fsx.LustreFileSystem(
+            f"{name}-hot",
+            deployment_type="PERSISTENT_2",
+            storage_type="SSD",
+            storage_capacity=capacity_gib,
+            per_unit_storage_throughput=throughput_per_tib,
+            subnet_ids=args.subnet_ids[zone],  # one subnet: v7 takes a string
+            security_group_ids=[group.id],
+            kms_key_id=key.arn,
+            data_compression_type="LZ4",  # checkpoints compress well; cheap on Lustre servers
+            metadata_configuration=aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC"),
+            file_system_type_version="2.15",
+            copy_tags_to_backups=True,
+            tags=tags(model, f"{cluster}-hot"),
+            opts=stateful(self),
+        )
+        if cold_bucket is not None:
+            aws.fsx.DataRepositoryAssociation(
+                f"{name}-hot-export",
+                file_system_id=fs.id,
+                file_system_path="/",
+                data_repository_path=cold_bucket.bucket.apply(lambda b: f"s3://{b}/hot/"),
+                batch_import_meta_data_on_create=False,
+                s3=aws.fsx.DataRepositoryAssociationS3Args(
+                    auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS),
+                ),
+                tags=tags(model, f"{cluster}-hot-export"),
+                opts=own(self),
+            )
+        self.file_system_id = fs.id
+        self.dns_name = fs.dns_name
+        self.mount_name = fs.mount_name

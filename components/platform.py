@@ -1,0 +1,156 @@
+"""GpuPlatform: the root component, wiring the AWS side and then the Kubernetes side.
+
+On provider aws: Network -> Cluster -> a Kubernetes provider built from the cluster's
+kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, StorageTiers.
+On provider kubernetes: only the Kubernetes provider, from stack config.
+Both then reach the same hook, where the Kubernetes-side components are built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from gpuplat.model import Platform, Provider
+from gpuplat.plan import Plan
+
+from .aws._common import cluster_name
+from .aws.cluster import Cluster, ClusterArgs
+from .aws.fabric import Fabric, FabricArgs
+from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from .aws.karpenter import Karpenter, KarpenterArgs
+from .aws.network import Network, NetworkArgs
+from .aws.procurement import Procurement, ProcurementArgs
+from .aws.storage import StorageTiers, StorageTiersArgs
+
+CONFIG_NAMESPACE = "gpu-platform"  # the Pulumi project name: `gpu-platform:kubeconfig`
+
+
+@dataclass(frozen=True)
+class GpuPlatformArgs:
+    model: Platform
+    plan: Plan
+
+
+@dataclass(frozen=True)
+class AwsOutputs:
+    """What the AWS side hands to the Kubernetes side (None on provider kubernetes)."""
+
+    cluster_name: str
+    region: str
+    cluster: Cluster
+    karpenter: Karpenter
+    node_pools: dict[str, GpuNodePool]
+    fabric: Fabric | None
+    storage: StorageTiers | None
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    provider: k8s.Provider
+    aws: AwsOutputs | None
+
+    def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:GpuPlatform", name, None, opts)
+        model, plan = args.model, args.plan
+        if model.target.provider is Provider.AWS:
+            self.aws, self.provider = self._aws(name, model, plan)
+        else:
+            self.aws = None
+            config = pulumi.Config(CONFIG_NAMESPACE)
+            self.provider = k8s.Provider(
+                f"{name}-k8s",
+                context=model.target.context or None,
+                kubeconfig=config.get_secret("kubeconfig"),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+
+        self._kubernetes_side(name, model, plan, self.provider, self.aws)
+
+        outputs: dict[str, object] = {"provider": model.target.provider.value}
+        if self.aws is not None:
+            outputs.update(clusterName=self.aws.cluster_name, kubeconfig=self.aws.cluster.kubeconfig)
+        self.register_outputs(outputs)
+
+    def _aws(self, name: str, model: Platform, plan: Plan) -> tuple[AwsOutputs, k8s.Provider]:
+        cluster = cluster_name(model)
+        assert model.target.region is not None, "validation requires a region on provider aws"
+        mine = pulumi.ResourceOptions(parent=self)
+        account_id = aws.get_caller_identity_output().account_id
+
+        network = Network(f"{name}-network", NetworkArgs(model, cluster), mine)
+        eks = Cluster(
+            f"{name}-cluster",
+            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones]),
+            mine,
+        )
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=eks.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider])
+
+        karpenter = Karpenter(
+            f"{name}-karpenter",
+            KarpenterArgs(
+                model,
+                cluster,
+                cluster_arn=eks.arn,
+                cluster_endpoint=eks.endpoint,
+                node_role_arn=eks.node_role_arn,
+                account_id=account_id,
+                pod_identity_agent=eks.pod_identity_agent,
+                cluster_ready=eks.ready,
+            ),
+            on_k8s,
+        )
+        fabric = (
+            Fabric(f"{name}-fabric", FabricArgs(model, plan, cluster, network.vpc_id, eks.ready), on_k8s)
+            if model.fabric_pools
+            else None
+        )
+        placement_names = fabric.placement_group_names if fabric is not None else {}
+        if plan.reservations:
+            Procurement(
+                f"{name}-procurement",
+                ProcurementArgs(model, plan, cluster, fabric.placement_group_arns if fabric is not None else {}),
+                mine,
+            )
+        node_pools = {
+            pool.name: GpuNodePool(
+                f"{name}-pool-{pool.name}",
+                GpuNodePoolArgs(
+                    model,
+                    plan,
+                    pool.name,
+                    cluster,
+                    node_role_name=eks.node_role_name,
+                    placement_group_name=placement_names.get(pool.name),
+                    releases=karpenter.releases,
+                ),
+                on_k8s,
+            )
+            for pool in model.pools
+        }
+        storage_spec = model.storage
+        storage = (
+            StorageTiers(
+                f"{name}-storage",
+                StorageTiersArgs(model, plan, cluster, network.vpc_id, network.private_subnet_ids, account_id),
+                mine,
+            )
+            if storage_spec.hot or storage_spec.warm or storage_spec.cold
+            else None
+        )
+        return AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage), provider
+
+    def _kubernetes_side(
+        self, name: str, model: Platform, plan: Plan, provider: k8s.Provider, aws_side: AwsOutputs | None
+    ) -> None:
+        # ---- HOOK: Kubernetes-side components (components/kubernetes/, built separately) ----
+        # Construct GpuSharing, FabricTopology, StorageClasses, Scheduling, Tenant (one per
+        # tenant, named by tenant), Autoscaling and Observability here, each with
+        # parent=self and providers=[provider], from (model, plan, provider) and, on aws,
+        # `aws_side`: cluster name and region, the storage outputs (file_system_id,
+        # dns_name, mount_name, warm_bucket, cold_bucket, kms_key_arn) and the Karpenter
+        # releases (`aws_side.karpenter.releases`) for anything that needs its CRDs.
+        del name, model, plan, provider, aws_side
