@@ -1,0 +1,134 @@
+"""Shared by the AWS component tests: compile a stack, record GpuPlatform, validate CRs.
+
+Recordings run the real components through gpuplat.preview (the offline engine), so what
+these tests see is exactly what `gpuplat preview` and CrossGuard would see.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from components import GpuPlatform, GpuPlatformArgs
+from gpuplat.compile import compile_stack
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
+from gpuplat.preview import RecordedResource, record_program
+
+ROOT = Path(__file__).resolve().parent.parent
+CRDS = Path(__file__).resolve().parent / "crds" / "karpenter"
+PROJECT = "gpu-platform"
+STACKS = ("dev", "staging", "prod")
+
+NODE_CLASS = ("karpenter.k8s.aws/v1", "EC2NodeClass")
+NODE_POOL = ("karpenter.sh/v1", "NodePool")
+
+
+def compile_model(stack: str, overlay: Path | None = None) -> tuple[Platform, Plan]:
+    default = ROOT / "stacks" / f"{stack}.yaml"
+    compiled = compile_stack(stack, spec=str(ROOT / "platform" / "platform.yaml"), overlay=str(overlay or default))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
+    return compiled.model, compiled.plan
+
+
+def record(model: Platform, plan: Plan, stack: str) -> list[RecordedResource]:
+    def program() -> None:
+        GpuPlatform(model.metadata.name, GpuPlatformArgs(model, plan))
+
+    return record_program(program, project=PROJECT, stack=stack, config={"aws:region": model.target.region or ""})
+
+
+@functools.cache
+def recorded(stack: str) -> tuple[Platform, Plan, tuple[RecordedResource, ...]]:
+    model, plan = compile_model(stack)
+    return model, plan, tuple(record(model, plan, stack))
+
+
+def of_type(resources: tuple[RecordedResource, ...] | list[RecordedResource], type_: str) -> list[RecordedResource]:
+    return [r for r in resources if r.type == type_]
+
+
+def custom_resources(resources: tuple[RecordedResource, ...], kind: tuple[str, str]) -> list[dict[str, Any]]:
+    api_version, name = kind
+    return [
+        r.inputs
+        for r in resources
+        if r.type == f"kubernetes:{api_version}:{name}"
+        or (r.inputs.get("apiVersion") == api_version and r.inputs.get("kind") == name)
+    ]
+
+
+# ------------------------------------------------------------------------------- CRD schemas
+
+
+def _strict(schema: Any) -> Any:
+    """Reject unknown fields the way the API server's structural pruning would silently drop them."""
+    if isinstance(schema, dict):
+        node: dict[str, Any] = {k: _strict(v) for k, v in schema.items()}
+        if (
+            node.get("type") == "object"
+            and "properties" in node
+            and "additionalProperties" not in node
+            and not node.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            node["additionalProperties"] = False
+        return node
+    if isinstance(schema, list):
+        return [_strict(v) for v in schema]
+    return schema
+
+
+@functools.cache
+def crd_validator(kind: tuple[str, str]) -> Draft202012Validator:
+    api_version, name = kind
+    group, version = api_version.split("/")
+    for path in sorted(CRDS.glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == name:
+            for v in crd["spec"]["versions"]:
+                if v["name"] == version:
+                    schema = _strict(copy.deepcopy(v["schema"]["openAPIV3Schema"]))
+                    return Draft202012Validator(schema)
+    raise LookupError(f"no CRD for {api_version} {name} under {CRDS}")
+
+
+def crd_errors(kind: tuple[str, str], obj: dict[str, Any]) -> Iterator[str]:
+    for error in crd_validator(kind).iter_errors(obj):
+        yield f"{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"
+
+
+# ------------------------------------------------------------------------------ chart values
+
+# Upstream values.yaml per chart (shared/upstream/charts, CHARTS.md). Read in place until the
+# repository vendors them; the test that needs them skips when neither copy is there.
+CHART_DIRS = (
+    ROOT / "tests" / "charts",
+    ROOT.parent / "shared" / "upstream" / "charts",
+    Path("/work/shared/upstream/charts"),
+)
+
+
+def chart_values(key: str) -> dict[str, Any] | None:
+    for directory in CHART_DIRS:
+        path = directory / key / "values.yaml"
+        if path.is_file():
+            return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return None
+
+
+def unknown_value_keys(values: Any, defaults: Any, path: str = "") -> Iterator[str]:
+    """Paths set in `values` that the chart's values.yaml does not have (lists are leaves)."""
+    if not isinstance(values, dict):
+        return
+    for key, value in values.items():
+        here = f"{path}.{key}" if path else str(key)
+        if not isinstance(defaults, dict) or key not in defaults:
+            yield here
+        elif isinstance(value, dict) and defaults[key]:
+            yield from unknown_value_keys(value, defaults[key], here)

@@ -1,0 +1,288 @@
+"""The AWS components, recorded offline for the shipped stacks: presence, secure defaults,
+valid Karpenter objects, chart values, stable names."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.aws.network import subnet_cidrs
+from gpuplat.catalog import CHARTS
+from gpuplat.preview import RecordedResource, record_main
+from tests.support_aws import (
+    NODE_CLASS,
+    NODE_POOL,
+    PROJECT,
+    ROOT,
+    STACKS,
+    chart_values,
+    compile_model,
+    crd_errors,
+    custom_resources,
+    of_type,
+    record,
+    recorded,
+    unknown_value_keys,
+)
+
+STATEFUL = (
+    "aws:eks/cluster:Cluster",
+    "aws:kms/key:Key",
+    "aws:fsx/lustreFileSystem:LustreFileSystem",
+    "aws:s3/bucket:Bucket",
+    "aws:s3/directoryBucket:DirectoryBucket",
+)
+
+
+def single(resources: tuple[RecordedResource, ...], type_: str) -> RecordedResource:
+    found = of_type(resources, type_)
+    assert len(found) == 1, f"{type_}: {[r.name for r in found]}"
+    return found[0]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    zones = len(model.target.zones)
+    count = {t: len(of_type(resources, t)) for t in {r.type for r in resources}}
+    assert count["aws:ec2/vpc:Vpc"] == 1
+    assert count["aws:ec2/subnet:Subnet"] == 2 * zones  # private + public per zone
+    assert count["aws:ec2/natGateway:NatGateway"] == zones
+    assert count["aws:ec2/internetGateway:InternetGateway"] == 1
+    services = sorted(
+        r.inputs["serviceName"].rsplit(".", 1)[-1] for r in of_type(resources, "aws:ec2/vpcEndpoint:VpcEndpoint")
+    )
+    assert services == sorted(["s3", "api", "dkr", "sts", "ec2", "sqs", "eks-auth"])
+    single(resources, "aws:eks/cluster:Cluster")
+    assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
+    addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
+    assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    assert single(resources, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"
+    single(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    single(resources, "aws:sqs/queue:Queue")
+    assert count["aws:cloudwatch/eventRule:EventRule"] == count["aws:cloudwatch/eventTarget:EventTarget"] == 4
+    charts = sorted(r.inputs["chart"].rsplit("/", 1)[-1] for r in of_type(resources, "kubernetes:helm.sh/v3:Release"))
+    assert charts == ["aws-efa-k8s-device-plugin", "karpenter", "karpenter-crd"]
+    assert len(custom_resources(resources, NODE_CLASS)) == len(model.pools)
+    assert count["aws:ec2/placementGroup:PlacementGroup"] == len(model.fabric_pools)
+    assert count.get("aws:ec2/capacityReservation:CapacityReservation", 0) == len(plan.reservations)
+    for type_ in (
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation",
+        "aws:s3/directoryBucket:DirectoryBucket",
+        "aws:s3/bucket:Bucket",
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+        "pulumi:providers:kubernetes",
+    ):
+        single(resources, type_)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_component_tree(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    urns = [r.urn for r in resources]
+    assert len(urns) == len(set(urns)), "duplicate URNs"
+    by_urn = {r.urn: r for r in resources}
+    components = {r.type for r in resources if not r.custom and r.type != "pulumi:pulumi:Stack"}
+    assert components == {
+        "gpuplat:index:GpuPlatform",
+        "gpuplat:index:Network",
+        "gpuplat:index:Cluster",
+        "gpuplat:index:Karpenter",
+        "gpuplat:index:Fabric",
+        "gpuplat:index:GpuNodePool",
+        "gpuplat:index:StorageTiers",
+        *(["gpuplat:index:Procurement"] if stack == "prod" else []),
+    }
+    for r in resources:
+        if r.parent is None or r.type.startswith("pulumi:"):
+            continue
+        parent = by_urn[r.parent]
+        if parent.type != "pulumi:pulumi:Stack":
+            assert r.name.startswith(f"{parent.name}-"), f"{r.name} is not named after its parent {parent.name}"
+
+
+def _resource_class(type_: str) -> Any:
+    package, module, name = type_.split(":")
+    return getattr(importlib.import_module(f"pulumi_{package}.{module.split('/')[0]}"), name)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_taggable_aws_resource_carries_the_spec_tags_and_a_name(stack: str) -> None:
+    model, _, resources = recorded(stack)
+    for r in resources:
+        if not r.type.startswith("aws:"):
+            continue
+        if "tags" not in inspect.signature(_resource_class(r.type)._internal_init).parameters:
+            continue
+        tags = r.inputs.get("tags", {})
+        assert dict(model.metadata.tags).items() <= tags.items(), r.name
+        assert tags.get("Name"), r.name
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_secure_defaults(stack: str) -> None:
+    model, _, resources = recorded(stack)
+    eks = single(resources, "aws:eks/cluster:Cluster").inputs
+    assert eks["encryptionConfig"]["resources"] == ["secrets"] and eks["encryptionConfig"]["provider"]["keyArn"]
+    assert eks["accessConfig"]["authenticationMode"] == "API"
+    assert eks["vpcConfig"]["endpointPrivateAccess"] is True
+    assert eks["vpcConfig"]["endpointPublicAccess"] is (model.target.endpoint == "public")
+    assert set(eks["enabledClusterLogTypes"]) == {"api", "audit", "authenticator", "controllerManager", "scheduler"}
+    assert all(r.inputs["enableKeyRotation"] for r in of_type(resources, "aws:kms/key:Key"))
+
+    template = single(resources, "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    assert all(m["ebs"]["encrypted"] == "true" for m in template["blockDeviceMappings"])
+    for node_class in custom_resources(resources, NODE_CLASS):
+        spec = node_class["spec"]
+        assert spec["metadataOptions"]["httpTokens"] == "required"
+        assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
+        roots = [m for m in spec["blockDeviceMappings"] if m.get("rootVolume")]
+        assert len(roots) == 1 and roots[0]["ebs"]["encrypted"] is True
+        assert spec["instanceStorePolicy"] == "RAID0"
+
+    assert single(resources, "aws:fsx/lustreFileSystem:LustreFileSystem").inputs["kmsKeyId"]
+    sse = of_type(resources, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+    kms_encrypted = {
+        r.name.removesuffix("-sse")
+        for r in sse
+        if r.inputs["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
+        and r.inputs["rules"][0]["applyServerSideEncryptionByDefault"]["kmsMasterKeyId"]
+    }
+    buckets = of_type(resources, "aws:s3/bucket:Bucket") + of_type(resources, "aws:s3/directoryBucket:DirectoryBucket")
+    assert {b.name for b in buckets} == kms_encrypted
+    block = single(resources, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
+    assert all(
+        block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+    )
+    assert single(resources, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs["rule"] == {
+        "objectOwnership": "BucketOwnerEnforced"
+    }
+    policy = json.loads(single(resources, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in policy["Statement"]
+    )
+    assert single(resources, "aws:sqs/queue:Queue").inputs["sqsManagedSseEnabled"] is True
+
+    for type_ in STATEFUL:
+        for r in of_type(resources, type_):
+            assert r.options.get("protect") is True and r.options.get("retainOnDelete") is True, r.name
+
+
+def test_endpoint_is_private_in_prod_and_public_only_where_asked() -> None:
+    for stack, public in (("prod", False), ("staging", False), ("dev", True)):
+        _, _, resources = recorded(stack)
+        assert single(resources, "aws:eks/cluster:Cluster").inputs["vpcConfig"]["endpointPublicAccess"] is public
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_karpenter_policy_is_scoped(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    policy = json.loads(single(resources, "aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    statements = {s["Sid"]: s for s in policy["Statement"]}
+    node_role_arn = single(resources, "aws:eks/accessEntry:AccessEntry").inputs["principalArn"]
+    assert statements["AllowPassingInstanceRole"]["Resource"] == node_role_arn
+    cluster = single(resources, "aws:eks/cluster:Cluster")
+    assert statements["AllowAPIServerEndpointDiscovery"]["Resource"].endswith(f":cluster/{cluster.inputs['name']}")
+    assert statements["AllowInterruptionQueueActions"]["Resource"].startswith("arn:aws:sqs:")
+    for s in policy["Statement"]:
+        actions = [s["Action"]] if isinstance(s["Action"], str) else s["Action"]
+        assert all(not a.endswith("*") for a in actions), s["Sid"]
+        if s["Resource"] == "*":  # only reads, and EC2 reads only in this region
+            assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in actions), s["Sid"]
+    roles = {r.name: json.loads(r.inputs["assumeRolePolicy"]) for r in of_type(resources, "aws:iam/role:Role")}
+    assert roles["atlas-karpenter-controller"]["Statement"][0]["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_karpenter_objects_are_valid_against_the_upstream_crds(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    for kind in (NODE_CLASS, NODE_POOL):
+        objects = custom_resources(resources, kind)
+        assert objects
+        for obj in objects:
+            assert list(crd_errors(kind, obj)) == [], obj["metadata"]["name"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_karpenter_cel_rules_the_schema_cannot_check(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    restricted_tags = (
+        "eks:eks-cluster-name",
+        "karpenter.sh/nodepool",
+        "karpenter.sh/nodeclaim",
+        "karpenter.k8s.aws/ec2nodeclass",
+    )
+    for obj in custom_resources(resources, NODE_CLASS):
+        spec = obj["spec"]
+        assert [t["alias"].split("@")[0] for t in spec["amiSelectorTerms"]] == ["al2023"]
+        assert ("role" in spec) != ("instanceProfile" in spec)
+        assert all(k not in restricted_tags and not k.startswith("kubernetes.io/cluster") for k in spec["tags"])
+        for terms in ("subnetSelectorTerms", "securityGroupSelectorTerms", "capacityReservationSelectorTerms"):
+            assert all(t.get("tags") and all(t["tags"].values()) for t in spec.get(terms, [])), terms
+        interfaces = spec.get("networkInterfaces", [])
+        if interfaces:
+            pairs = [(i["networkCardIndex"], i["deviceIndex"]) for i in interfaces]
+            assert len(pairs) == len(set(pairs))
+            assert {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"} in interfaces
+            efa_cards = [i["networkCardIndex"] for i in interfaces if i["interfaceType"] == "efa-only"]
+            assert len(efa_cards) == len(set(efa_cards)), "at most one EFA per network card"
+    for obj in custom_resources(resources, NODE_POOL):
+        labels = obj["spec"]["template"]["metadata"]["labels"]
+        for key in labels:
+            domain = key.split("/")[0] if "/" in key else ""
+            assert not domain.endswith(("karpenter.sh", "karpenter.k8s.aws")) and key != "kubernetes.io/hostname"
+        assert all(r["values"] for r in obj["spec"]["template"]["spec"]["requirements"] if r["operator"] == "In")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_helm_values_exist_in_the_charts(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    for r in of_type(resources, "kubernetes:helm.sh/v3:Release"):
+        chart = next(c for c in CHARTS.values() if c.release_chart == r.inputs["chart"])
+        assert r.inputs["version"] == chart.version and r.inputs["namespace"] == chart.namespace
+        defaults = chart_values(chart.key)
+        if defaults is None:
+            pytest.skip("upstream chart values.yaml not available")
+        assert list(unknown_value_keys(r.inputs.get("values", {}), defaults)) == [], chart.key
+
+
+def test_subnets_follow_the_zone_letter_not_the_list_position() -> None:
+    a, b, c = (subnet_cidrs("10.40.0.0/16", f"us-east-1{z}") for z in "abc")
+    assert a == ("10.40.0.0/19", "10.40.224.0/23") and b == ("10.40.32.0/19", "10.40.226.0/23")
+    cidrs = [*a, *b, *c]
+    assert len(set(cidrs)) == 6
+
+
+def _with_extra_pool_and_tenant(tmp_path: Path) -> Path:
+    overlay = yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text(encoding="utf-8"))
+    overlay["gpuNodePools"].append(
+        {"name": "extra", "instanceType": "g6.12xlarge", "nodes": {"min": 0, "max": 2}, "markets": ["on-demand"]}
+    )
+    overlay["tenants"].append({"name": "newcomer", "gpus": 4})
+    path = tmp_path / "prod-extra.yaml"
+    path.write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    return path
+
+
+def test_adding_a_pool_and_a_tenant_renames_nothing(tmp_path: Path) -> None:
+    _, _, before = recorded("prod")
+    model, plan = compile_model("prod", _with_extra_pool_and_tenant(tmp_path))
+    after = {r.urn for r in record(model, plan, "prod")}
+    missing = sorted(r.urn for r in before if r.urn not in after)
+    assert missing == []
+    assert any(r.endswith("::atlas-pool-extra") for r in after)
+
+
+def test_main_program_records_the_same_resources() -> None:
+    _, _, expected = recorded("dev")
+    resources = record_main(ROOT / "__main__.py", project=PROJECT, stack="dev", config={"aws:region": "us-east-1"})
+    assert {r.urn for r in expected} <= {r.urn for r in resources}

@@ -1,0 +1,139 @@
+"""What the AWS components emit agrees with the plan, and the plan's numbers are ones AWS takes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from components.conventions import TAG_POOL
+from gpuplat.catalog import GPU_RESOURCE, instance_type
+from gpuplat.model import MARKET_ORDER, Market
+from tests.support_aws import NODE_CLASS, NODE_POOL, STACKS, custom_resources, of_type, recorded
+
+LUSTRE_THROUGHPUT = {125, 250, 500, 1000}  # PERSISTENT_2 SSD, MB/s per TiB
+
+
+def lustre_capacity_accepted(gib: int) -> bool:
+    return gib in (1200, 2400) or (gib > 0 and gib % 2400 == 0)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_reservations_hold_exactly_the_reserved_nodes(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    reserved = Counter[str]()
+    for r in of_type(resources, "aws:ec2/capacityReservation:CapacityReservation"):
+        inputs = r.inputs
+        assert inputs["instanceMatchCriteria"] == "targeted" and inputs["endDateType"] == "unlimited"
+        assert inputs["instancePlatform"] == "Linux/UNIX"
+        pool = model.pools_by_name[inputs["tags"][TAG_POOL]]
+        assert inputs["instanceType"] == pool.instance_type
+        assert ("placementGroupArn" in inputs) is pool.fabric
+        reserved[pool.name] += inputs["instanceCount"]
+    for pool in plan.pools:
+        assert reserved[pool.name] == pool.share(Market.RESERVED).nodes, pool.name
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    emitted = {obj["metadata"]["name"]: obj["spec"] for obj in custom_resources(resources, NODE_POOL)}
+    expected: dict[str, int] = {}
+    for pool in plan.pools:
+        for market in model.pools_by_name[pool.name].markets:
+            share = pool.share(market)
+            if share.nodes > 0:
+                expected[f"{pool.name}-{market.value}"] = share.gpus
+    assert set(emitted) == set(expected)
+    for name, spec in emitted.items():
+        assert spec["limits"] == {GPU_RESOURCE: str(expected[name])}, name
+    # The limits add up to the fleet the plan priced.
+    assert sum(expected.values()) == plan.fleet_gpus
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_market_weights_prefer_reserved_then_spot_then_on_demand(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    weights: dict[str, dict[str, int]] = {}
+    for obj in custom_resources(resources, NODE_POOL):
+        spec = obj["spec"]
+        market = next(r for r in spec["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type")
+        weights.setdefault(spec["template"]["spec"]["nodeClassRef"]["name"], {})[market["values"][0]] = spec["weight"]
+    for per_market in weights.values():
+        ordered = [per_market[m.value] for m in MARKET_ORDER if m.value in per_market]
+        assert ordered == sorted(ordered, reverse=True)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_efa_interfaces_match_the_instance_network_cards(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    classes = {obj["metadata"]["name"]: obj["spec"] for obj in custom_resources(resources, NODE_CLASS)}
+    for pool in model.pools:
+        spec = classes[pool.name]
+        if not pool.fabric:
+            assert "networkInterfaces" not in spec and "placementGroupSelector" not in spec
+            continue
+        itype = instance_type(pool.instance_type or "")
+        assert itype is not None
+        efa = [i for i in spec["networkInterfaces"] if i["interfaceType"] == "efa-only"]
+        assert len(efa) == itype.network_cards == plan.pool(pool.name).efa_interfaces
+        assert sorted(i["networkCardIndex"] for i in efa) == list(range(itype.network_cards))
+        assert spec["placementGroupSelector"]["name"].endswith(
+            f"-{pool.name}-{plan.fabric.zone if plan.fabric else ''}"
+        )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_fabric_pools_live_in_the_fabric_zone(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    assert plan.fabric is not None and plan.fabric.zone is not None
+    zone = plan.fabric.zone
+    for obj in custom_resources(resources, NODE_POOL):
+        spec = obj["spec"]["template"]["spec"]
+        pool = model.pools_by_name[spec["nodeClassRef"]["name"]]
+        zones = next(r["values"] for r in spec["requirements"] if r["key"] == "topology.kubernetes.io/zone")
+        assert zones == ([zone] if pool.fabric else list(model.target.zones))
+    groups = of_type(resources, "aws:ec2/placementGroup:PlacementGroup")
+    assert {g.inputs["strategy"] for g in groups} == {"cluster"}
+    assert all(g.name.endswith(f"-{zone}") for g in groups)
+    for r in of_type(resources, "aws:ec2/capacityReservation:CapacityReservation"):
+        if "placementGroupArn" in r.inputs:
+            assert r.inputs["availabilityZone"] == zone
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_hot_tier_sizes_are_ones_fsx_accepts(stack: str) -> None:
+    _, plan, resources = recorded(stack)
+    fs = of_type(resources, "aws:fsx/lustreFileSystem:LustreFileSystem")[0].inputs
+    assert plan.storage.hot is not None
+    assert fs["storageCapacity"] == plan.storage.hot.capacity_gib
+    assert fs["perUnitStorageThroughput"] == plan.storage.hot.throughput_per_tib
+    assert lustre_capacity_accepted(fs["storageCapacity"])
+    assert fs["perUnitStorageThroughput"] in LUSTRE_THROUGHPUT
+    assert fs["storageCapacity"] >= plan.storage.hot.requested_tib * 1024
+    assert fs["deploymentType"] == "PERSISTENT_2" and fs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_cold_lifecycle_is_the_plan_schedule(stack: str) -> None:
+    _, plan, resources = recorded(stack)
+    rules = of_type(resources, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")[0].inputs["rules"]
+    steps = [(t["days"], t["storageClass"]) for rule in rules for t in rule.get("transitions", [])]
+    steps += [(rule["expiration"]["days"], "EXPIRE") for rule in rules if "expiration" in rule]
+    # The plan starts the schedule with the class objects are written in (STANDARD, day 0).
+    schedule = [(s.after_days, s.storage_class) for s in plan.storage.cold_lifecycle if s.storage_class != "STANDARD"]
+    assert steps == schedule
+    assert all(rule["abortIncompleteMultipartUpload"]["daysAfterInitiation"] > 0 for rule in rules)
+    assert all(rule["noncurrentVersionExpiration"]["noncurrentDays"] > 0 for rule in rules)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_warm_tier_is_a_directory_bucket_in_the_fabric_zone(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    bucket = of_type(resources, "aws:s3/directoryBucket:DirectoryBucket")[0].inputs
+    az_id = bucket["location"]["name"]
+    assert bucket["location"]["type"] == "AvailabilityZone"
+    assert bucket["bucket"] == f"{model.metadata.name}-{stack}-warm--{az_id}--x-s3"
+    # The preview engine maps us-east-1a..d to use1-az1..4 (real ids differ per account).
+    assert plan.fabric is not None and plan.fabric.zone is not None
+    assert az_id.endswith(f"az{'abcd'.index(plan.fabric.zone[-1]) + 1}")
