@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from components import GpuPlatform, GpuPlatformArgs
 from components.aws.network import subnet_cidrs
 from gpuplat.catalog import CHARTS
-from gpuplat.preview import RecordedResource, record_main
+from gpuplat.compile import compile_stack
+from gpuplat.preview import RecordedResource, record_main, record_program
 from tests.support_aws import (
     NODE_CLASS,
     NODE_POOL,
@@ -286,3 +288,36 @@ def test_main_program_records_the_same_resources() -> None:
     _, _, expected = recorded("dev")
     resources = record_main(ROOT / "__main__.py", project=PROJECT, stack="dev", config={"aws:region": "us-east-1"})
     assert {r.urn for r in expected} <= {r.urn for r in resources}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_fabric_pools_are_never_disrupted_under_a_running_job(stack: str) -> None:
+    model, _, resources = recorded(stack)
+    for obj in custom_resources(resources, NODE_POOL):
+        spec = obj["spec"]
+        pool = model.pools_by_name[spec["template"]["spec"]["nodeClassRef"]["name"]]
+        disruption = spec["disruption"]
+        assert disruption["consolidateAfter"] == model.autoscaling.cooldown
+        if pool.fabric:
+            assert disruption["consolidationPolicy"] == "WhenEmpty"
+            assert spec["template"]["spec"]["expireAfter"] == "Never"
+        else:
+            assert disruption["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+
+
+def test_provider_kubernetes_builds_only_the_kubernetes_provider() -> None:
+    compiled = compile_stack("dev", spec=str(ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"), overlay="")
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None
+    model, plan = compiled.model, compiled.plan
+
+    def program() -> None:
+        GpuPlatform(model.metadata.name, GpuPlatformArgs(model, plan))
+
+    resources = record_program(
+        program, project=PROJECT, stack="dev", config={"gpu-platform:kubeconfig": "apiVersion: v1\nkind: Config\n"}
+    )
+    assert not [r for r in resources if r.type.startswith("aws:")]
+    provider = single(tuple(resources), "pulumi:providers:kubernetes")
+    assert provider.name == f"{model.metadata.name}-k8s"
+    assert provider.inputs["kubeconfig"] == "<secret>"
+    assert provider.inputs.get("context") == model.target.context

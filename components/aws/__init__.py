@@ -1,0 +1,1 @@
+"""AWS-side components (pulumi-aws plain resources, plus the Karpenter objects they imply)."""

@@ -29,6 +29,8 @@ NODE_POLICIES = (
     "AmazonEKS_CNI_Policy",
     "AmazonSSMManagedInstanceCore",  # shell access through SSM instead of SSH keys
 )
+# Only pods tolerating this taint run on the system nodes (Karpenter's chart does by default).
+SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
 SYSTEM_INSTANCE_TYPE = "m7i.xlarge"  # Karpenter, CoreDNS and the add-on controllers
 SYSTEM_NODES = (2, 2, 3)  # min, desired, max: two for Karpenter's HA pair, one spare for upgrades
 SYSTEM_ROOT_GIB = 50
@@ -214,7 +216,7 @@ class Cluster(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            taints=[aws.eks.NodeGroupTaintArgs(key="CriticalAddonsOnly", value="true", effect="NO_SCHEDULE")],
+            taints=[aws.eks.NodeGroupTaintArgs(key=SYSTEM_TAINT_KEY, value="true", effect="NO_SCHEDULE")],
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             tags=tags(model, f"{cluster_name}-system"),
             opts=own(self, [*system_attachments, early["vpc-cni"], early["kube-proxy"]]),

@@ -22,8 +22,11 @@ Choices, where DESIGN is silent:
 * Weights: reserved 100 > spot 50 > on-demand 10. Karpenter tries the heaviest NodePool that
   fits first: paid-for reservations, then cheap spot, then on-demand as the fallback.
 * Disruption: fabric (training) pools consolidate only empty nodes (`WhenEmpty`), one node
-  at a time: moving one rank of a multi-node job kills the whole job. Other pools also
-  consolidate underutilized nodes, 10% at a time. `consolidateAfter` is the spec's cooldown.
+  at a time: moving one rank of a multi-node job kills the whole job. They also never
+  expire (`expireAfter: Never`): expiry is forceful in Karpenter v1 (no budget, no
+  do-not-disrupt), while drift from a new AMI is graceful, so patches still roll. Other
+  pools also consolidate underutilized nodes, 10% at a time, and keep the 720h expiry.
+  `consolidateAfter` is the spec's autoscaling cooldown.
 """
 
 from __future__ import annotations
@@ -123,8 +126,14 @@ def node_pool_spec(model: Platform, plan: Plan, pool: PoolModel, market: Market,
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": pool_zones(model, plan, pool)},
     ]
     cooldown = model.autoscaling.cooldown
+    node_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class},
+        "requirements": requirements,
+        "taints": pool_taints(pool, market),
+    }
     if pool.fabric:
         disruption = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": cooldown, "budgets": [{"nodes": "1"}]}
+        node_spec["expireAfter"] = "Never"
     else:
         disruption = {
             "consolidationPolicy": "WhenEmptyOrUnderutilized",
@@ -134,11 +143,7 @@ def node_pool_spec(model: Platform, plan: Plan, pool: PoolModel, market: Market,
     return {
         "template": {
             "metadata": {"labels": pool_node_labels(pool)},
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class},
-                "requirements": requirements,
-                "taints": pool_taints(pool, market),
-            },
+            "spec": node_spec,
         },
         "disruption": disruption,
         "limits": {GPU_RESOURCE: str(gpus)},
