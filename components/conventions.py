@@ -27,6 +27,10 @@ MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 GPU_TAINT_KEY = "nvidia.com/gpu"  # GPU nodes repel pods that do not ask for GPUs
 SPOT_TAINT_KEY = "gpuplat.dev/spot"  # only preemptible work tolerates spot nodes
 TAG_POOL = "gpuplat:pool"  # AWS tag linking reservations / placement groups to a pool
+# The Mountpoint S3 CSI driver's node service account (the Kubernetes side installs the chart
+# with this name); the AWS side grants it S3 access through an EKS Pod Identity association.
+S3_CSI_NAMESPACE = "kube-system"
+S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 
 
 def resource_prefix(model: Platform) -> str:

@@ -1,0 +1,37 @@
+"""Kubernetes components, both providers (DESIGN.md section 5, Kubernetes column).
+
+The root (components/platform.py) constructs each with `(name, XArgs(...), opts)`; every Args
+carries the model, the plan and the Kubernetes provider, which every child uses.
+"""
+
+from .autoscaling import Autoscaling, AutoscalingArgs
+from .fabric_topology import FabricTopology, FabricTopologyArgs
+from .gpu_sharing import GpuSharing, GpuSharingArgs
+from .observability import Observability, ObservabilityArgs
+from .pool_labels import PoolLabels, PoolLabelsArgs
+from .scheduling import Scheduling, SchedulingArgs
+from .side import KubernetesSide, build_kubernetes_side
+from .storage_classes import AwsStorageRefs, StorageClasses, StorageClassesArgs
+from .tenant import Tenant, TenantArgs
+
+__all__ = [
+    "Autoscaling",
+    "AutoscalingArgs",
+    "AwsStorageRefs",
+    "FabricTopology",
+    "FabricTopologyArgs",
+    "GpuSharing",
+    "GpuSharingArgs",
+    "KubernetesSide",
+    "Observability",
+    "ObservabilityArgs",
+    "PoolLabels",
+    "PoolLabelsArgs",
+    "Scheduling",
+    "SchedulingArgs",
+    "StorageClasses",
+    "StorageClassesArgs",
+    "Tenant",
+    "TenantArgs",
+    "build_kubernetes_side",
+]

@@ -1,0 +1,154 @@
+"""What the Kubernetes components share: options, names, chart installs, tolerations, units.
+
+Every object here is cluster infrastructure the platform owns, so names are fixed (no Pulumi
+autonaming suffix): other objects and users refer to them by name (a flavor by its
+ClusterQueue, a ClusterQueue by its LocalQueue, a ConfigMap by the GPU Operator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.conventions import GPU_TAINT_KEY, HAMI_GPU_RESOURCE, SPOT_TAINT_KEY, pool_taints
+from gpuplat.catalog import CHARTS, GPU_RESOURCE
+from gpuplat.model import GpuNodePool, Market, Platform, Provider, SharingMode
+from gpuplat.plan import Plan
+from gpuplat.plan.types import PoolPlan
+
+PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+# Namespaces the platform must never create or own.
+_SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "default"})
+
+
+def child_opts(
+    parent: pulumi.Resource,
+    provider: pulumi.ProviderResource,
+    depends_on: Sequence[pulumi.Resource] | None = None,
+) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on or []))
+
+
+def meta(
+    name: str,
+    namespace: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> k8s.meta.v1.ObjectMetaArgsDict:
+    result: k8s.meta.v1.ObjectMetaArgsDict = {"name": name, "labels": {**PART_OF, **(labels or {})}}
+    if namespace is not None:
+        result["namespace"] = namespace
+    if annotations:
+        result["annotations"] = dict(annotations)
+    return result
+
+
+def prefix(model: Platform) -> str:
+    return model.metadata.name
+
+
+def chart_release(
+    parent: pulumi.Resource,
+    name: str,
+    key: str,
+    values: Mapping[str, Any],
+    provider: pulumi.ProviderResource,
+    *,
+    pod_security: str | None,
+    depends_on: Sequence[pulumi.Resource] | None = None,
+) -> k8s.helm.v3.Release:
+    """A pinned catalog chart, in a namespace the platform creates with its Pod Security level.
+
+    The namespace is ours rather than Helm's (`create_namespace`), so it carries the Pod
+    Security label its node agents need and Pulumi shows and diffs it like any other object.
+    """
+    chart = CHARTS[key]
+    deps = list(depends_on or [])
+    if chart.namespace not in _SYSTEM_NAMESPACES:
+        labels = {PSA_ENFORCE: pod_security} if pod_security else {}
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-ns-{key}",
+            metadata=meta(chart.namespace, labels=labels),
+            opts=child_opts(parent, provider),
+        )
+        deps.append(namespace)
+    repo = chart.release_repo
+    return k8s.helm.v3.Release(
+        f"{name}-{key}",
+        name=key,
+        chart=chart.release_chart,
+        version=chart.version,
+        namespace=chart.namespace,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo is not None else None,
+        values=dict(values),
+        max_history=10,
+        opts=child_opts(parent, provider, deps),
+    )
+
+
+def toleration(taint: Mapping[str, str]) -> dict[str, str]:
+    if "value" in taint:
+        return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+    return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+
+
+def _unique(items: Iterable[dict[str, str]]) -> list[dict[str, str]]:
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    result: list[dict[str, str]] = []
+    for item in items:
+        key = tuple(sorted(item.items()))
+        if key not in seen:
+            seen.add(key)
+            result.append(item)
+    return result
+
+
+def gpu_node_tolerations(model: Platform, pools: Iterable[GpuNodePool] | None = None) -> list[dict[str, str]]:
+    """Tolerations a node agent needs to run on every node of `pools` (default: all), any market.
+
+    The GPU and spot taints are tolerated by key whatever their value, so an agent keeps
+    running if a spec taint redefines one of them.
+    """
+    selected = list(model.pools if pools is None else pools)
+    tolerations = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    if model.target.provider is Provider.AWS and any(Market.SPOT in p.markets for p in selected):
+        tolerations.append({"key": SPOT_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"})
+    for pool in selected:
+        tolerations.extend(
+            toleration(t) for t in pool_taints(pool, None) if (t["key"], t["effect"]) != (GPU_TAINT_KEY, "NoSchedule")
+        )
+    return _unique(tolerations)
+
+
+def unit_resources(pool: GpuNodePool, plan_pool: PoolPlan, mig_strategy: str) -> dict[str, int]:
+    """Extended resources one GPU of the pool advertises -> how many units of each.
+
+    Follows the plan, except where the cluster is set up differently from the catalog
+    defaults the planner assumes: HAMi advertises HAMI_GPU_RESOURCE (see conventions), and
+    under the `single` MIG strategy every MIG device is an nvidia.com/gpu.
+    """
+    units = plan_pool.units
+    if pool.sharing.mode is SharingMode.FRACTIONAL:
+        return {HAMI_GPU_RESOURCE: units.per_gpu}
+    if pool.sharing.mode is SharingMode.MIG and mig_strategy == "single" and units.mig_devices:
+        return {GPU_RESOURCE: sum(units.mig_devices.values())}
+    per_node = units.resources or {units.resource: units.per_node}
+    return {resource: count // pool.gpus_per_node for resource, count in per_node.items() if count > 0}
+
+
+def platform_resources(model: Platform, plan: Plan, mig_strategy: str) -> list[str]:
+    """Every GPU resource the platform's nodes advertise, in a stable order."""
+    names: list[str] = []
+    for pool in model.pools:
+        for resource in unit_resources(pool, plan.pool(pool.name), mig_strategy):
+            if resource not in names:
+                names.append(resource)
+    return names
+
+
+def topology_name(model: Platform) -> str:
+    return f"{prefix(model)}-fabric"

@@ -1,0 +1,161 @@
+"""Autoscaling: GPU-utilization signals per pool, alerts on them, and KEDA to scale workloads.
+
+Scraping: one ServiceMonitor for the GPU Operator's DCGM exporter (the operator's own is off,
+see GpuSharing). `honorLabels` keeps the exporter's `namespace` / `pod` / `container` labels,
+which name the workload using the GPU, instead of overwriting them with the exporter pod's.
+`attachMetadata.node` gives the scrape the node's labels, and a relabeling copies the pool
+label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
+kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
+
+Signal per pool: `avg_over_time` over `autoscaling.window` of each GPU's utilization,
+averaged over the pool's GPUs, as a 0..1 ratio:
+- DCGM_FI_DEV_GPU_UTIL (percent, hence / 100) for whole, time-sliced, MPS and HAMi GPUs;
+- DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio) for MIG pools, where GPU_UTIL is not reported
+  per MIG device while the profiling metric is.
+Alerts: waste when the signal stays below `scaleDownBelow` for an hour, saturation when it
+stays above `scaleUpAbove` for the window. KEDA's Prometheus scaler can scale deployments on
+the recorded series (`pool:gpu_utilization:ratio_avg_<window>`); nodes are Karpenter's (aws)
+or fixed (kubernetes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.conventions import POOL_LABEL
+from gpuplat.catalog import CHARTS
+from gpuplat.model import GpuNodePool, Platform, SharingMode
+from gpuplat.plan import Plan
+
+from ._common import chart_release, child_opts, meta, prefix
+from .observability import MONITORING_NAMESPACE
+
+WASTE_FOR = "1h"
+# The operator's exporter Service (gpu-operator assets/state-dcgm-exporter/0400_service.yaml).
+_EXPORTER_SELECTOR = {"app": "nvidia-dcgm-exporter"}
+_EXPORTER_PORT = "gpu-metrics"
+
+
+@dataclass(frozen=True)
+class AutoscalingArgs:
+    model: Platform
+    plan: Plan
+    provider: pulumi.ProviderResource
+    # The release that installs the monitoring.coreos.com CRDs (Observability.release).
+    monitoring: pulumi.Resource | None = None
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+
+
+def _meta_label(label: str) -> str:
+    """Prometheus' name for a node label in service-discovery metadata."""
+    return "__meta_kubernetes_node_label_" + "".join(c if c.isalnum() else "_" for c in label)
+
+
+def service_monitor_spec() -> dict[str, Any]:
+    return {
+        "attachMetadata": {"node": True},
+        "selector": {"matchLabels": dict(_EXPORTER_SELECTOR)},
+        "namespaceSelector": {"matchNames": [CHARTS["gpu-operator"].namespace]},
+        "endpoints": [
+            {
+                "port": _EXPORTER_PORT,
+                "path": "/metrics",
+                "interval": "15s",
+                "honorLabels": True,
+                "relabelings": [
+                    {"sourceLabels": [_meta_label(POOL_LABEL)], "targetLabel": "pool", "action": "replace"},
+                    {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"},
+                ],
+            }
+        ],
+    }
+
+
+def utilization_record(model: Platform) -> str:
+    return f"pool:gpu_utilization:ratio_avg_{model.autoscaling.window}"
+
+
+def utilization_expr(pool: GpuNodePool, window: str) -> str:
+    if pool.sharing.mode is SharingMode.MIG:
+        return f'avg by (pool) (avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool="{pool.name}"}}[{window}]))'
+    return f'avg by (pool) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{{pool="{pool.name}"}}[{window}])) / 100'
+
+
+def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
+    auto = model.autoscaling
+    record = utilization_record(model)
+    records = [
+        {"record": record, "expr": utilization_expr(pool, auto.window), "labels": {"pool": pool.name}}
+        for pool in model.pools
+    ]
+    alerts: list[dict[str, Any]] = []
+    for pool in model.pools:
+        series = f'{record}{{pool="{pool.name}"}}'
+        alerts.append(
+            {
+                "alert": "GpuPoolUnderutilized",
+                "expr": f"{series} < {auto.scale_down_below}",
+                "for": WASTE_FOR,
+                "labels": {"severity": "warning", "pool": pool.name},
+                "annotations": {
+                    "summary": f"GPU pool {pool.name} is mostly idle",
+                    "description": f"Average GPU utilization of pool {pool.name} has stayed below "
+                    f"{auto.scale_down_below:.0%} for {WASTE_FOR}: capacity is paid for and not used.",
+                },
+            }
+        )
+        alerts.append(
+            {
+                "alert": "GpuPoolSaturated",
+                "expr": f"{series} > {auto.scale_up_above}",
+                "for": auto.window,
+                "labels": {"severity": "warning", "pool": pool.name},
+                "annotations": {
+                    "summary": f"GPU pool {pool.name} is saturated",
+                    "description": f"Average GPU utilization of pool {pool.name} has stayed above "
+                    f"{auto.scale_up_above:.0%} for {auto.window}: work is likely queueing.",
+                },
+            }
+        )
+    return {
+        "groups": [
+            {"name": "gpuplat-gpu-utilization", "rules": records},
+            {"name": "gpuplat-gpu-capacity", "rules": alerts},
+        ]
+    }
+
+
+class Autoscaling(pulumi.ComponentResource):
+    recording_rule: str
+    keda: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: AutoscalingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Autoscaling", name, None, opts)
+        model, provider = args.model, args.provider
+        crds = [args.monitoring] if args.monitoring is not None else []
+        deps = [*args.depends_on, *crds]
+        k8s.apiextensions.CustomResource(
+            f"{name}-dcgm-servicemonitor",
+            api_version="monitoring.coreos.com/v1",
+            kind="ServiceMonitor",
+            metadata=meta(f"{prefix(model)}-dcgm-exporter", MONITORING_NAMESPACE),
+            spec=service_monitor_spec(),
+            opts=child_opts(self, provider, deps),
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-gpu-rules",
+            api_version="monitoring.coreos.com/v1",
+            kind="PrometheusRule",
+            metadata=meta(f"{prefix(model)}-gpu-utilization", MONITORING_NAMESPACE),
+            spec=prometheus_rule_spec(model),
+            opts=child_opts(self, provider, deps),
+        )
+        self.recording_rule = utilization_record(model)
+        # KEDA's webhooks, operator and metrics server need no host access.
+        self.keda = chart_release(self, name, "keda", {}, provider, pod_security="baseline", depends_on=args.depends_on)
+        self.register_outputs({"recordingRule": self.recording_rule})

@@ -1,0 +1,168 @@
+"""GpuSharing: the NVIDIA GPU Operator with the pools' sharing configs, and HAMi for fractional pools.
+
+- MIG strategy: `conventions.mig_strategy` (mixed unless every GPU node is partitioned the
+  same single-profile way); nodes pick their layout by `nvidia.com/mig.config`.
+- Time-slicing / MPS: one device-plugin config per pool, picked by
+  `nvidia.com/device-plugin.config=<pool>`; exclusive and MIG nodes get `default`.
+- Custom MIG layouts: a mig-parted ConfigMap (see _gpu_configs.mig_parted_config).
+- Driver and container toolkit: on aws the EKS AL2023 NVIDIA AMI ships both, so the operator
+  must not install them again; on provider kubernetes the operator installs them. A node
+  whose driver is already on the host is detected by the operator, which then skips its
+  driver pod there, so this default is safe on mixed fleets too.
+- Fractional pools: HAMi (scheduler extender + its own device plugin) on the nodes labelled
+  `gpuplat.dev/sharing=fractional`, where the GPU Operator's device plugin is switched off by
+  `nvidia.com/gpu.deploy.device-plugin=false` (conventions.pool_node_labels). HAMi advertises
+  `conventions.HAMI_GPU_RESOURCE`, not nvidia.com/gpu; the reason is noted there.
+- DCGM exporter: on, but its ServiceMonitor is Autoscaling's (one with honorLabels and the
+  pool label), so the operator's own is off: exactly one scrapes the exporter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.conventions import HAMI_GPU_RESOURCE, SHARING_LABEL, mig_strategy
+from gpuplat.model import Platform, Provider, SharingMode
+from gpuplat.plan import Plan
+
+from ._common import chart_release, gpu_node_tolerations
+from ._gpu_configs import (
+    DEFAULT_DEVICE_PLUGIN_CONFIG,
+    DEFAULT_MIG_CONFIG,
+    DEVICE_PLUGIN_CONFIGMAP,
+    MIG_PARTED_CONFIGMAP,
+    device_plugin_configs,
+    mig_parted_data,
+)
+
+# NFD's worker keeps its chart default toleration of control-plane nodes beside ours.
+_CONTROL_PLANE_TOLERATION = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+# HAMi's default registry is a mirror in mainland China; the upstream image is the same.
+_KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
+_RDMA_TRANSPORTS = frozenset({"roce", "infiniband"})
+
+
+@dataclass(frozen=True)
+class GpuSharingArgs:
+    model: Platform
+    plan: Plan
+    provider: pulumi.ProviderResource
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())  # e.g. a ready cluster
+
+
+def gpu_direct_rdma(model: Platform) -> bool:
+    """GPUDirect RDMA on an existing cluster's RoCE / InfiniBand fabric (peermem in the driver).
+
+    On aws the fabric is EFA, whose GPUDirect path needs nothing from the operator.
+    """
+    fabric = model.network.fabric
+    return (
+        model.target.provider is Provider.KUBERNETES
+        and fabric is not None
+        and fabric.transport in _RDMA_TRANSPORTS
+        and bool(model.fabric_pools)
+    )
+
+
+def gpu_operator_values(model: Platform) -> dict[str, Any]:
+    on_aws = model.target.provider is Provider.AWS
+    strategy = mig_strategy(model)
+    tolerations = gpu_node_tolerations(model)
+    driver: dict[str, Any] = {"enabled": not on_aws}
+    if gpu_direct_rdma(model):
+        # The network operator's DOCA driver container provides the RDMA stack (FabricTopology).
+        driver["rdma"] = {"enabled": True, "useHostMofed": False}
+    values: dict[str, Any] = {
+        "mig": {"strategy": strategy},
+        "driver": driver,
+        "toolkit": {"enabled": not on_aws},
+        # Operands must reach spot and custom-tainted GPU nodes too, or those nodes never
+        # advertise a GPU.
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": [_CONTROL_PLANE_TOLERATION, *tolerations]}},
+        "devicePlugin": {
+            "config": {
+                "create": True,
+                "name": DEVICE_PLUGIN_CONFIGMAP,
+                "default": DEFAULT_DEVICE_PLUGIN_CONFIG,
+                "data": device_plugin_configs(model, strategy),
+            }
+        },
+        "dcgmExporter": {"serviceMonitor": {"enabled": False}},
+    }
+    mig_data = mig_parted_data(model)
+    if mig_data is not None:
+        values["migManager"] = {
+            "config": {"create": True, "name": MIG_PARTED_CONFIGMAP, "default": DEFAULT_MIG_CONFIG, "data": mig_data}
+        }
+    return values
+
+
+def hami_values(model: Platform) -> dict[str, Any] | None:
+    """HAMi's values, or None without fractional pools.
+
+    `deviceSplitCount` is chart-wide: with several fractional pools of different `replicas`
+    the largest applies (HAMi's per-node overrides are keyed by node name, which an
+    autoscaled pool does not have in advance).
+    """
+    pools = [p for p in model.pools if p.sharing.mode is SharingMode.FRACTIONAL]
+    if not pools:
+        return None
+    policy = model.scheduling.gpu_scheduler_policy
+    device_plugin: dict[str, Any] = {
+        "deviceSplitCount": max(p.sharing.replicas or 1 for p in pools),
+        "nvidiaNodeSelector": {SHARING_LABEL: SharingMode.FRACTIONAL.value},
+        "tolerations": gpu_node_tolerations(model, pools),
+    }
+    if model.target.provider is Provider.KUBERNETES:
+        # The operator installs the toolkit here: wait for it, and run pods with its runtime.
+        device_plugin["gpuOperatorToolkitReady"] = {"enabled": True}
+        device_plugin["runtimeClassName"] = "nvidia"
+    return {
+        "resourceName": HAMI_GPU_RESOURCE,
+        "scheduler": {
+            # The spec's policy both picks the node (least / most used first) and the GPU on it.
+            "defaultSchedulerPolicy": {"nodeSchedulerPolicy": policy, "gpuSchedulerPolicy": policy},
+            "kubeScheduler": {"image": dict(_KUBE_SCHEDULER_IMAGE)},
+        },
+        "devicePlugin": device_plugin,
+    }
+
+
+class GpuSharing(pulumi.ComponentResource):
+    mig_strategy: str
+    gpu_operator: k8s.helm.v3.Release
+    hami: k8s.helm.v3.Release | None
+
+    def __init__(self, name: str, args: GpuSharingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:GpuSharing", name, None, opts)
+        model = args.model
+        self.mig_strategy = mig_strategy(model)
+        self.gpu_operator = chart_release(
+            self,
+            name,
+            "gpu-operator",
+            gpu_operator_values(model),
+            args.provider,
+            pod_security="privileged",  # driver, toolkit, MIG manager and exporters use the host
+            depends_on=args.depends_on,
+        )
+        values = hami_values(model)
+        self.hami = (
+            chart_release(
+                self, name, "hami", values, args.provider, pod_security="privileged", depends_on=args.depends_on
+            )
+            if values is not None
+            else None
+        )
+        self.register_outputs({"migStrategy": self.mig_strategy})

@@ -1,0 +1,165 @@
+"""Scheduling: Kueue, its flavors, one ClusterQueue per tenant in one cohort, LocalQueues.
+
+- Kueue (Helm, pinned). Its manager Configuration is one string in the chart values, so the
+  chart's default is repeated here whole (tests compare it with the chart) plus one change:
+  `resources.quotaCheckStrategy: IgnoreUndeclared`. Quotas are in GPUs; with the default
+  (BlockUndeclared) every workload asking for CPU, memory, EFA or RDMA devices would be
+  inadmissible unless every queue also declared quotas for those, which the platform has no
+  basis to size. Nodes bound those resources anyway.
+- ResourceFlavors, quotas and groups: see _quota.py. Spot flavors carry the spot node taint,
+  so only work that tolerates it (preemptible work) is admitted there; fabric pools' flavors
+  name the fabric Topology (FabricTopology) when `scheduling.topologyAware`.
+- ClusterQueues (v1beta2: `cohortName`) admit only their tenant's namespace; a tenant can
+  reclaim lent quota by preempting borrowers, and preempts its own lower-priority work.
+- LocalQueue `default` in each tenant namespace: Kueue files every job of the namespace
+  without a queue-name label into the queue named `default`, so no job bypasses the quota.
+- `queueing: none`: nothing is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.conventions import mig_strategy
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
+
+from ._common import chart_release, child_opts, meta, prefix
+from ._quota import Flavor, flavor_spec, flavors, resource_groups
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
+LOCAL_QUEUE = "default"
+
+# The chart's managerConfig.controllerManagerConfigYaml at 0.19.2, comments dropped.
+_KUEUE_DEFAULT_CONFIG: dict[str, Any] = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+    "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {
+        "groupKindConcurrency": {
+            "Job.batch": 5,
+            "Pod": 5,
+            "Workload.kueue.x-k8s.io": 10,
+            "LocalQueue.kueue.x-k8s.io": 5,
+            "ClusterQueue.kueue.x-k8s.io": 5,
+            "ResourceFlavor.kueue.x-k8s.io": 1,
+        }
+    },
+    "clientConnection": {"qps": 300, "burst": 500},
+    "integrations": {
+        "frameworks": [
+            "batch/job",
+            "kubeflow.org/mpijob",
+            "ray.io/rayjob",
+            "ray.io/rayservice",
+            "ray.io/raycluster",
+            "jobset.x-k8s.io/jobset",
+            "workload.codeflare.dev/appwrapper",
+            "trainer.kubeflow.org/trainjob",
+            "pod",
+            "deployment",
+            "statefulset",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+        ]
+    },
+}
+
+
+@dataclass(frozen=True)
+class SchedulingArgs:
+    model: Platform
+    plan: Plan
+    provider: pulumi.ProviderResource
+    # LocalQueues live in tenant namespaces: the Tenant components (or their namespaces), by tenant.
+    tenants: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+
+
+def kueue_config() -> dict[str, Any]:
+    config = dict(_KUEUE_DEFAULT_CONFIG)
+    config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    return config
+
+
+def kueue_values() -> dict[str, Any]:
+    text = yaml.safe_dump(kueue_config(), sort_keys=False)
+    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+
+
+def cluster_queue_name(model: Platform, tenant: str) -> str:
+    return f"{prefix(model)}-{tenant}"
+
+
+def cluster_queue_spec(model: Platform, tenant_name: str, all_flavors: Sequence[Flavor]) -> dict[str, Any]:
+    tenant = next(t for t in model.tenants if t.name == tenant_name)
+    return {
+        "cohortName": prefix(model),
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.name}},
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": {
+            "reclaimWithinCohort": "Any",
+            "withinClusterQueue": "LowerPriority",
+            "borrowWithinCohort": {"policy": "Never"},
+        },
+        "resourceGroups": resource_groups(tenant, all_flavors),
+    }
+
+
+class Scheduling(pulumi.ComponentResource):
+    kueue: k8s.helm.v3.Release | None
+    flavor_names: list[str]
+    cluster_queues: dict[str, str]  # tenant -> ClusterQueue name
+
+    def __init__(self, name: str, args: SchedulingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Scheduling", name, None, opts)
+        model, provider = args.model, args.provider
+        self.kueue, self.flavor_names, self.cluster_queues = None, [], {}
+        if model.scheduling.queueing != "kueue":
+            self.register_outputs({})
+            return
+        self.kueue = kueue = chart_release(
+            self, name, "kueue", kueue_values(), provider, pod_security="baseline", depends_on=args.depends_on
+        )
+        all_flavors = flavors(model, args.plan, mig_strategy(model))
+        flavor_resources = [
+            k8s.apiextensions.CustomResource(
+                f"{name}-flavor-{flavor.key}",
+                api_version=KUEUE_API,
+                kind="ResourceFlavor",
+                metadata=meta(flavor.name),
+                spec=flavor_spec(model, flavor),
+                opts=child_opts(self, provider, [kueue]),
+            )
+            for flavor in all_flavors
+        ]
+        self.flavor_names = [f.name for f in all_flavors]
+        for tenant in model.tenants:
+            queue = cluster_queue_name(model, tenant.name)
+            self.cluster_queues[tenant.name] = queue
+            cluster_queue = k8s.apiextensions.CustomResource(
+                f"{name}-cq-{tenant.name}",
+                api_version=KUEUE_API,
+                kind="ClusterQueue",
+                metadata=meta(queue),
+                spec=cluster_queue_spec(model, tenant.name, all_flavors),
+                opts=child_opts(self, provider, [kueue, *flavor_resources]),
+            )
+            namespace = args.tenants.get(tenant.name)
+            k8s.apiextensions.CustomResource(
+                f"{name}-lq-{tenant.name}",
+                api_version=KUEUE_API,
+                kind="LocalQueue",
+                metadata=meta(LOCAL_QUEUE, tenant.name),
+                spec={"clusterQueue": queue},
+                opts=child_opts(self, provider, [cluster_queue, *([namespace] if namespace else [])]),
+            )
+        self.register_outputs({"flavors": self.flavor_names, "clusterQueues": self.cluster_queues})

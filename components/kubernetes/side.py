@@ -1,0 +1,84 @@
+"""The Kubernetes side in one call: what GpuPlatform's hook constructs, in dependency order.
+
+Observability first (its release brings the monitoring CRDs Autoscaling's objects need), then
+the GPU stack, the tenants (their namespaces hold queues and claims), Scheduling (Kueue, whose
+CRDs FabricTopology's Topology needs), storage and autoscaling; PoolLabels only on provider
+kubernetes, where no Karpenter labels the nodes. Names are `<name>-<part>` and
+`<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from gpuplat.model import Platform, Provider
+from gpuplat.plan import Plan
+
+from .autoscaling import Autoscaling, AutoscalingArgs
+from .fabric_topology import FabricTopology, FabricTopologyArgs
+from .gpu_sharing import GpuSharing, GpuSharingArgs
+from .observability import Observability, ObservabilityArgs
+from .pool_labels import PoolLabels, PoolLabelsArgs
+from .scheduling import Scheduling, SchedulingArgs
+from .storage_classes import AwsStorageRefs, StorageClasses, StorageClassesArgs
+from .tenant import Tenant, TenantArgs
+
+
+@dataclass(frozen=True)
+class KubernetesSide:
+    observability: Observability
+    gpu_sharing: GpuSharing
+    tenants: dict[str, Tenant]
+    scheduling: Scheduling
+    fabric_topology: FabricTopology
+    storage_classes: StorageClasses
+    autoscaling: Autoscaling
+    pool_labels: PoolLabels | None
+
+
+def build_kubernetes_side(
+    parent: pulumi.Resource | None,
+    name: str,
+    model: Platform,
+    plan: Plan,
+    provider: pulumi.ProviderResource,
+    *,
+    storage: AwsStorageRefs | None = None,
+    ready: Sequence[pulumi.Resource] = (),
+) -> KubernetesSide:
+    """Build every Kubernetes-side component under `parent`.
+
+    `storage`: the AWS storage tiers' references (aws; None on provider kubernetes).
+    `ready`: what must exist before anything is installed (aws: the cluster's system nodes
+    and add-ons).
+    """
+    opts = pulumi.ResourceOptions(parent=parent)
+    ready = list(ready)
+    observability = Observability(f"{name}-observability", ObservabilityArgs(model, plan, provider, ready), opts)
+    gpu_sharing = GpuSharing(f"{name}-gpu-sharing", GpuSharingArgs(model, plan, provider, ready), opts)
+    tenants = {
+        t.name: Tenant(f"{name}-tenant-{t.name}", TenantArgs(model, plan, provider, t, ready), opts)
+        for t in model.tenants
+    }
+    namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
+    scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
+    fabric_topology = FabricTopology(
+        f"{name}-fabric-topology", FabricTopologyArgs(model, plan, provider, scheduling.kueue, ready), opts
+    )
+    storage_classes = StorageClasses(
+        f"{name}-storage-classes", StorageClassesArgs(model, plan, provider, storage, namespaces, ready), opts
+    )
+    autoscaling = Autoscaling(
+        f"{name}-autoscaling", AutoscalingArgs(model, plan, provider, observability.release, ready), opts
+    )
+    pool_labels = (
+        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, plan, provider), opts)
+        if model.target.provider is Provider.KUBERNETES
+        else None
+    )
+    return KubernetesSide(
+        observability, gpu_sharing, tenants, scheduling, fabric_topology, storage_classes, autoscaling, pool_labels
+    )

@@ -1,0 +1,145 @@
+"""Tenant: one team's namespace with its quota, defaults, network fence, access and priority.
+
+- Namespace named after the tenant; Pod Security `baseline` enforced (GPU jobs need no host
+  access; many ML images still run as root, which `restricted` would refuse), `restricted`
+  warned and audited.
+- ResourceQuota on GPU resources as a backstop for pods that do not go through Kueue: per
+  resource the tenant's whole quota on the allowed pool with the most units per GPU, and 0
+  for GPU resources of pools the tenant may not use. Kueue's per-flavor quotas are the exact
+  ones (Scheduling); a namespace quota cannot weigh one resource against another.
+- LimitRange: default CPU / memory requests and limits for containers that set none.
+- NetworkPolicies: deny all ingress and egress, then allow DNS to the cluster DNS and all
+  traffic within the namespace (distributed jobs talk to each other: NCCL bootstrap, Ray,
+  rendezvous). FSx and S3 mounts are made by node-level clients, outside pod policies.
+- RoleBinding of the `edit` ClusterRole to the group `gpuplat:<tenant>` (the identity
+  provider or EKS access entries map people into that group).
+- PriorityClass `<platform>-tenant-<tenant>` at the tenant's priority; pods pick it with
+  `priorityClassName`, Kueue orders and preempts workloads by it. The values stay below the
+  storage QoS class `<platform>-critical` (StorageClasses), which outranks every tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.conventions import mig_strategy
+from gpuplat.model import Platform
+from gpuplat.model import Tenant as TenantSpec
+from gpuplat.plan import Plan
+
+from ._common import PSA_ENFORCE, child_opts, meta, platform_resources, prefix
+from ._quota import flavors, quota_ceilings
+
+TENANT_LABEL = "gpuplat.dev/tenant"
+TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
+EDIT_GROUP = "gpuplat:{tenant}"
+_CONTAINER_DEFAULTS: k8s.core.v1.LimitRangeItemArgsDict = {
+    "type": "Container",
+    "default": {"cpu": "2", "memory": "8Gi"},
+    "default_request": {"cpu": "500m", "memory": "1Gi"},
+}
+
+
+@dataclass(frozen=True)
+class TenantArgs:
+    model: Platform
+    plan: Plan
+    provider: pulumi.ProviderResource
+    tenant: TenantSpec
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+
+
+def priority_class_name(model: Platform, tenant: str) -> str:
+    return f"{prefix(model)}-tenant-{tenant}"
+
+
+def quota_hard(model: Platform, plan: Plan, tenant: TenantSpec) -> dict[str, str]:
+    strategy = mig_strategy(model)
+    ceilings = quota_ceilings(tenant, flavors(model, plan, strategy), platform_resources(model, plan, strategy))
+    return {f"requests.{resource}": str(n) for resource, n in ceilings.items()}
+
+
+def network_policies() -> dict[str, k8s.networking.v1.NetworkPolicySpecArgsDict]:
+    everything: k8s.networking.v1.NetworkPolicyPeerArgsDict = {"pod_selector": {}}
+    dns: k8s.networking.v1.NetworkPolicyPeerArgsDict = {
+        "namespace_selector": {"match_labels": {"kubernetes.io/metadata.name": "kube-system"}},
+        "pod_selector": {"match_labels": {"k8s-app": "kube-dns"}},
+    }
+    return {
+        "default-deny": {"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
+        "allow-dns": {
+            "pod_selector": {},
+            "policy_types": ["Egress"],
+            "egress": [{"to": [dns], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}],
+        },
+        "allow-same-namespace": {
+            "pod_selector": {},
+            "policy_types": ["Ingress", "Egress"],
+            "ingress": [{"from_": [everything]}],
+            "egress": [{"to": [everything]}],
+        },
+    }
+
+
+class Tenant(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    priority_class: str
+
+    def __init__(self, name: str, args: TenantArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:Tenant", name, None, opts)
+        model, tenant, provider = args.model, args.tenant, args.provider
+        ns = tenant.name
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=meta(
+                ns,
+                labels={
+                    TENANT_LABEL: tenant.name,
+                    PSA_ENFORCE: "baseline",
+                    "pod-security.kubernetes.io/warn": "restricted",
+                    "pod-security.kubernetes.io/audit": "restricted",
+                },
+            ),
+            opts=child_opts(self, provider, args.depends_on),
+        )
+        inside = child_opts(self, provider, [self.namespace])
+        k8s.core.v1.ResourceQuota(
+            f"{name}-quota",
+            metadata=meta("gpu-quota", ns),
+            spec={"hard": quota_hard(model, args.plan, tenant)},
+            opts=inside,
+        )
+        k8s.core.v1.LimitRange(
+            f"{name}-limits",
+            metadata=meta("container-defaults", ns),
+            spec={"limits": [_CONTAINER_DEFAULTS]},
+            opts=inside,
+        )
+        for policy, spec in network_policies().items():
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-netpol-{policy}", metadata=meta(policy, ns), spec=spec, opts=inside
+            )
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-edit",
+            metadata=meta("gpuplat-edit", ns),
+            role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+            subjects=[
+                {"api_group": "rbac.authorization.k8s.io", "kind": "Group", "name": EDIT_GROUP.format(tenant=ns)}
+            ],
+            opts=inside,
+        )
+        self.priority_class = priority_class_name(model, tenant.name)
+        k8s.scheduling.v1.PriorityClass(
+            f"{name}-priority",
+            metadata=meta(self.priority_class, labels={TENANT_LABEL: tenant.name}),
+            value=TENANT_PRIORITY[tenant.priority],
+            preemption_policy="PreemptLowerPriority",
+            global_default=False,
+            description=f"GPU work of tenant {tenant.name} (priority {tenant.priority})",
+            opts=child_opts(self, provider, args.depends_on),
+        )
+        self.register_outputs({"namespace": ns, "priorityClass": self.priority_class})
