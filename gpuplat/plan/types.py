@@ -7,7 +7,7 @@ section 7) and the components (NodePool limits, capacity reservations, FSx sizes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
@@ -28,6 +28,9 @@ class SharingUnits:
     overhead: float  # fraction of GPU capacity the sharing mode costs (catalog or spec override)
     gpu_equivalents_per_node: float  # gpus_per_node * (1 - overhead)
     mig_devices: Mapping[str, int] | None  # MIG: instances per GPU by profile; else None
+    # Every resource a node advertises -> units per node. A custom MIG layout advertises one
+    # resource per profile; `resource` is then the one with the most units.
+    resources: Mapping[str, int] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True)
@@ -74,21 +77,25 @@ class FabricPlan:
     bisection_gbps: float
     max_hosts: int  # host ports this tiers/radix/oversubscription can ever hold
     zone: str | None  # aws: the zone the fabric (placement groups, directory bucket) lives in
+    pods: int = 0  # 3 tiers: groups of up to radix/2 leaves sharing their spines; 0 for 2 tiers
+    pools: tuple[str, ...] = ()  # the fabric pools (one cluster placement group each on aws)
 
 
 @dataclass(frozen=True)
 class HotTierPlan:
     requested_tib: float
-    capacity_gib: int  # rounded up to a size FSx for Lustre accepts
-    throughput_per_tib: int
-    throughput_mbps: float  # aggregate MB/s
+    capacity_gib: int  # aws: rounded up to a size FSx for Lustre accepts; kubernetes: as requested
+    throughput_per_tib: int | None  # None on provider kubernetes (the StorageClass decides)
+    throughput_mbps: float | None  # aggregate MB/s (10^6 bytes/s); None when unknown
     checkpoint_write_seconds: float | None
     model_load_seconds: float | None
+    rounded: bool = False  # capacity_gib is more than was asked for (FSx sizes)
 
 
 @dataclass(frozen=True)
 class WarmTierPlan:
     capacity_tib: float
+    zone: str | None = None  # aws: S3 Express One Zone lives in the fabric zone
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,8 @@ class PoolCost:
     pool: str
     monthly_usd: Mapping[Market, float]
     all_on_demand_monthly_usd: float
+    on_demand_hourly_usd: float = 0.0  # per node, after spec overrides
+    min_size_monthly_usd: float = 0.0  # at nodes.min: reserved paid in full, the rest spot first
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,9 @@ class CostPlan:
     monthly_usd: float
     all_on_demand_monthly_usd: float
     savings_percent: float
+    spot_discount: float = 0.0
+    reserved_discount: float = 0.0
+    min_size_monthly_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,10 @@ class Plan:
     fabric: FabricPlan | None
     storage: StoragePlan
     cost: CostPlan | None  # None on provider kubernetes
+    # Procurement targets: GPUs per market the ratio asks for, and the allowed deviation (the
+    # GPUs of one node of the largest pool allowing the market). Empty on provider kubernetes.
+    fleet_targets: Mapping[Market, float] = field(default_factory=lambda: {})
+    fleet_tolerance: Mapping[Market, int] = field(default_factory=lambda: {})
 
     def pool(self, name: str) -> PoolPlan:
         return next(p for p in self.pools if p.name == name)
