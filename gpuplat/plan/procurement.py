@@ -1,0 +1,170 @@
+"""Procurement: the fleet's GPU capacity split into reserved / spot / on-demand, and the ODCRs.
+
+- Fleet capacity is every pool at its max size (the split sizes limits, not today's usage).
+- The split is in whole nodes, only into markets a pool allows, each pool's nodes adding up
+  to its max; every market's GPU total lands within tol_m of the ratio, tol_m = the GPUs of
+  one node of the largest pool allowing m. The search is exact (gpuplat/plan/split.py).
+- When no such split exists: GP230 at `procurement.<market>` naming the range that market
+  can reach, and GP231 at the `markets` of every pool whose markets all get 0 %.
+- Provider kubernetes has no procurement: the nodes are owned. Pools then carry no markets
+  (`markets = {}`), so the JSON shows zeros per market while `fleet.gpus` is still right.
+- Reservations (ODCRs) for the reserved nodes: a fabric pool's all sit in the fabric zone
+  (zones[0]) inside its cluster placement group, because a training job spans the fabric;
+  other pools spread evenly over the zones (largest remainder, earlier zones first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuplat.diagnostics import Level
+from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform
+from gpuplat.plan.split import EPS, Split, SplitPool, split_fleet, targets_of, tolerance_of
+from gpuplat.plan.types import MarketShare, PlanFinding, Reservation
+
+CODE_INFEASIBLE = "GP230"  # procurement-infeasible
+CODE_POOL_MARKETS = "GP231"  # procurement-pool-markets
+
+
+@dataclass(frozen=True)
+class ProcurementResult:
+    shares: tuple[Mapping[Market, MarketShare], ...]  # per pool; empty mappings on kubernetes
+    fleet_markets: Mapping[Market, int]
+    targets: Mapping[Market, float]
+    tolerance: Mapping[Market, int]
+    findings: tuple[PlanFinding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.level is Level.ERROR for f in self.findings)
+
+
+def split_pools(pools: Sequence[GpuNodePool]) -> list[SplitPool]:
+    return [SplitPool(p.gpus_per_node, p.nodes.max, p.markets) for p in pools]
+
+
+def plan_procurement(model: Platform) -> ProcurementResult:
+    if model.procurement is None:
+        empty: Mapping[Market, MarketShare] = {}
+        return ProcurementResult(tuple(empty for _ in model.pools), {}, {}, {}, ())
+    shares = {m: model.procurement.share(m) for m in MARKET_ORDER}
+    pools = split_pools(model.pools)
+    result = split_fleet(pools, shares)
+    if not result.feasible:
+        findings = infeasible_findings(model.pools, pools, shares, result)
+        return ProcurementResult((), {}, result.targets, result.tolerance, tuple(findings))
+    per_pool = tuple(
+        {m: MarketShare(n, n * p.gpus_per_node) for m, n in nodes.items()}
+        for p, nodes in zip(model.pools, result.nodes, strict=True)
+    )
+    return ProcurementResult(per_pool, result.totals, result.targets, result.tolerance, ())
+
+
+def _pct(lo: float, hi: float, fleet: int) -> str:
+    return f"{100 * lo / fleet:.1f}-{100 * hi / fleet:.1f} %" if fleet else "0 %"
+
+
+def _allow(pools: Sequence[GpuNodePool]) -> str:
+    names = ", ".join(p.name for p in pools)
+    return f"only {names} {'allows' if len(pools) == 1 else 'allow'} it"
+
+
+def reachable(pools: Sequence[SplitPool], m: Market) -> tuple[int, int]:
+    """GPUs market m can get: at least the pools allowing only m, at most all allowing m."""
+    lo = sum(p.gpus for p in pools if p.markets == (m,))
+    hi = sum(p.gpus for p in pools if m in p.markets)
+    return lo, hi
+
+
+def _why(
+    model_pools: Sequence[GpuNodePool],
+    pools: Sequence[SplitPool],
+    m: Market,
+    window: Mapping[Market, tuple[float, float]],
+    alone: Mapping[Market, tuple[int, int]],
+) -> tuple[str, str] | None:
+    """Why market m alone cannot reach its window (reason, fix), or None if it can."""
+    lo, hi = alone[m]
+    key = f"procurement.{m.procurement_key}"
+    if hi < window[m][0] - EPS:
+        allowing = [mp for mp, p in zip(model_pools, pools, strict=True) if m in p.markets]
+        reason = f"only {hi} GPUs can be {m.value}: " + (_allow(allowing) if allowing else f"no pool allows {m.value}")
+        return reason, f"lower {key} or add {m.value} to more pools' markets"
+    if lo > window[m][1] + EPS:
+        only = [mp.name for mp, p in zip(model_pools, pools, strict=True) if p.markets == (m,)]
+        reason = f"at least {lo} GPUs must be {m.value}: {', '.join(only)} may use nothing else"
+        return reason, f"raise {key} or allow other markets in those pools"
+    return None
+
+
+def infeasible_findings(
+    model_pools: Sequence[GpuNodePool], pools: Sequence[SplitPool], shares: Mapping[Market, float], split: Split
+) -> list[PlanFinding]:
+    fleet = sum(p.gpus for p in pools)
+    targets, tol = targets_of(pools, shares), tolerance_of(pools)
+    window = {m: (targets[m] - tol[m], targets[m] + tol[m]) for m in MARKET_ORDER}
+    alone = {m: reachable(pools, m) for m in MARKET_ORDER}
+    reasons = {m: why for m in MARKET_ORDER if (why := _why(model_pools, pools, m, window, alone))}
+    if not reasons:
+        # Each market is reachable alone; the others, held within their windows, leave m
+        # what they do not take (still exact bounds, fractional).
+        low = {m: max(window[m][0], alone[m][0]) for m in MARKET_ORDER}
+        high = {m: min(window[m][1], alone[m][1]) for m in MARKET_ORDER}
+        for m in MARKET_ORDER:
+            most = min(alone[m][1], fleet - sum(low[o] for o in MARKET_ORDER if o is not m))
+            least = max(alone[m][0], fleet - sum(high[o] for o in MARKET_ORDER if o is not m))
+            others = "with the other markets within their tolerance"
+            if most < window[m][0] - EPS:
+                reasons[m] = (f"{others} at most {most:g} GPUs are left for {m.value}", "change the ratio or markets")
+            elif least > window[m][1] + EPS:
+                reasons[m] = (f"{others} at least {least:g} GPUs fall to {m.value}", "change the ratio or markets")
+    findings: list[PlanFinding] = []
+    for m, (reason, fix) in reasons.items():
+        lo, hi = alone[m]
+        message = (
+            f"procurement asks for {shares[m]:g} % {m.value} = {targets[m]:g} of the fleet's {fleet} GPUs "
+            f"(±{tol[m]}, one node of the largest pool allowing it), but {reason}; "
+            f"achievable {m.value}: {lo}-{hi} GPUs ({_pct(lo, hi, fleet)}); {fix}"
+        )
+        findings.append(PlanFinding(CODE_INFEASIBLE, Level.ERROR, ("procurement", m.procurement_key), message))
+    if not findings:
+        # Every market is reachable on its own and jointly; whole nodes are what stop it.
+        m = min((m for m in MARKET_ORDER if tol[m]), key=lambda m: (tol[m], MARKET_ORDER.index(m)))
+        verdict = "no whole-node split" if split.exact else "no whole-node split was found (search limit)"
+        ranges = "; ".join(f"{x.value} {alone[x][0]}-{alone[x][1]}" for x in MARKET_ORDER)
+        ratio = ", ".join(f"{x.value} {shares[x]:g} %" for x in MARKET_ORDER)
+        message = (
+            f"{verdict} of the fleet's {fleet} GPUs meets the ratio {ratio} within one node per market "
+            f"(achievable GPUs: {ranges}); change the ratio or the pools' sizes or markets"
+        )
+        findings.append(PlanFinding(CODE_INFEASIBLE, Level.ERROR, ("procurement", m.procurement_key), message))
+    for i, (mp, p) in enumerate(zip(model_pools, pools, strict=True)):
+        if all(targets[m] <= EPS for m in p.markets):
+            message = (
+                f"pool {mp.name} may only use {', '.join(m.value for m in p.markets)}, which procurement gives 0 %, "
+                f"yet its {p.gpus} GPUs must be bought somewhere; allow a market with a share"
+            )
+            findings.append(PlanFinding(CODE_POOL_MARKETS, Level.ERROR, ("gpuNodePools", i, "markets"), message))
+    return findings
+
+
+def even_spread(count: int, zones: Sequence[str]) -> list[tuple[str, int]]:
+    """count over zones by largest remainder: equal quotas, so the remainder goes to the first."""
+    base, extra = divmod(count, len(zones))
+    spread = [(z, base + (1 if k < extra else 0)) for k, z in enumerate(zones)]
+    return [(z, n) for z, n in spread if n > 0]
+
+
+def reservations(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -> tuple[Reservation, ...]:
+    zones = model.target.zones
+    if not zones or model.procurement is None:
+        return ()
+    out: list[Reservation] = []
+    for pool, share in zip(model.pools, shares, strict=True):
+        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
+        if count == 0 or pool.instance_type is None:
+            continue
+        spread = [(zones[0], count)] if pool.fabric else even_spread(count, zones)
+        out.extend(Reservation(pool.name, z, pool.instance_type, n, pool.fabric) for z, n in spread)
+    return tuple(out)

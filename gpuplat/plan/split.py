@@ -1,0 +1,295 @@
+"""Whole-node split of a fleet's GPU capacity into markets: the exact search behind procurement.
+
+Problem. Pool i has g_i GPUs per node, N_i nodes (its max) and a set A_i of allowed markets.
+Choose integers x[i][m] >= 0 (m in A_i) with sum_m x[i][m] = N_i. Market totals are
+S_m = sum_i g_i x[i][m] GPUs; the ratio asks for T_m = G * share_m / 100 of the fleet's
+G = sum_i g_i N_i GPUs. A split is *within tolerance* when |S_m - T_m| <= tol_m for every m,
+tol_m = the largest g_i among pools allowing m (one node's GPUs; 0 if no pool allows m).
+
+Why it is exact and still cheap: pools with the same g form a *class*. By Gale's theorem
+(supply/demand in a bipartite graph) a class can deliver the node counts n_m to the markets
+iff lo_m <= n_m <= hi_m for every market and sum_m n_m = N_class, where lo_m = nodes of the
+class's pools that allow only m and hi_m = nodes of its pools that allow m. (With three
+markets, the Hall conditions for pairs of markets are the singleton conditions of the third.)
+So the search runs over a handful of classes (GPU sizes: 1, 4, 8 ...) instead of over pools:
+
+1. Ideal split (fractional): each pool starts from the ratio restricted to its markets, then
+   iterative proportional fitting rescales columns to T_m and rows to the pool's GPUs.
+2. Dynamic programming over the classes, the most GPUs first. The state is (GPUs on
+   reserved, GPUs on spot) so far; on-demand is the rest. A class vector is tried only if
+   the remaining classes (their lo and hi) can still bring every market into its window
+   [T_m - tol_m, T_m + tol_m]; big classes first leaves little slack, so few survive.
+   Each state keeps its cheapest path, cost = GPUs away from the ideal class split.
+3. Among complete splits within tolerance pick the least (max_m |S_m - T_m| / tol_m,
+   sum_m |S_m - T_m|, distance from the ideal, state): the closest to the ratio first, then
+   the one that looks most like the ratio pool by pool.
+4. Each class's node counts go back to its pools: the ideal rounded down, then augmenting
+   paths (max-flow) place the rest; Gale's theorem guarantees they all fit.
+
+If more than `state_limit` states survive a layer, the cheapest are kept and the result is
+marked not exact: an infeasible verdict is then not a proof (never the case for fleets of
+a realistic number of GPU sizes; the tests check the exact verdict against brute force).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuplat.model import MARKET_ORDER, Market
+
+EPS = 1e-9
+Vec = tuple[int, int, int]  # nodes per market in MARKET_ORDER
+State = tuple[int, int]  # GPUs on reserved and spot so far
+
+
+@dataclass(frozen=True)
+class SplitPool:
+    gpus_per_node: int
+    max_nodes: int
+    markets: tuple[Market, ...]
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.max_nodes
+
+
+@dataclass(frozen=True)
+class Split:
+    nodes: tuple[Mapping[Market, int], ...]  # per pool, every allowed market; () when infeasible
+    totals: Mapping[Market, int]  # GPUs per market; zeros when infeasible
+    targets: Mapping[Market, float]
+    tolerance: Mapping[Market, int]
+    feasible: bool
+    exact: bool  # the search was exhaustive, so `feasible=False` is a proof
+
+
+@dataclass(frozen=True)
+class _Class:
+    gpus_per_node: int
+    members: tuple[int, ...]
+    nodes: int
+    lo: Vec
+    hi: Vec
+    ideal: tuple[float, float, float]
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+def targets_of(pools: Sequence[SplitPool], shares: Mapping[Market, float]) -> dict[Market, float]:
+    gpus = sum(p.gpus for p in pools)
+    total = sum(shares.get(m, 0.0) for m in MARKET_ORDER)
+    return {m: gpus * shares.get(m, 0.0) / total if total > 0 else 0.0 for m in MARKET_ORDER}
+
+
+def tolerance_of(pools: Sequence[SplitPool]) -> dict[Market, int]:
+    return {m: max((p.gpus_per_node for p in pools if m in p.markets), default=0) for m in MARKET_ORDER}
+
+
+def ideal_split(pools: Sequence[SplitPool], targets: Mapping[Market, float]) -> list[dict[Market, float]]:
+    """Fractional GPUs per pool and market (iterative proportional fitting)."""
+    total_target = sum(targets.values()) or 1.0
+
+    def start(p: SplitPool) -> dict[Market, float]:
+        weights = {m: targets[m] / total_target for m in p.markets}
+        norm = sum(weights.values())
+        if norm <= 0:  # every market it may use gets 0 %: it still has to go somewhere
+            return {m: p.gpus / len(p.markets) for m in p.markets}
+        return {m: p.gpus * w / norm for m, w in weights.items()}
+
+    rows = [start(p) for p in pools]
+    for _ in range(200):
+        for m in MARKET_ORDER:
+            col = sum(r.get(m, 0.0) for r in rows)
+            if col > 0:
+                for r in rows:
+                    if m in r:
+                        r[m] *= targets[m] / col
+        for p, r in zip(pools, rows, strict=True):
+            s = sum(r.values())
+            if s > 0:
+                for m in r:
+                    r[m] *= p.gpus / s
+            else:
+                r.update(start(p))
+    return rows
+
+
+def split_fleet(pools: Sequence[SplitPool], shares: Mapping[Market, float], *, state_limit: int = 20000) -> Split:
+    targets = targets_of(pools, shares)
+    tolerance = tolerance_of(pools)
+    zeros = dict.fromkeys(MARKET_ORDER, 0)
+    if any(tolerance[m] == 0 and targets[m] > EPS for m in MARKET_ORDER):
+        return Split((), zeros, targets, tolerance, feasible=False, exact=True)
+    ideal = ideal_split(pools, targets)
+    classes = _classes(pools, ideal)
+    vectors, exact = _search(classes, targets, tolerance, state_limit)
+    if vectors is None:
+        return Split((), zeros, targets, tolerance, feasible=False, exact=exact)
+    nodes: list[dict[Market, int]] = [dict.fromkeys(p.markets, 0) for p in pools]
+    for c, vec in zip(classes, vectors, strict=True):
+        _decompose(pools, c, vec, ideal, nodes)
+    totals = {m: sum(p.gpus_per_node * n.get(m, 0) for p, n in zip(pools, nodes, strict=True)) for m in MARKET_ORDER}
+    return Split(tuple(nodes), totals, targets, tolerance, feasible=True, exact=exact)
+
+
+def _classes(pools: Sequence[SplitPool], ideal: Sequence[Mapping[Market, float]]) -> list[_Class]:
+    out: list[_Class] = []
+    for g in sorted({p.gpus_per_node for p in pools}):
+        members = tuple(i for i, p in enumerate(pools) if p.gpus_per_node == g)
+        lo = tuple(sum(pools[i].max_nodes for i in members if pools[i].markets == (m,)) for m in MARKET_ORDER)
+        hi = tuple(sum(pools[i].max_nodes for i in members if m in pools[i].markets) for m in MARKET_ORDER)
+        want = tuple(sum(ideal[i].get(m, 0.0) for i in members) / g for m in MARKET_ORDER)
+        nodes = sum(pools[i].max_nodes for i in members)
+        out.append(_Class(g, members, nodes, (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2]), (want[0], want[1], want[2])))
+    return out
+
+
+def _range(lo: float, hi: float, g: int) -> range:
+    """Integers n with lo <= g*n <= hi."""
+    return range(math.ceil(lo / g - EPS), math.floor(hi / g + EPS) + 1)
+
+
+def _points(
+    c: _Class, state: State, placed: int, slack: tuple[Vec, Vec], windows: Sequence[tuple[float, float]]
+) -> Iterator[Vec]:
+    """Class vectors that keep every market reachable: slack = GPUs the later classes must
+    and can still add per market (their lo and hi)."""
+    g, (rlo, rhi) = c.gpus_per_node, slack
+    s_r, s_s = state
+    s_o = placed - s_r - s_s
+    (lr, ur), (ls, us), (lo_, uo) = windows
+    for n_r in _range(max(lr - rhi[0] - s_r, g * c.lo[0]), min(ur - rlo[0] - s_r, g * c.hi[0]), g):
+        rest = c.nodes - n_r
+        # n_o = rest - n_s must respect the class box and the on-demand window.
+        o_lo, o_hi = max(lo_ - rhi[2] - s_o, g * c.lo[2]), min(uo - rlo[2] - s_o, g * c.hi[2])
+        o = _range(o_lo, o_hi, g)
+        s_from = max(c.lo[1], rest - (o.stop - 1), math.ceil((ls - rhi[1] - s_s) / g - EPS))
+        s_to = min(c.hi[1], rest - o.start, math.floor((us - rlo[1] - s_s) / g + EPS))
+        for n_s in range(s_from, s_to + 1):
+            yield (n_r, n_s, rest - n_s)
+
+
+Entry = tuple[float, State | None, Vec | None]
+
+
+def _search(
+    classes: Sequence[_Class], targets: Mapping[Market, float], tolerance: Mapping[Market, int], limit: int
+) -> tuple[list[Vec] | None, bool]:
+    windows = [(targets[m] - tolerance[m] - EPS, targets[m] + tolerance[m] + EPS) for m in MARKET_ORDER]
+    order = sorted(range(len(classes)), key=lambda k: (-classes[k].gpus, k))
+    layers: list[dict[State, Entry]] = [{(0, 0): (0.0, None, None)}]
+    placed, exact = 0, True
+    for pos, k in enumerate(order):
+        c, later = classes[k], [classes[j] for j in order[pos + 1 :]]
+        slack = (
+            _vec(sum(x.gpus_per_node * x.lo[i] for x in later) for i in range(3)),
+            _vec(sum(x.gpus_per_node * x.hi[i] for x in later) for i in range(3)),
+        )
+        nxt: dict[State, Entry] = {}
+        for state, (cost, _, _) in layers[-1].items():
+            for vec in _points(c, state, placed, slack, windows):
+                new = (state[0] + c.gpus_per_node * vec[0], state[1] + c.gpus_per_node * vec[1])
+                total = cost + c.gpus_per_node * sum(abs(n - w) for n, w in zip(vec, c.ideal, strict=True))
+                if new not in nxt or total < nxt[new][0] - EPS:
+                    nxt[new] = (total, state, vec)
+        if len(nxt) > limit:
+            exact = False
+            nxt = dict(sorted(nxt.items(), key=lambda kv: (kv[1][0], kv[0]))[:limit])
+        layers.append(nxt)
+        placed += c.gpus_per_node * c.nodes
+    if not layers[-1]:
+        return None, exact
+
+    def score(item: tuple[State, Entry]) -> tuple[float, float, float, State]:
+        (s_r, s_s), (cost, _, _) = item
+        dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, placed - s_r - s_s), MARKET_ORDER, strict=True)]
+        worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
+        return (round(worst, 9), round(sum(dev), 9), round(cost, 9), (s_r, s_s))
+
+    state = min(layers[-1].items(), key=score)[0]
+    vectors: dict[int, Vec] = {}
+    for pos in range(len(order), 0, -1):
+        _, prev, vec = layers[pos][state]
+        assert prev is not None and vec is not None
+        vectors[order[pos - 1]] = vec
+        state = prev
+    return [vectors[k] for k in range(len(classes))], exact
+
+
+def _vec(values: Iterator[int]) -> Vec:
+    a, b, c = values
+    return (a, b, c)
+
+
+def _decompose(
+    pools: Sequence[SplitPool],
+    c: _Class,
+    vec: Vec,
+    ideal: Sequence[Mapping[Market, float]],
+    out: list[dict[Market, int]],
+) -> None:
+    """Give the class's node counts per market to its pools: ideal rounded down, then max-flow."""
+    g = c.gpus_per_node
+    supply = {i: pools[i].max_nodes for i in c.members}
+    demand = dict(zip(MARKET_ORDER, vec, strict=True))
+    for i in c.members:
+        for m in pools[i].markets:
+            take = min(math.floor(ideal[i][m] / g + EPS), supply[i], demand[m])
+            out[i][m] += take
+            supply[i] -= take
+            demand[m] -= take
+    while any(supply.values()):
+        path = _augmenting_path(pools, c.members, supply, demand, out)
+        assert path is not None, "Gale's condition guarantees an augmenting path"
+        # path alternates pool, market, pool, market ...: +1 on pool->market, -1 back.
+        amount = min(supply[path[0][0]], demand[path[-1][1]])
+        for (_, m), (j, _) in itertools.pairwise(path):
+            amount = min(amount, out[j][m])
+        for step, (i, m) in enumerate(path):
+            out[i][m] += amount
+            if step + 1 < len(path):
+                out[path[step + 1][0]][m] -= amount
+        supply[path[0][0]] -= amount
+        demand[path[-1][1]] -= amount
+
+
+def _augmenting_path(
+    pools: Sequence[SplitPool],
+    members: Sequence[int],
+    supply: Mapping[int, int],
+    demand: Mapping[Market, int],
+    out: Sequence[Mapping[Market, int]],
+) -> list[tuple[int, Market]] | None:
+    """Breadth-first: pool with spare nodes -> market -> (pool giving up that market) -> ...
+    Returns the (pool, market) edges to increase; each next pool gives up the previous market."""
+    frontier = [i for i in members if supply[i] > 0]
+    came: dict[Market, tuple[int, Market | None]] = {}
+    seen_pools = set(frontier)
+    parent_market: dict[int, Market | None] = dict.fromkeys(frontier)
+    while frontier:
+        nxt: list[int] = []
+        for i in frontier:
+            for m in pools[i].markets:
+                if m in came:
+                    continue
+                came[m] = (i, parent_market[i])
+                if demand[m] > 0:
+                    edges: list[tuple[int, Market]] = []
+                    cur: Market | None = m
+                    while cur is not None:
+                        pool, prev = came[cur]
+                        edges.append((pool, cur))
+                        cur = prev
+                    return edges[::-1]
+                for j in members:
+                    if j not in seen_pools and out[j].get(m, 0) > 0:
+                        seen_pools.add(j)
+                        parent_market[j] = m
+                        nxt.append(j)
+        frontier = nxt
+    return None
