@@ -160,6 +160,6 @@ class Scheduling(pulumi.ComponentResource):
                 kind="LocalQueue",
                 metadata=meta(LOCAL_QUEUE, tenant.name),
                 spec={"clusterQueue": queue},
-                opts=child_opts(self, provider, [cluster_queue, *([namespace] if namespace else [])]),
+                opts=child_opts(self, provider, [kueue, cluster_queue, *([namespace] if namespace else [])]),
             )
         self.register_outputs({"flavors": self.flavor_names, "clusterQueues": self.cluster_queues})
