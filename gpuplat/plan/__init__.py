@@ -1,10 +1,59 @@
-"""The planner: derived numbers (procurement split, sharing capacity, fabric, storage, cost)."""
+"""The planner: derived numbers (procurement split, sharing capacity, fabric, storage, cost).
 
-from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome
+`build_plan` runs every stage and collects all findings, so one run reports every problem.
+Any error finding leaves `plan` None: numbers built on an impossible split or fabric would
+only mislead.
+"""
+
+from __future__ import annotations
+
+from gpuplat.diagnostics import Level
+from gpuplat.model import GpuNodePool, Platform
+from gpuplat.plan.cost import missing_prices, plan_cost
+from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
+from gpuplat.plan.procurement import plan_procurement, reservations
+from gpuplat.plan.sharing import sharing_units
+from gpuplat.plan.storage import plan_storage
+from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
 
 
-def build_plan(model: object) -> PlanOutcome:  # placeholder until the planner lands
-    raise NotImplementedError
+def _ports(model: Platform, pool: GpuNodePool) -> int:
+    fabric = model.network.fabric
+    return ports_per_node(pool, fabric) if pool.fabric and fabric is not None else 0
+
+
+def build_plan(model: Platform) -> PlanOutcome:
+    procurement = plan_procurement(model)
+    fabric, fabric_findings = plan_fabric(model)
+    findings = (*procurement.findings, *fabric_findings, *missing_prices(model))
+    if any(f.level is Level.ERROR for f in findings):
+        return PlanOutcome(None, findings)
+    pools = tuple(
+        PoolPlan(
+            name=p.name,
+            instance_type=p.instance_type,
+            gpu_model=p.gpu_model,
+            gpus_per_node=p.gpus_per_node,
+            nodes=p.nodes,
+            markets=shares,
+            units=sharing_units(p),
+            ports_per_node=_ports(model, p) if fabric else 0,
+            efa_interfaces=efa_interfaces(p, model) if fabric else 0,
+        )
+        for p, shares in zip(model.pools, procurement.shares, strict=True)
+    )
+    plan = Plan(
+        pools=pools,
+        fleet_gpus=sum(p.max_gpus for p in model.pools),
+        fleet_markets=procurement.fleet_markets,
+        reservations=reservations(model, procurement.shares),
+        fabric=fabric,
+        storage=plan_storage(model),
+        cost=plan_cost(model, procurement.shares),
+        fleet_targets=procurement.targets,
+        fleet_tolerance=procurement.tolerance,
+    )
+    return PlanOutcome(plan, findings)
 
 
 __all__ = ["Plan", "PlanFinding", "PlanOutcome", "build_plan"]

@@ -1,0 +1,349 @@
+"""The plan as the JSON document of DESIGN section 7 and as aligned text tables.
+
+JSON: the keys of section 7 are always present (CI tools read them); the extra keys
+(perGpu, overhead, leafDown, pricesAsOf ...) only add. Every pool lists all three markets,
+zeros for those it does not use; on provider kubernetes (no procurement) all are zero and
+`cost` is null. Money is rounded to cents, percentages and seconds to 2 decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
+
+Json = dict[str, Any]
+
+
+def _num(value: float, digits: int = 2) -> int | float:
+    rounded = round(value, digits)
+    return int(rounded) if rounded == int(rounded) else rounded
+
+
+def _opt(value: float | None, digits: int = 2) -> int | float | None:
+    return None if value is None else _num(value, digits)
+
+
+def _markets(pool: PoolPlan) -> Json:
+    return {m.procurement_key: {"nodes": pool.share(m).nodes, "gpus": pool.share(m).gpus} for m in MARKET_ORDER}
+
+
+def _pool_json(pool: PoolPlan) -> Json:
+    units = pool.units
+    unit_json: Json = {
+        "resource": units.resource,
+        "perNode": units.per_node,
+        "perGpu": units.per_gpu,
+        "resources": dict(units.resources),
+        "overhead": units.overhead,
+        "gpuEquivalentsPerNode": _num(units.gpu_equivalents_per_node),
+    }
+    if units.mig_devices is not None:
+        unit_json["migDevices"] = dict(units.mig_devices)
+    return {
+        "name": pool.name,
+        "instanceType": pool.instance_type,
+        "gpuModel": pool.gpu_model,
+        "gpusPerNode": pool.gpus_per_node,
+        "nodes": {"min": pool.nodes.min, "max": pool.nodes.max},
+        "markets": _markets(pool),
+        "units": unit_json,
+    }
+
+
+def _fabric_json(fabric: FabricPlan | None, pools: Sequence[PoolPlan]) -> Json | None:
+    if fabric is None:
+        return None
+    members = [p for p in pools if p.name in fabric.pools]
+    return {
+        "hosts": fabric.hosts,
+        "leaves": fabric.leaves,
+        "spines": fabric.spines,
+        "cores": fabric.cores,
+        "switches": fabric.switches,
+        "links": fabric.links,
+        "bisectionGbps": _num(fabric.bisection_gbps),
+        "tiers": fabric.tiers,
+        "radix": fabric.radix,
+        "oversubscription": _num(fabric.oversubscription),
+        "linkGbps": fabric.link_gbps,
+        "leafDown": fabric.leaf_down,
+        "leafUp": fabric.leaf_up,
+        "pods": fabric.pods,
+        "maxHosts": fabric.max_hosts,
+        "zone": fabric.zone,
+        "portsPerNode": {p.name: p.ports_per_node for p in members},
+        "efaInterfacesPerNode": {p.name: p.efa_interfaces for p in members},
+    }
+
+
+def _storage_json(storage: StoragePlan, model: Platform) -> Json:
+    hot, warm = storage.hot, storage.warm
+    return {
+        "hot": None
+        if hot is None
+        else {
+            "requestedTiB": _num(hot.requested_tib),
+            "capacityGiB": hot.capacity_gib,
+            "rounded": hot.rounded,
+            "throughputPerTiB": hot.throughput_per_tib,
+            "throughputMBps": _opt(hot.throughput_mbps),
+            "checkpointWriteSeconds": _opt(hot.checkpoint_write_seconds),
+            "modelLoadSeconds": _opt(hot.model_load_seconds),
+        },
+        "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": warm.zone},
+        "cold": None
+        if model.storage.cold is None
+        else {
+            "lifecycle": [{"afterDays": s.after_days, "storageClass": s.storage_class} for s in storage.cold_lifecycle]
+        },
+        "qos": {"criticalIopsShare": model.storage.critical_iops_share},
+    }
+
+
+def _by_market(values: Mapping[Market, float]) -> Json:
+    return {m.procurement_key: _num(values.get(m, 0.0)) for m in MARKET_ORDER}
+
+
+def plan_json(model: Platform, plan: Plan) -> Json:
+    fleet = plan.fleet_gpus
+    cost = plan.cost
+    return {
+        "pools": [_pool_json(p) for p in plan.pools],
+        "fleet": {
+            "gpus": fleet,
+            "markets": {m.procurement_key: plan.fleet_markets.get(m, 0) for m in MARKET_ORDER},
+            "percent": _by_market({m: 100 * g / fleet for m, g in plan.fleet_markets.items()} if fleet else {}),
+            "targetGpus": _by_market(plan.fleet_targets),
+            "toleranceGpus": _by_market({m: float(t) for m, t in plan.fleet_tolerance.items()}),
+        },
+        "fabric": _fabric_json(plan.fabric, plan.pools),
+        "storage": _storage_json(plan.storage, model),
+        "cost": None
+        if cost is None
+        else {
+            "monthlyUsd": _num(cost.monthly_usd),
+            "allOnDemandMonthlyUsd": _num(cost.all_on_demand_monthly_usd),
+            "savingsPercent": _num(cost.savings_percent),
+            "minSizeMonthlyUsd": _num(cost.min_size_monthly_usd),
+            "pricesAsOf": cost.prices_as_of,
+            "hoursPerMonth": _num(cost.hours_per_month),
+            "spotDiscount": cost.spot_discount,
+            "reservedDiscount": cost.reserved_discount,
+            "pools": [
+                {
+                    "name": p.pool,
+                    "onDemandHourlyUsd": _num(p.on_demand_hourly_usd, 4),
+                    "monthlyUsd": _by_market(p.monthly_usd),
+                    "allOnDemandMonthlyUsd": _num(p.all_on_demand_monthly_usd),
+                    "minSizeMonthlyUsd": _num(p.min_size_monthly_usd),
+                }
+                for p in cost.pools
+            ],
+        },
+        "reservations": [
+            {
+                "pool": r.pool,
+                "zone": r.zone,
+                "instanceType": r.instance_type,
+                "nodes": r.count,
+                "placementGroup": r.placement_group,
+            }
+            for r in plan.reservations
+        ],
+    }
+
+
+# ---- text -----------------------------------------------------------------------------------
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:
+    """Columns padded to their widest cell; `right` columns (numbers) right-aligned."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]) + "\n"
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _share(s: MarketShare, allowed: bool) -> str:
+    return f"{s.nodes} ({s.gpus})" if allowed else "-"
+
+
+def _pools_text(model: Platform, plan: Plan) -> str:
+    def base(p: PoolPlan) -> list[str]:
+        return [
+            p.name,
+            p.instance_type or "-",
+            p.gpu_model,
+            str(p.gpus_per_node),
+            f"{p.nodes.min}-{p.nodes.max}",
+            str(p.nodes.max * p.gpus_per_node),
+        ]
+
+    header = ["pool", "instance", "GPU", "GPUs/node", "nodes", "GPUs"]
+    fleet = plan.fleet_gpus
+    if model.procurement is None:
+        rows = [*(base(p) for p in plan.pools), ["fleet", "", "", "", "", str(fleet)]]
+        head = "Pools at max size (provider kubernetes: owned nodes, no procurement)\n"
+        return head + table(header, rows, frozenset({3, 4, 5}))
+    rows = [[*base(p), *(_share(p.share(m), m in p.markets) for m in MARKET_ORDER)] for p in plan.pools]
+    blank = ["", "", "", "", ""]
+    rows.append(["fleet", *blank, *(str(plan.fleet_markets.get(m, 0)) for m in MARKET_ORDER)])
+    rows[-1][5] = str(fleet)
+    rows.append(["share", *blank, *(f"{100 * plan.fleet_markets.get(m, 0) / fleet:.1f} %" for m in MARKET_ORDER)])
+    rows.append(
+        [
+            "target",
+            *blank,
+            *(f"{plan.fleet_targets.get(m, 0):g} ±{plan.fleet_tolerance.get(m, 0)}" for m in MARKET_ORDER),
+        ]
+    )
+    head = "Pools and markets: nodes (GPUs) per market, every pool at max size\n"
+    return head + table([*header, *(m.value for m in MARKET_ORDER)], rows, frozenset(range(3, 9)))
+
+
+def _sharing_text(model: Platform, plan: Plan) -> str:
+    rows: list[list[str]] = []
+    for spec, p in zip(model.pools, plan.pools, strict=True):
+        u = p.units
+        resources = ", ".join(f"{r} x{n}" for r, n in u.resources.items()) or "none"
+        rows.append(
+            [
+                p.name,
+                spec.sharing.mode.value,
+                resources,
+                str(u.per_gpu),
+                str(u.per_node),
+                f"{100 * u.overhead:.1f} %",
+                f"{u.gpu_equivalents_per_node:.2f}",
+            ]
+        )
+    head = "Sharing capacity per node\n"
+    return head + table(
+        ["pool", "mode", "resources per node", "units/GPU", "units/node", "overhead", "GPU-equivalents"],
+        rows,
+        frozenset({3, 4, 5, 6}),
+    )
+
+
+def _fabric_text(plan: Plan) -> str:
+    f = plan.fabric
+    if f is None:
+        return "Fabric: none\n"
+    ports = ", ".join(f"{p.name} {p.ports_per_node}" for p in plan.pools if p.name in f.pools)
+    efa = ", ".join(f"{p.name} {p.efa_interfaces}" for p in plan.pools if p.name in f.pools and p.efa_interfaces)
+    rows = [
+        ["topology", f"{f.tiers}-tier fat-tree, radix {f.radix}, {f.link_gbps} Gbps links, {f.oversubscription:g}:1"],
+        ["host ports per node", ports],
+        ["host ports", f"{f.hosts} (max {f.max_hosts})"],
+        ["leaf ports", f"{f.leaf_down} down, {f.leaf_up} up"],
+        [
+            "switches",
+            f"{f.switches} = {f.leaves} leaves + {f.spines} spines + {f.cores} cores"
+            + (f" ({f.pods} pods)" if f.pods else ""),
+        ],
+        ["switch links", str(f.links)],
+        ["bisection", f"{f.bisection_gbps:,.0f} Gbps"],
+    ]
+    if efa:
+        rows.append(["EFA interfaces per node", efa])
+    if f.zone:
+        rows.append(["zone", f"{f.zone} (a cluster placement group per pool: {', '.join(f.pools)})"])
+    width = max(len(k) for k, _ in rows)
+    return "Fabric\n" + "".join(f"{k.ljust(width)}  {v}\n" for k, v in rows)
+
+
+def _storage_text(plan: Plan) -> str:
+    s = plan.storage
+    rows: list[list[str]] = []
+    if s.hot is not None:
+        h = s.hot
+        size = f"{h.capacity_gib} GiB" + (f" (asked {h.requested_tib:g} TiB)" if h.rounded else "")
+        speed = f"{h.throughput_mbps:,.0f} MB/s ({h.throughput_per_tib}/TiB)" if h.throughput_mbps else "-"
+        times = [
+            f"checkpoint write {h.checkpoint_write_seconds:.1f} s" if h.checkpoint_write_seconds else "",
+            f"model load {h.model_load_seconds:.1f} s" if h.model_load_seconds else "",
+        ]
+        rows.append(["hot", size, speed, ", ".join(t for t in times if t) or "-"])
+    if s.warm is not None:
+        rows.append(["warm", f"{s.warm.capacity_tib:g} TiB", "-", f"zone {s.warm.zone}" if s.warm.zone else "-"])
+    if s.cold_lifecycle:
+        steps = " -> ".join(f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle)
+        rows.append(["cold", "-", "-", steps])
+    if not rows:
+        return "Storage: none\n"
+    return "Storage\n" + table(["tier", "capacity", "throughput", "notes"], rows)
+
+
+def _cost_text(plan: Plan) -> str:
+    c = plan.cost
+    if c is None:
+        return "Cost: none (provider kubernetes owns its nodes)\n"
+    rows = [
+        [
+            p.pool,
+            f"{p.on_demand_hourly_usd:.4f}",
+            *(_usd(p.monthly_usd[m]) if m in p.monthly_usd else "-" for m in MARKET_ORDER),
+            _usd(sum(p.monthly_usd.values())),
+            _usd(p.all_on_demand_monthly_usd),
+            _usd(p.min_size_monthly_usd),
+        ]
+        for p in c.pools
+    ]
+    totals = [sum(p.monthly_usd.get(m, 0.0) for p in c.pools) for m in MARKET_ORDER]
+    rows.append(
+        [
+            "total",
+            "",
+            *(_usd(t) for t in totals),
+            _usd(c.monthly_usd),
+            _usd(c.all_on_demand_monthly_usd),
+            _usd(c.min_size_monthly_usd),
+        ]
+    )
+    head = (
+        f"Cost, USD per month ({c.hours_per_month:g} h), every pool at max size all month; "
+        f"prices as of {c.prices_as_of}, spot -{100 * c.spot_discount:g} %, "
+        f"reserved -{100 * c.reserved_discount:g} %\n"
+    )
+    body = table(
+        ["pool", "$/node-h", *(m.value for m in MARKET_ORDER), "total", "all on-demand", "at min size"],
+        rows,
+        frozenset(range(1, 8)),
+    )
+    return head + body + f"savings against all on-demand: {c.savings_percent:.1f} %\n"
+
+
+def _reservations_text(plan: Plan) -> str:
+    if not plan.reservations:
+        return "Reservations (ODCR): none\n"
+    rows = [
+        [r.pool, r.zone, r.instance_type, str(r.count), "yes" if r.placement_group else "no"] for r in plan.reservations
+    ]
+    return "Reservations (ODCR)\n" + table(
+        ["pool", "zone", "instance", "nodes", "placement group"], rows, frozenset({3})
+    )
+
+
+def plan_text(model: Platform, plan: Plan) -> str:
+    target = model.target
+    where = f"{target.provider.value}" + (f", {target.region}" if target.region else "")
+    sections = [
+        f"Plan of {model.metadata.name} ({where})\n",
+        _pools_text(model, plan),
+        _sharing_text(model, plan),
+        _fabric_text(plan),
+        _storage_text(plan),
+        _cost_text(plan),
+        _reservations_text(plan),
+    ]
+    return "\n".join(sections)
