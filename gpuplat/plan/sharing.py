@@ -48,6 +48,6 @@ def sharing_units(pool: GpuNodePool) -> SharingUnits:
         per_gpu = sum(devices.values())
         major = next(iter(resources), "")
         return SharingUnits(major, per_gpu, per_gpu * gpus, overhead, equivalents, devices, resources)
-    per_gpu = sharing.replicas or 1 if sharing.mode is not SharingMode.EXCLUSIVE else 1
+    per_gpu = 1 if sharing.mode is SharingMode.EXCLUSIVE else sharing.replicas or 1
     resource = SHARING_RESOURCE[sharing.mode.value]
     return SharingUnits(resource, per_gpu, per_gpu * gpus, overhead, equivalents, None, {resource: per_gpu * gpus})
