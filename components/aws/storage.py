@@ -29,6 +29,7 @@ from gpuplat.plan import Plan
 
 from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
 from .fabric import fabric_zone
+from .storage_access import s3_csi_access
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # LNet, and the Lustre client/server range
 EXPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
@@ -100,6 +101,8 @@ class StorageTiersArgs:
     vpc_id: pulumi.Input[str]
     subnet_ids: Mapping[str, pulumi.Input[str]]  # private subnets by zone
     account_id: pulumi.Input[str]
+    # Grants the Kubernetes side's S3 CSI driver access to the buckets (storage_access.py).
+    pod_identity_agent: pulumi.Resource | None = None
 
 
 class StorageTiers(pulumi.ComponentResource):
@@ -109,6 +112,7 @@ class StorageTiers(pulumi.ComponentResource):
     mount_name: pulumi.Output[str] | None
     warm_bucket: pulumi.Output[str] | None
     cold_bucket: pulumi.Output[str] | None
+    s3_csi_role_arn: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: StorageTiersArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:StorageTiers", name, None, opts)
@@ -116,7 +120,9 @@ class StorageTiers(pulumi.ComponentResource):
         region = region_of(model)
         zone = fabric_zone(model, plan)
         self.file_system_id = self.dns_name = self.mount_name = None
-        self.warm_bucket = self.cold_bucket = None
+        self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
+        bucket_arns: list[pulumi.Output[str]] = []
+        directory_bucket_arns: list[pulumi.Output[str]] = []
 
         key = aws.kms.Key(
             f"{name}-key",
@@ -204,6 +210,7 @@ class StorageTiers(pulumi.ComponentResource):
                 opts=own(self),
             )
             self.cold_bucket = cold_bucket.bucket
+            bucket_arns.append(cold_bucket.arn)
 
         if model.storage.warm is not None:
             # Directory bucket names embed the zone *id* (use1-az4), which differs per account.
@@ -220,6 +227,12 @@ class StorageTiers(pulumi.ComponentResource):
             )
             sse("warm", warm.bucket)
             self.warm_bucket = warm.bucket
+            directory_bucket_arns.append(warm.arn)
+
+        if args.pod_identity_agent is not None and (bucket_arns or directory_bucket_arns):
+            self.s3_csi_role_arn = s3_csi_access(
+                self, name, model, cluster, bucket_arns, directory_bucket_arns, key.arn, args.pod_identity_agent
+            )
 
         hot = plan.storage.hot
         if hot is not None:
@@ -235,6 +248,7 @@ class StorageTiers(pulumi.ComponentResource):
                 "mountName": self.mount_name,
                 "warmBucket": self.warm_bucket,
                 "coldBucket": self.cold_bucket,
+                "s3CsiRoleArn": self.s3_csi_role_arn,
             }
         )
 
