@@ -3,7 +3,8 @@
 On provider aws: Network -> Cluster -> a Kubernetes provider built from the cluster's
 kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, StorageTiers.
 On provider kubernetes: only the Kubernetes provider, from stack config.
-Both then reach the same hook, where the Kubernetes-side components are built.
+Both then reach the same hook, where the Kubernetes-side components are built
+(components/kubernetes/side.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .aws.karpenter import Karpenter, KarpenterArgs
 from .aws.network import Network, NetworkArgs
 from .aws.procurement import Procurement, ProcurementArgs
 from .aws.storage import StorageTiers, StorageTiersArgs
+from .kubernetes.side import KubernetesSide, build_kubernetes_side
+from .kubernetes.storage_classes import AwsStorageRefs
 
 CONFIG_NAMESPACE = "gpu-platform"  # the Pulumi project name: `gpu-platform:kubeconfig`
 
@@ -51,6 +54,7 @@ class AwsOutputs:
 class GpuPlatform(pulumi.ComponentResource):
     provider: k8s.Provider
     aws: AwsOutputs | None
+    kubernetes: KubernetesSide
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:GpuPlatform", name, None, opts)
@@ -67,7 +71,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
-        self._kubernetes_side(name, model, plan, self.provider, self.aws)
+        self.kubernetes = self._kubernetes_side(name, model, plan, self.provider, self.aws)
 
         outputs: dict[str, object] = {"provider": model.target.provider.value}
         if self.aws is not None:
@@ -135,7 +139,15 @@ class GpuPlatform(pulumi.ComponentResource):
         storage = (
             StorageTiers(
                 f"{name}-storage",
-                StorageTiersArgs(model, plan, cluster, network.vpc_id, network.private_subnet_ids, account_id),
+                StorageTiersArgs(
+                    model,
+                    plan,
+                    cluster,
+                    network.vpc_id,
+                    network.private_subnet_ids,
+                    account_id,
+                    pod_identity_agent=eks.pod_identity_agent,
+                ),
                 mine,
             )
             if storage_spec.hot or storage_spec.warm or storage_spec.cold
@@ -145,12 +157,25 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _kubernetes_side(
         self, name: str, model: Platform, plan: Plan, provider: k8s.Provider, aws_side: AwsOutputs | None
-    ) -> None:
-        # ---- HOOK: Kubernetes-side components (components/kubernetes/, built separately) ----
-        # Construct GpuSharing, FabricTopology, StorageClasses, Scheduling, Tenant (one per
-        # tenant, named by tenant), Autoscaling and Observability here, each with
-        # parent=self and providers=[provider], from (model, plan, provider) and, on aws,
-        # `aws_side`: cluster name and region, the storage outputs (file_system_id,
-        # dns_name, mount_name, warm_bucket, cold_bucket, kms_key_arn) and the Karpenter
-        # releases (`aws_side.karpenter.releases`) for anything that needs its CRDs.
-        del name, model, plan, provider, aws_side
+    ) -> KubernetesSide:
+        # ---- HOOK: the Kubernetes-side components (components/kubernetes/side.py) ----
+        # GpuSharing, FabricTopology, StorageClasses, Scheduling, Tenant per tenant, Autoscaling,
+        # Observability (and PoolLabels on provider kubernetes), all under this component. On aws
+        # they get the storage tiers' outputs and wait for the system nodes and core add-ons.
+        storage: AwsStorageRefs | None = None
+        ready: list[pulumi.Resource] = []
+        if aws_side is not None:
+            tiers = aws_side.storage
+            storage = (
+                AwsStorageRefs(
+                    file_system_id=tiers.file_system_id,
+                    dns_name=tiers.dns_name,
+                    mount_name=tiers.mount_name,
+                    warm_bucket=tiers.warm_bucket,
+                    cold_bucket=tiers.cold_bucket,
+                )
+                if tiers is not None
+                else AwsStorageRefs()
+            )
+            ready = list(aws_side.cluster.ready)
+        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, ready=ready)

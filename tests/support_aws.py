@@ -44,10 +44,41 @@ def record(model: Platform, plan: Plan, stack: str) -> list[RecordedResource]:
     return record_program(program, project=PROJECT, stack=stack, config={"aws:region": model.target.region or ""})
 
 
+AWS_COMPONENTS = frozenset(
+    f"gpuplat:index:{n}"
+    for n in ("Network", "Cluster", "Karpenter", "Fabric", "Procurement", "GpuNodePool", "StorageTiers")
+)
+
+
+def aws_side(resources: list[RecordedResource]) -> tuple[RecordedResource, ...]:
+    """The AWS components, their children, the root and its Kubernetes provider (the
+    Kubernetes-side components have their own tests)."""
+    by_urn = {r.urn: r for r in resources}
+
+    def mine(r: RecordedResource) -> bool:
+        if r.type in ("pulumi:pulumi:Stack", "gpuplat:index:GpuPlatform", "pulumi:providers:kubernetes"):
+            return True
+        node: RecordedResource | None = r
+        while node is not None:
+            if node.type in AWS_COMPONENTS:
+                return True
+            node = by_urn.get(node.parent) if node.parent else None
+        return False
+
+    return tuple(r for r in resources if mine(r))
+
+
 @functools.cache
-def recorded(stack: str) -> tuple[Platform, Plan, tuple[RecordedResource, ...]]:
+def recorded_all(stack: str) -> tuple[Platform, Plan, tuple[RecordedResource, ...]]:
     model, plan = compile_model(stack)
     return model, plan, tuple(record(model, plan, stack))
+
+
+@functools.cache
+def recorded(stack: str) -> tuple[Platform, Plan, tuple[RecordedResource, ...]]:
+    """The stack's AWS side, as recorded by the whole program."""
+    model, plan, resources = recorded_all(stack)
+    return model, plan, aws_side(list(resources))
 
 
 def of_type(resources: tuple[RecordedResource, ...] | list[RecordedResource], type_: str) -> list[RecordedResource]:

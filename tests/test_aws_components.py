@@ -14,10 +14,12 @@ import yaml
 
 from components import GpuPlatform, GpuPlatformArgs
 from components.aws.network import subnet_cidrs
+from components.conventions import S3_CSI_NAMESPACE, S3_CSI_SERVICE_ACCOUNT
 from gpuplat.catalog import CHARTS
 from gpuplat.compile import compile_stack
 from gpuplat.preview import RecordedResource, record_main, record_program
 from tests.support_aws import (
+    AWS_COMPONENTS,
     NODE_CLASS,
     NODE_POOL,
     PROJECT,
@@ -30,6 +32,7 @@ from tests.support_aws import (
     of_type,
     record,
     recorded,
+    recorded_all,
     unknown_value_keys,
 )
 
@@ -66,7 +69,10 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
     assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
     assert single(resources, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"
-    single(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    associations = {
+        r.inputs["serviceAccount"] for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    }
+    assert associations == {"karpenter", S3_CSI_SERVICE_ACCOUNT}
     single(resources, "aws:sqs/queue:Queue")
     assert count["aws:cloudwatch/eventRule:EventRule"] == count["aws:cloudwatch/eventTarget:EventTarget"] == 4
     charts = sorted(r.inputs["chart"].rsplit("/", 1)[-1] for r in of_type(resources, "kubernetes:helm.sh/v3:Release"))
@@ -87,9 +93,10 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_component_tree(stack: str) -> None:
-    _, _, resources = recorded(stack)
-    urns = [r.urn for r in resources]
+    _, _, everything = recorded_all(stack)
+    urns = [r.urn for r in everything]
     assert len(urns) == len(set(urns)), "duplicate URNs"
+    _, _, resources = recorded(stack)
     by_urn = {r.urn: r for r in resources}
     components = {r.type for r in resources if not r.custom and r.type != "pulumi:pulumi:Stack"}
     assert components == {
@@ -188,7 +195,8 @@ def test_endpoint_is_private_in_prod_and_public_only_where_asked() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_karpenter_policy_is_scoped(stack: str) -> None:
     _, _, resources = recorded(stack)
-    policy = json.loads(single(resources, "aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    policies = {r.name: json.loads(r.inputs["policy"]) for r in of_type(resources, "aws:iam/rolePolicy:RolePolicy")}
+    policy = policies["atlas-karpenter-controller"]
     statements = {s["Sid"]: s for s in policy["Statement"]}
     node_role_arn = single(resources, "aws:eks/accessEntry:AccessEntry").inputs["principalArn"]
     assert statements["AllowPassingInstanceRole"]["Resource"] == node_role_arn
@@ -276,16 +284,17 @@ def _with_extra_pool_and_tenant(tmp_path: Path) -> Path:
 
 
 def test_adding_a_pool_and_a_tenant_renames_nothing(tmp_path: Path) -> None:
-    _, _, before = recorded("prod")
+    _, _, before = recorded_all("prod")
     model, plan = compile_model("prod", _with_extra_pool_and_tenant(tmp_path))
     after = {r.urn for r in record(model, plan, "prod")}
     missing = sorted(r.urn for r in before if r.urn not in after)
     assert missing == []
     assert any(r.endswith("::atlas-pool-extra") for r in after)
+    assert any(r.endswith("::atlas-tenant-newcomer") for r in after)
 
 
 def test_main_program_records_the_same_resources() -> None:
-    _, _, expected = recorded("dev")
+    _, _, expected = recorded_all("dev")
     resources = record_main(ROOT / "__main__.py", project=PROJECT, stack="dev", config={"aws:region": "us-east-1"})
     assert {r.urn for r in expected} <= {r.urn for r in resources}
 
@@ -305,7 +314,7 @@ def test_fabric_pools_are_never_disrupted_under_a_running_job(stack: str) -> Non
             assert disruption["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
 
 
-def test_provider_kubernetes_builds_only_the_kubernetes_provider() -> None:
+def test_provider_kubernetes_builds_no_aws_side_and_a_provider_from_stack_config() -> None:
     compiled = compile_stack("dev", spec=str(ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"), overlay="")
     assert compiled.ok and compiled.model is not None and compiled.plan is not None
     model, plan = compiled.model, compiled.plan
@@ -316,8 +325,29 @@ def test_provider_kubernetes_builds_only_the_kubernetes_provider() -> None:
     resources = record_program(
         program, project=PROJECT, stack="dev", config={"gpu-platform:kubeconfig": "apiVersion: v1\nkind: Config\n"}
     )
-    assert not [r for r in resources if r.type.startswith("aws:")]
+    assert not [r for r in resources if r.type.startswith("aws:") or r.type in AWS_COMPONENTS]
     provider = single(tuple(resources), "pulumi:providers:kubernetes")
     assert provider.name == f"{model.metadata.name}-k8s"
     assert provider.inputs["kubeconfig"] == "<secret>"
     assert provider.inputs.get("context") == model.target.context
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_s3_csi_driver_reaches_exactly_the_platform_buckets(stack: str) -> None:
+    _, _, resources = recorded(stack)
+    policies = {r.name: json.loads(r.inputs["policy"]) for r in of_type(resources, "aws:iam/rolePolicy:RolePolicy")}
+    statements = {s["Sid"]: s for s in policies["atlas-storage-s3-csi"]["Statement"]}
+    cold_arn = json.loads(single(resources, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0][
+        "Resource"
+    ][0]
+    warm = single(resources, "aws:s3/directoryBucket:DirectoryBucket").inputs["bucket"]
+    assert statements["MountpointBucketAccess"]["Resource"] == [cold_arn]
+    assert statements["MountpointObjectAccess"]["Resource"] == [f"{cold_arn}/*"]
+    assert statements["MountpointExpressSessions"]["Resource"] == [
+        f"arn:aws:s3express:us-east-1:123456789012:bucket/{warm}"
+    ]
+    assert statements["StorageKey"]["Resource"].startswith("arn:aws:kms:")
+    association = next(
+        r for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation") if "s3-csi" in r.name
+    )
+    assert association.inputs["namespace"] == S3_CSI_NAMESPACE
