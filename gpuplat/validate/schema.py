@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -29,9 +30,16 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def _is_number(_checker: Any, instance: Any) -> bool:
+    # YAML's .nan and .inf are floats but no quantity: NaN even passes every min/max check.
+    if isinstance(instance, float):
+        return math.isfinite(instance)
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 @cache
 def _validator() -> Draft202012Validator:
-    checker: Any = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    checker: Any = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     untyped: Any = validators  # jsonschema's extend() is unannotated
     strict: Any = untyped.extend(Draft202012Validator, type_checker=checker)
     return cast("Draft202012Validator", strict(schema()))
@@ -50,7 +58,7 @@ def _type_name(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        return "number" if math.isfinite(value) else "non-finite number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, list):
