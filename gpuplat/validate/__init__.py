@@ -7,7 +7,7 @@ from typing import Any
 
 from gpuplat.diagnostics import Diagnostic, Level
 from gpuplat.spec.positions import Pos
-from gpuplat.validate import rules as _rules  # noqa: F401  (registers the rules)
+from gpuplat.validate import rules as rules  # importing registers the rules
 from gpuplat.validate.registry import RULES, Rule, run_rules
 from gpuplat.validate.schema import schema_diagnostics
 
