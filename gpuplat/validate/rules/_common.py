@@ -8,6 +8,7 @@ never as a reason for a second, confusing diagnostic.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
@@ -36,7 +37,10 @@ def is_int(value: Any) -> TypeGuard[int]:
 
 
 def is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite int or float: NaN and infinity are the schema pass's to report."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return is_int(value)
 
 
 def as_str(value: Any) -> str | None:

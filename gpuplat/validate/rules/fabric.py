@@ -12,11 +12,13 @@ from gpuplat.validate.rules._common import (
     Data,
     as_str,
     is_int,
+    is_number,
     listing,
     pool_name,
     pools,
     provider,
     section,
+    show_number,
 )
 
 # AWS VPC limits: a VPC's IPv4 block is between /16 and /28.
@@ -123,6 +125,25 @@ def switch_radix_even(data: Data) -> Iterator[Finding]:
             ("network", "fabric", "switchRadix"),
             f"switchRadix {radix} is odd; a fat-tree switch needs an even number of ports (e.g. {radix - 1} "
             f"or {radix + 1})",
+        )
+
+
+@rule(
+    "GP227",
+    "fabric-oversubscription-fits-radix",
+    Level.ERROR,
+    "A leaf of radix k keeps at least one uplink, so its down:up ratio is at most (k - 1):1.",
+)
+def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
+    fabric = section(data, "network", "fabric")
+    if fabric is None:
+        return
+    radix, ratio = fabric.get("switchRadix"), fabric.get("oversubscription")
+    if is_int(radix) and radix >= 2 and is_number(ratio) and ratio > radix - 1:
+        yield Finding(
+            ("network", "fabric", "oversubscription"),
+            f"oversubscription {show_number(ratio)} cannot be built from radix-{radix} switches: a leaf keeps at "
+            f"least one uplink, so the most it can have is {radix - 1} (= {radix - 1} down : 1 up)",
         )
 
 

@@ -47,6 +47,12 @@ _MIN_STORAGE_DAYS: Mapping[str, int] = {
 }
 
 
+# Largest capacity each backend can even express: FSx CreateFileSystem's StorageCapacity is
+# an int32 of GiB; a Kubernetes resource.Quantity (PVC request) is an int64 of bytes.
+FSX_MAX_GIB = 2**31 - 1
+QUANTITY_MAX_TIB = (2**63 - 1) / 2**40
+
+
 def fsx_size_gib(capacity_tib: float) -> int:
     """The smallest PERSISTENT_2 storage capacity holding `capacity_tib`."""
     need = math.ceil(capacity_tib * 1024 - 1e-9)
@@ -205,6 +211,31 @@ def cold_transition_order(data: Data) -> Iterator[Finding]:
 
 
 @rule(
+    "GP256",
+    "storage-capacity-limit",
+    Level.ERROR,
+    "FSx StorageCapacity is an int32 of GiB (aws hot tier); a Kubernetes PVC size an int64 of bytes.",
+)
+def storage_capacity_limit(data: Data) -> Iterator[Finding]:
+    kind = provider(data)
+    for tier in ("hot", "warm"):
+        block = section(data, "storage", tier)
+        tib = block.get("capacityTiB") if block is not None else None
+        if not is_number(tib):
+            continue
+        if kind == "aws" and tier == "hot" and tib * 1024 > FSX_MAX_GIB:
+            limit = f"{FSX_MAX_GIB} GiB ({FSX_MAX_GIB // 1024} TiB), the largest FSx for Lustre size the API takes"
+        elif kind == "kubernetes" and tib > QUANTITY_MAX_TIB:
+            limit = f"{QUANTITY_MAX_TIB:.0f} TiB, the largest size a Kubernetes volume can request"
+        else:
+            continue
+        yield Finding(
+            ("storage", tier, "capacityTiB"),
+            f"{tier} tier capacity {show_number(tib)} TiB is above {limit}",
+        )
+
+
+@rule(
     "GP310",
     "hot-capacity-rounded",
     Level.WARNING,
@@ -213,8 +244,8 @@ def cold_transition_order(data: Data) -> Iterator[Finding]:
 def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
     tib = hot.get("capacityTiB") if hot is not None else None
-    if provider(data) != "aws" or not is_number(tib) or not 0 < tib < 1e9:
-        return
+    if provider(data) != "aws" or not is_number(tib) or not 0 < tib * 1024 <= FSX_MAX_GIB:
+        return  # non-positive or oversized capacities have errors of their own
     size = fsx_size_gib(float(tib))
     if abs(size - float(tib) * 1024) > 1e-6:
         yield Finding(
