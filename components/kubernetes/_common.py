@@ -51,6 +51,24 @@ def prefix(model: Platform) -> str:
     return model.metadata.name
 
 
+def system_namespace(model: Platform) -> str:
+    """Where the platform's own workloads (the pool labelers) run."""
+    return f"{prefix(model)}-system"
+
+
+# Mountpoint S3 CSI v2 runs its mount pods here (chart value mountpointPod.namespace).
+_MOUNTPOINT_NAMESPACE = "mount-s3"
+
+
+def reserved_namespaces(model: Platform) -> frozenset[str]:
+    """Namespaces a tenant may not be named after: Kubernetes' own and the platform's."""
+    charts = {chart.namespace for chart in CHARTS.values()}
+    return frozenset(
+        {"kube-system", "kube-public", "kube-node-lease", "default", _MOUNTPOINT_NAMESPACE, system_namespace(model)}
+        | charts
+    )
+
+
 def chart_release(
     parent: pulumi.Resource,
     name: str,

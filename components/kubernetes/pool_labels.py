@@ -38,7 +38,7 @@ from components.conventions import (
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, child_opts, meta, prefix
+from ._common import PSA_ENFORCE, child_opts, meta, prefix, system_namespace
 
 # kubectl matching the cluster's minor version (kubectl supports one minor of skew either
 # way); registry.k8s.io publishes an image per Kubernetes patch release, binary /bin/kubectl.
@@ -143,7 +143,7 @@ class PoolLabels(pulumi.ComponentResource):
             if not pool.node_selector:
                 # An empty selector would label every node of the cluster as this pool.
                 raise ValueError(f"pool {pool.name}: provider kubernetes needs a nodeSelector")
-        self.namespace = f"{prefix(model)}-system"
+        self.namespace = system_namespace(model)
         cluster_name = f"{prefix(model)}-{_APP}"
 
         namespace = k8s.core.v1.Namespace(

@@ -31,7 +31,7 @@ from gpuplat.model import Platform
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, child_opts, meta, platform_resources, prefix
+from ._common import PSA_ENFORCE, child_opts, meta, platform_resources, prefix, reserved_namespaces
 from ._quota import flavors, quota_ceilings
 
 TENANT_LABEL = "gpuplat.dev/tenant"
@@ -93,6 +93,9 @@ class Tenant(pulumi.ComponentResource):
         super().__init__("gpuplat:index:Tenant", name, None, opts)
         model, tenant, provider = args.model, args.tenant, args.provider
         ns = tenant.name
+        if ns in reserved_namespaces(model):
+            # Two owners of one namespace would fight over it (and its Pod Security level).
+            raise ValueError(f"tenant {ns}: the name is a namespace Kubernetes or the platform already uses")
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=meta(

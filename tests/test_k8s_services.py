@@ -1,0 +1,267 @@
+"""Behaviour of the Kubernetes components that serve the platform's users, both providers.
+
+Kueue flavors and tenant quotas, tenant namespaces, storage tiers, the GPU-utilization rules
+and monitoring, and the pinned chart releases (DESIGN.md section 5, Kubernetes column).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import yaml
+
+from components.conventions import POOL_LABEL, SPOT_TAINT_KEY, mig_strategy
+from components.kubernetes._common import unit_resources
+from components.kubernetes._quota import split
+from components.kubernetes.scheduling import kueue_config
+from gpuplat.catalog import CHARTS
+from gpuplat.model import Platform, SharingMode, isolation_permits
+from gpuplat.plan import Plan
+from tests.support_k8s import RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
+
+SPECS = ("kubernetes", *STACKS)
+
+
+def _named(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objects}
+
+
+def _values(which: str, key: str) -> dict[str, Any]:
+    return releases(recorded(which)[2])[key].inputs["values"]
+
+
+def _pool_resources(model: Platform, plan: Plan, pool: str) -> dict[str, int]:
+    return unit_resources(model.pools_by_name[pool], plan.pool(pool), mig_strategy(model))
+
+
+# ------------------------------------------------------------------------------- scheduling
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_flavors_per_pool_and_market(which: str) -> None:
+    model, plan, resources = recorded(which)
+    flavors = _named(by_kind(resources, "ResourceFlavor"))
+    prefix = model.metadata.name
+    if which == "kubernetes":
+        assert set(flavors) == {f"{prefix}-{p.name}" for p in model.pools}
+        for pool in model.pools:
+            assert dict(pool.node_selector).items() <= flavors[f"{prefix}-{pool.name}"]["spec"]["nodeLabels"].items()
+        return
+    expected = {f"{prefix}-{p.name}-{m.value}": (p, m) for p in model.pools for m in p.markets}
+    assert set(flavors) == set(expected)
+    for name, (pool, market) in expected.items():
+        spec = flavors[name]["spec"]
+        assert spec["nodeLabels"] == {POOL_LABEL: pool.name, "karpenter.sh/capacity-type": market.value}
+        spot = [t for t in spec.get("nodeTaints", []) if t["key"] == SPOT_TAINT_KEY]
+        assert bool(spot) == (market.value == "spot")
+        assert SPOT_TAINT_KEY not in {t["key"] for t in spec["tolerations"]}
+    del plan
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_cluster_queues_give_each_tenant_its_gpus(which: str) -> None:
+    model, plan, resources = recorded(which)
+    queues = _named(by_kind(resources, "ClusterQueue"))
+    flavors = _named(by_kind(resources, "ResourceFlavor"))
+    assert {q["spec"]["cohortName"] for q in queues.values()} == {model.metadata.name}
+    local = {(q["metadata"]["namespace"], q["metadata"]["name"]): q for q in by_kind(resources, "LocalQueue")}
+    for tenant in model.tenants:
+        name = f"{model.metadata.name}-{tenant.name}"
+        queue = queues[name]["spec"]
+        assert local[(tenant.name, "default")]["spec"]["clusterQueue"] == name
+        assert queue["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": tenant.name}
+        gpus = 0.0
+        for group in queue["resourceGroups"]:
+            for flavor in group["flavors"]:
+                pool = model.pools_by_name[flavors[flavor["name"]]["spec"]["nodeLabels"][POOL_LABEL]]
+                assert pool.name in tenant.pools and isolation_permits(tenant.isolation, pool)
+                units = _pool_resources(model, plan, pool.name)
+                own = [r for r in flavor["resources"] if r["name"] in units]
+                # Every resource of the flavor's GPUs carries the same share of whole GPUs.
+                shares = {r["nominalQuota"] / units[r["name"]] for r in own}
+                assert len(shares) == 1
+                gpus += shares.pop()
+                for r in own:
+                    assert r["nominalQuota"] + r["borrowingLimit"] == tenant.gpus * units[r["name"]]
+                assert all(r["nominalQuota"] == 0 for r in flavor["resources"] if r["name"] not in units)
+        assert gpus == pytest.approx(tenant.gpus)
+
+
+def test_hard_isolation_tenants_never_get_shared_gpus() -> None:
+    model, _, resources = recorded("prod")
+    partners = next(t for t in model.tenants if t.name == "partners")
+    assert partners.isolation == "hard"
+    queue = _named(by_kind(resources, "ClusterQueue"))["atlas-partners"]["spec"]
+    names = {f["name"] for g in queue["resourceGroups"] for f in g["flavors"]}
+    assert names and all(n.startswith("atlas-infer-") for n in names)
+    research = _named(by_kind(resources, "ClusterQueue"))["atlas-research"]["spec"]
+    shared = {p.name for p in model.pools if p.sharing.mode in (SharingMode.MPS, SharingMode.TIME_SLICING)}
+    research_pools = {f["name"].split("-")[1] for g in research["resourceGroups"] for f in g["flavors"]}
+    assert not research_pools & shared
+
+
+def test_split_is_whole_proportional_and_complete() -> None:
+    assert split(10, [3, 1]) == [8, 2]
+    assert split(7, [1, 1, 1]) == [3, 2, 2]
+    assert split(5, [0, 0]) == [3, 2]
+    assert split(0, [4, 4]) == [0, 0]
+    assert sum(split(64, [128, 32, 40])) == 64
+
+
+def test_kueue_configuration_keeps_the_chart_default() -> None:
+    directory = chart_dir("kueue")
+    if directory is None:
+        pytest.skip("no copy of the kueue chart's values.yaml")
+    values = yaml.safe_load((directory / "values.yaml").read_text(encoding="utf-8"))
+    default = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    ours = kueue_config()
+    assert {k: v for k, v in ours.items() if k != "resources"} == default
+    assert ours["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
+
+
+# ------------------------------------------------------------------------- tenants / storage
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_tenant_objects(which: str) -> None:
+    model, _, resources = recorded(which)
+    namespaces = _named(by_kind(resources, "Namespace"))
+    priorities = _named(by_kind(resources, "PriorityClass"))
+    critical = priorities[f"{model.metadata.name}-critical"]["value"]
+    for tenant in model.tenants:
+        ns = namespaces[tenant.name]["metadata"]["labels"]
+        assert ns["pod-security.kubernetes.io/enforce"] == "baseline"
+        objects = [r.inputs for r in resources if r.inputs.get("metadata", {}).get("namespace") == tenant.name]
+        kinds = sorted(o["kind"] for o in objects)
+        assert kinds.count("NetworkPolicy") == 3
+        assert {"ResourceQuota", "LimitRange", "RoleBinding", "LocalQueue"} <= set(kinds)
+        deny = next(o for o in objects if o["metadata"]["name"] == "default-deny")["spec"]
+        assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+        binding = next(o for o in objects if o["kind"] == "RoleBinding")
+        assert binding["roleRef"]["name"] == "edit"
+        assert binding["subjects"][0] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Group",
+            "name": f"gpuplat:{tenant.name}",
+        }
+        quota = next(o for o in objects if o["kind"] == "ResourceQuota")["spec"]["hard"]
+        usable = {
+            r for p in model.pools if p.name in tenant.pools for r in _pool_resources(model, recorded(which)[1], p.name)
+        }
+        for key, value in quota.items():
+            assert (int(value) > 0) == (key.removeprefix("requests.") in usable and tenant.gpus > 0), key
+        assert priorities[f"{model.metadata.name}-tenant-{tenant.name}"]["value"] < critical
+
+
+def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
+    model, plan, resources = recorded("dev")
+    keys = set(releases(resources))
+    assert {"aws-fsx-csi-driver", "aws-mountpoint-s3-csi-driver"} <= keys
+    classes = _named(by_kind(resources, "StorageClass"))
+    assert set(classes) == {f"atlas-{t}" for t in ("hot", "warm", "cold")}
+    assert all(c["provisioner"] == "kubernetes.io/no-provisioner" for c in classes.values())
+    assert classes["atlas-hot"]["metadata"]["annotations"]["gpuplat.dev/critical-iops-share"] == str(
+        model.storage.critical_iops_share
+    )
+    volumes = _named(by_kind(resources, "PersistentVolume"))
+    claims = {
+        (c["metadata"]["namespace"], c["metadata"]["name"]): c for c in by_kind(resources, "PersistentVolumeClaim")
+    }
+    for tenant in model.tenants:
+        hot = volumes[f"atlas-hot-{tenant.name}"]["spec"]
+        assert hot["csi"]["driver"] == "fsx.csi.aws.com"
+        assert hot["csi"]["volumeHandle"] == "fs-0123456789abcdef0"
+        assert set(hot["csi"]["volumeAttributes"]) == {"dnsname", "mountname"}
+        assert plan.storage.hot is not None and hot["capacity"]["storage"] == f"{plan.storage.hot.capacity_gib}Gi"
+        for tier in ("warm", "cold"):
+            spec = volumes[f"atlas-{tier}-{tenant.name}"]["spec"]
+            assert spec["csi"]["driver"] == "s3.csi.aws.com"
+            assert f"prefix {tenant.name}/" in spec["mountOptions"]
+            assert ("allow-delete" in spec["mountOptions"]) == (tier == "warm")
+        for tier in ("hot", "warm", "cold"):
+            claim = claims[(tenant.name, tier)]["spec"]
+            assert claim["volumeName"] == f"atlas-{tier}-{tenant.name}"
+            assert volumes[claim["volumeName"]]["spec"]["claimRef"] == {"namespace": tenant.name, "name": tier}
+    handles = [
+        v["spec"]["csi"]["volumeHandle"] for v in volumes.values() if v["spec"]["csi"]["driver"] == "s3.csi.aws.com"
+    ]
+    assert len(handles) == len(set(handles))
+
+
+def test_storage_on_kubernetes_uses_the_named_classes() -> None:
+    _, _, resources = recorded("kubernetes")
+    assert not by_kind(resources, "StorageClass") and not by_kind(resources, "PersistentVolume")
+    assert not {"aws-fsx-csi-driver", "aws-mountpoint-s3-csi-driver"} & set(releases(resources))
+    priorities = _named(by_kind(resources, "PriorityClass"))
+    assert priorities["orion-critical"]["value"] > priorities["orion-standard"]["value"]
+
+
+# ----------------------------------------------------------------- autoscaling / observability
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_gpu_utilization_rules_per_pool(which: str) -> None:
+    model, _, resources = recorded(which)
+    (monitor,) = by_kind(resources, "ServiceMonitor")  # the operator's own is off: exactly one
+    endpoint = monitor["spec"]["endpoints"][0]
+    assert endpoint["honorLabels"] is True
+    assert monitor["spec"]["attachMetadata"] == {"node": True}
+    assert {
+        "sourceLabels": ["__meta_kubernetes_node_label_gpuplat_dev_pool"],
+        "targetLabel": "pool",
+        "action": "replace",
+    } in endpoint["relabelings"]
+    (rule,) = by_kind(resources, "PrometheusRule")
+    records, alerts = (g["rules"] for g in rule["spec"]["groups"])
+    window = model.autoscaling.window
+    assert [r["labels"]["pool"] for r in records] == [p.name for p in model.pools]
+    for record, pool in zip(records, model.pools, strict=True):
+        assert f'{{pool="{pool.name}"}}[{window}]' in record["expr"]
+        assert "avg_over_time(" in record["expr"]
+        metric = "DCGM_FI_PROF_GR_ENGINE_ACTIVE" if pool.sharing.mode is SharingMode.MIG else "DCGM_FI_DEV_GPU_UTIL"
+        assert metric in record["expr"]
+    waste = [a for a in alerts if a["alert"] == "GpuPoolUnderutilized"]
+    saturated = [a for a in alerts if a["alert"] == "GpuPoolSaturated"]
+    assert len(waste) == len(saturated) == len(model.pools)
+    assert all(a["for"] == "1h" and a["expr"].endswith(f"< {model.autoscaling.scale_down_below}") for a in waste)
+    assert all(a["for"] == window and a["expr"].endswith(f"> {model.autoscaling.scale_up_above}") for a in saturated)
+    assert "keda" in releases(resources)
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_prometheus_selects_every_monitor_and_keeps_the_retention(which: str) -> None:
+    model = recorded(which)[0]
+    spec = _values(which, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
+    assert spec["retention"] == model.observability.retention
+    for key in ("serviceMonitor", "podMonitor", "rule"):
+        assert spec[f"{key}SelectorNilUsesHelmValues"] is False
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_every_release_is_pinned_from_the_catalog(which: str) -> None:
+    _, _, resources = recorded(which)
+    for key, release in releases(resources).items():
+        chart = CHARTS[key]
+        assert release.inputs["version"] == chart.version
+        assert release.inputs["chart"] == chart.release_chart
+        assert release.inputs["namespace"] == chart.namespace
+        assert release.type == RELEASE
+
+
+def test_resource_counts() -> None:
+    """Not a limit: the counts are printed (`pytest -s`) for reviews of the infrastructure size."""
+    for which in SPECS:
+        resources = recorded(which)[2]
+        custom = [r for r in resources if r.custom and r.type != "pulumi:providers:kubernetes"]
+        print(f"{which}: {len(custom)} Kubernetes objects and releases, {len(resources)} registrations")
+        assert custom
+
+
+@pytest.mark.parametrize("name", ["monitoring", "kube-system", "atlas-system"])
+def test_a_tenant_cannot_take_a_namespace_someone_else_owns(name: str) -> None:
+    model, plan, _ = recorded("dev")
+    clash = dataclasses.replace(model, tenants=(dataclasses.replace(model.tenants[0], name=name),))
+    with pytest.raises(ValueError, match="namespace"):
+        record_side(clash, plan)
