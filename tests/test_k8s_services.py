@@ -265,3 +265,11 @@ def test_a_tenant_cannot_take_a_namespace_someone_else_owns(name: str) -> None:
     clash = dataclasses.replace(model, tenants=(dataclasses.replace(model.tenants[0], name=name),))
     with pytest.raises(ValueError, match="namespace"):
         record_side(clash, plan)
+
+
+def test_without_queueing_no_kueue_is_installed() -> None:
+    model, plan, _ = recorded("dev")
+    plain = dataclasses.replace(model, scheduling=dataclasses.replace(model.scheduling, queueing="none"))
+    resources = tuple(record_side(plain, plan))
+    assert "kueue" not in releases(resources)
+    assert not [r for r in resources if str(r.inputs.get("apiVersion", "")).startswith("kueue.x-k8s.io/")]

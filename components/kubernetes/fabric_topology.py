@@ -5,11 +5,12 @@ labels the nodes really carry:
 - aws: EKS labels instances that support the EC2 instance-topology API (the EFA types fabric
   pools must use) with `topology.k8s.aws/network-node-layer-1..3`, layer 1 the farthest from
   the instance. These are AWS's real network nodes whatever `tiers` the spec draws, so all
-  three are levels, then the host.
+  three are levels, then the host. Some instance types have a fourth layer; it is left out,
+  because a level whose label a node lacks would keep that node out of placement.
 - provider kubernetes: the host only. The spec says how big the fabric is, not which leaf
   each node is cabled to, so the platform cannot write leaf / spine labels that would be
-  true, and a Topology level whose label a node lacks keeps that node out of topology-aware
-  placement. A site that labels its nodes by leaf can add that level in front.
+  true (and a wrong leaf is worse than none). Sites that already label nodes by leaf would
+  need a spec field naming that label to get a leaf level.
 Fabric pools' ResourceFlavors name this Topology (Scheduling). Needs Kueue (its CRD): no
 Topology with `queueing: none` or `topologyAware: false`.
 
