@@ -54,7 +54,7 @@ def test_bucket_options_protect_and_retain() -> None:
     resources = record(program)
     stack, bucket = resources
     assert stack.type == "pulumi:pulumi:Stack" and stack.parent is None and stack.urn == STACK_URN
-    assert bucket.urn == f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack$aws:s3/bucket:Bucket::data"
+    assert bucket.urn == f"urn:pulumi:{STACK}::{PROJECT}::aws:s3/bucket:Bucket::data"
     assert bucket.type == "aws:s3/bucket:Bucket"
     assert bucket.custom is True and bucket.parent == STACK_URN
     assert bucket.inputs == {"forceDestroy": False, "tags": {"team": "ml"}}
@@ -285,3 +285,23 @@ def test_importing_the_package_does_not_import_pulumi() -> None:
     code = "import sys, gpuplat.preview; assert 'pulumi' not in sys.modules, 'pulumi imported'"
     root = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+
+
+def test_urns_carry_the_whole_parent_type_chain_like_the_engine() -> None:
+    import pulumi
+
+    class Outer(pulumi.ComponentResource):
+        def __init__(self, name: str) -> None:
+            super().__init__("test:index:Outer", name, None, None)
+            Inner(f"{name}-inner", pulumi.ResourceOptions(parent=self))
+
+    class Inner(pulumi.ComponentResource):
+        def __init__(self, name: str, opts: pulumi.ResourceOptions) -> None:
+            super().__init__("test:index:Inner", name, None, opts)
+            pulumi.ComponentResource("test:index:Leaf", f"{name}-leaf", None, pulumi.ResourceOptions(parent=self))
+
+    urns = {r.name: r.urn for r in record_program(lambda: Outer("o"), project=PROJECT, stack=STACK)}
+    assert urns["o"] == f"urn:pulumi:{STACK}::{PROJECT}::test:index:Outer::o"
+    assert urns["o-inner-leaf"] == (
+        f"urn:pulumi:{STACK}::{PROJECT}::test:index:Outer$test:index:Inner$test:index:Leaf::o-inner-leaf"
+    )

@@ -21,6 +21,7 @@ from typing import Any
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs, Mocks
 from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.settings import get_project, get_stack
 
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
@@ -58,6 +59,18 @@ class RecordingMonitor(MockMonitor):
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._outputs: dict[str, dict[str, Any]] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The real engine (resource.NewURN) qualifies a type with the parent's WHOLE type chain
+        # and leaves the root stack out; the SDK mock uses only the immediate parent type and
+        # keeps the stack. Match the engine, so preview URNs equal `pulumi preview`'s and
+        # duplicate-URN errors fire exactly where the real engine's would.
+        qualified = type_
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != "pulumi:pulumi:Stack":
+                qualified = f"{parent_type}${type_}"
+        return "urn:pulumi:" + "::".join([get_stack(), get_project(), qualified, name])
 
     # ------------------------------------------------------------------ registrations
 
