@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="print the derived numbers: markets, sharing, fabric, storage, cost")
     _common(plan, ["text", "json"])
     plan.set_defaults(run=cmd_plan)
+    preview = sub.add_parser("preview", help="run the Pulumi program offline and print every resource")
+    _common(preview, ["text", "json"])
+    preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
+    preview.set_defaults(run=_lazy("gpuplat.preview.command", "cmd_preview"))
     return parser
 
 
