@@ -1,8 +1,11 @@
 """Cluster: the EKS control plane, its identities, the system node group and core add-ons.
 
-GPU capacity is not here: Karpenter launches it (GpuNodePool). This component only gives
-Karpenter somewhere to run (the system node group, tainted CriticalAddonsOnly so nothing
-else lands there) and what its nodes need to join (the node role and its access entry).
+GPU capacity is not here: Karpenter launches it (GpuNodePool). This component gives the
+platform's controllers somewhere to run (the system node group: Karpenter, CoreDNS, the GPU
+Operator, Kueue, HAMi's scheduler, KEDA, the CSI controllers and Prometheus) and what GPU
+nodes need to join (the node role and its access entry). The group is not tainted: those
+charts do not tolerate CriticalAddonsOnly, and GPU nodes are tainted instead, so ordinary
+CPU pods land here rather than on GPUs.
 
 Two node roles: EKS creates the access entry of a managed node group's role by itself, and
 an explicit entry for the same role collides with it. Karpenter's nodes get their own role
@@ -29,10 +32,9 @@ NODE_POLICIES = (
     "AmazonEKS_CNI_Policy",
     "AmazonSSMManagedInstanceCore",  # shell access through SSM instead of SSH keys
 )
-# Only pods tolerating this taint run on the system nodes (Karpenter's chart does by default).
-SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
-SYSTEM_INSTANCE_TYPE = "m7i.xlarge"  # Karpenter, CoreDNS and the add-on controllers
-SYSTEM_NODES = (2, 2, 3)  # min, desired, max: two for Karpenter's HA pair, one spare for upgrades
+# Prometheus with a 15-30 d retention and the operators' controllers want ~16 GiB nodes.
+SYSTEM_INSTANCE_TYPE = "m7i.2xlarge"
+SYSTEM_NODES = (2, 3, 4)  # min, desired, max: Karpenter's HA pair needs two, the rest is headroom
 SYSTEM_ROOT_GIB = 50
 # Installed before any node exists (nodes need the CNI to become Ready, Pod Identity is
 # how Karpenter gets credentials); CoreDNS waits for the system nodes it runs on.
@@ -216,7 +218,6 @@ class Cluster(pulumi.ComponentResource):
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            taints=[aws.eks.NodeGroupTaintArgs(key=SYSTEM_TAINT_KEY, value="true", effect="NO_SCHEDULE")],
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             tags=tags(model, f"{cluster_name}-system"),
             opts=own(self, [*system_attachments, early["vpc-cni"], early["kube-proxy"]]),
