@@ -6,10 +6,22 @@ from gpuplat.validate.rules import (
     metadata,
     pools,
     procurement,
+    scheduling,
     sharing,
     storage,
     target,
     tenants,
 )
 
-__all__ = ["autoscaling", "fabric", "metadata", "pools", "procurement", "sharing", "storage", "target", "tenants"]
+__all__ = [
+    "autoscaling",
+    "fabric",
+    "metadata",
+    "pools",
+    "procurement",
+    "scheduling",
+    "sharing",
+    "storage",
+    "target",
+    "tenants",
+]

@@ -75,8 +75,8 @@ def mig_layout_valid(data: Data) -> Iterator[Finding]:
         layout = as_map(sharing.get("layout"))
         if layout is None or gpu is None or not gpu.model.mig_capable:
             continue
-        if not layout or not all(is_int(count) for count in layout.values()):
-            continue  # the schema pass reports empty layouts and non-integer counts
+        if not layout or not all(is_int(count) and count >= 1 for count in layout.values()):
+            continue  # the schema pass reports empty layouts and counts that are not whole and positive
         counts: dict[str, int] = {name: int(count) for name, count in layout.items()}
         path = ("gpuNodePools", i, "sharing", "layout")
         for problem in mig_layout_problems(gpu.model, counts):

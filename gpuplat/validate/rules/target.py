@@ -14,6 +14,9 @@ from gpuplat.validate.rules._common import Data, as_list, as_str, provider, sect
 EKS_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 
 _VERSION = re.compile(r"^1\.(\d{2})$")
+# The schema's forms of region and zone names; malformed ones are its to report.
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
+_ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
 
 # (path, provider that reads it): fields the other provider silently ignores.
 _PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -74,10 +77,10 @@ def aws_zones_required(data: Data) -> Iterator[Finding]:
 def zones_in_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
     region = as_str(target.get("region")) if target is not None else None
-    if provider(data) != "aws" or target is None or region is None:
+    if provider(data) != "aws" or target is None or region is None or not _REGION.match(region):
         return
     for j, zone in enumerate(as_list(target.get("zones"))):
-        if isinstance(zone, str) and not re.fullmatch(re.escape(region) + "[a-z]", zone):
+        if isinstance(zone, str) and _ZONE.match(zone) and not re.fullmatch(re.escape(region) + "[a-z]", zone):
             yield Finding(
                 ("target", "zones", j),
                 f"zone {zone} is not in region {region} (its zones are {region}a, {region}b, ...)",
