@@ -7,7 +7,7 @@ recording rules and tenants select on them. One place, so the two sides cannot d
 
 from __future__ import annotations
 
-from gpuplat.catalog import gpu_model
+from gpuplat.catalog import HAMI_GPU_RESOURCE as HAMI_GPU_RESOURCE
 from gpuplat.model import GpuNodePool, Market, Platform, SharingMode
 
 POOL_LABEL = "gpuplat.dev/pool"
@@ -16,11 +16,6 @@ FABRIC_LABEL = "gpuplat.dev/fabric"  # "true" on fabric pools: SR-IOV / network 
 # The GPU Operator deploys an operand on a node unless its deploy label is already "false";
 # HAMi brings its own device plugin to fractional pools, and two plugins must not advertise there.
 DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
-# HAMi's vGPU count on fractional pools. Not nvidia.com/gpu: HAMi's webhook sends every pod that
-# asks for its resource to hami-scheduler, which only places pods on HAMi nodes, so sharing the
-# name would strand whole-GPU pods. The ".shared" suffix is the device plugin's own convention
-# for shared GPUs, and it keeps the GPU Operator's validator (prefix nvidia.com/gpu) satisfied.
-HAMI_GPU_RESOURCE = "nvidia.com/gpu.shared"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"  # Karpenter's well-known label: spot | on-demand | reserved
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -52,31 +47,6 @@ def device_plugin_config_name(pool: GpuNodePool) -> str | None:
         return pool.name
     return None
 
-
-def mig_strategy(model: Platform) -> str:
-    """The GPU Operator's MIG strategy: `single` or `mixed`.
-
-    `single` advertises MIG devices as nvidia.com/gpu, which only stays meaningful when every
-    GPU node of the cluster is partitioned the same single-profile way; as soon as a pool uses
-    a layout of several profiles, or pools differ (whole GPUs beside slices, two profiles),
-    `nvidia.com/gpu` would mean different things on different nodes, so `mixed` names each
-    profile (nvidia.com/mig-<profile>). Without MIG pools the strategy changes nothing: `single`.
-    """
-    mig = [p for p in model.pools if p.sharing.mode is SharingMode.MIG]
-    if not mig:
-        return "single"
-    layouts: set[tuple[tuple[str, int], ...]] = set()
-    for pool in mig:
-        gpu = gpu_model(pool.gpu_model)
-        layout = (
-            dict(pool.sharing.layout)
-            if pool.sharing.layout is not None
-            else (gpu.named_mig_configs().get(pool.sharing.profile or "", {}) if gpu else {})
-        )
-        layouts.add(tuple(sorted(layout.items())))
-    if len(mig) == len(model.pools) and len(layouts) == 1 and len(next(iter(layouts))) == 1:
-        return "single"
-    return "mixed"
 
 
 def pool_node_labels(pool: GpuNodePool) -> dict[str, str]:

@@ -22,7 +22,6 @@ from components.conventions import (
     MIG_CONFIG_LABEL,
     POOL_LABEL,
     SPOT_TAINT_KEY,
-    mig_strategy,
     pool_node_labels,
 )
 from gpuplat.model import Sharing, SharingMode
@@ -160,18 +159,6 @@ def test_adding_a_pool_and_a_tenant_renames_nothing_on_kubernetes(tmp_path: Path
 # ------------------------------------------------------------------------------ GPU sharing
 
 
-def test_mig_strategy_is_single_only_for_one_uniform_single_profile_fleet() -> None:
-    model, _ = compile_aws_stack("dev")
-    assert mig_strategy(model) == "mixed"  # whole GPUs beside MIG slices
-    uniform = [dataclasses.replace(p, sharing=Sharing(SharingMode.MIG, profile="all-1g.10gb")) for p in model.pools]
-    h100 = [p for p in uniform if p.gpu_model == "H100-SXM-80GB"]
-    assert mig_strategy(dataclasses.replace(model, pools=tuple(h100))) == "single"
-    layout = Sharing(SharingMode.MIG, layout={"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})
-    assert mig_strategy(dataclasses.replace(model, pools=(dataclasses.replace(h100[0], sharing=layout),))) == "mixed"
-    no_mig = tuple(p for p in model.pools if p.sharing.mode is not SharingMode.MIG)
-    assert mig_strategy(dataclasses.replace(model, pools=no_mig)) == "single"
-
-
 @pytest.mark.parametrize("which", SPECS)
 def test_gpu_operator_values(which: str) -> None:
     model, _, resources = recorded(which)
@@ -180,7 +167,7 @@ def test_gpu_operator_values(which: str) -> None:
     # The EKS NVIDIA AMI ships driver and toolkit; an existing cluster gets them from the operator.
     assert values["driver"]["enabled"] is not on_aws
     assert values["toolkit"]["enabled"] is not on_aws
-    assert values["mig"]["strategy"] == mig_strategy(model)
+    assert values["mig"]["strategy"] == "mixed"  # the plan names MIG resources per profile
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
     tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
     for pool in model.pools:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.conventions import POOL_LABEL, SPOT_TAINT_KEY, mig_strategy
+from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._common import unit_resources
 from components.kubernetes._quota import split
 from components.kubernetes.scheduling import kueue_config
@@ -33,7 +33,7 @@ def _values(which: str, key: str) -> dict[str, Any]:
 
 
 def _pool_resources(model: Platform, plan: Plan, pool: str) -> dict[str, int]:
-    return unit_resources(model.pools_by_name[pool], plan.pool(pool), mig_strategy(model))
+    return unit_resources(model.pools_by_name[pool], plan.pool(pool))
 
 
 # ------------------------------------------------------------------------------- scheduling

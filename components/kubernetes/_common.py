@@ -13,9 +13,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import GPU_TAINT_KEY, HAMI_GPU_RESOURCE, SPOT_TAINT_KEY, pool_taints
-from gpuplat.catalog import CHARTS, GPU_RESOURCE
-from gpuplat.model import GpuNodePool, Market, Platform, Provider, SharingMode
+from components.conventions import GPU_TAINT_KEY, SPOT_TAINT_KEY, pool_taints
+from gpuplat.catalog import CHARTS
+from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.plan.types import PoolPlan
 
@@ -142,27 +142,18 @@ def gpu_node_tolerations(model: Platform, pools: Iterable[GpuNodePool] | None = 
     return _unique(tolerations)
 
 
-def unit_resources(pool: GpuNodePool, plan_pool: PoolPlan, mig_strategy: str) -> dict[str, int]:
-    """Extended resources one GPU of the pool advertises -> how many units of each.
-
-    Follows the plan, except where the cluster is set up differently from the catalog
-    defaults the planner assumes: HAMi advertises HAMI_GPU_RESOURCE (see conventions), and
-    under the `single` MIG strategy every MIG device is an nvidia.com/gpu.
-    """
+def unit_resources(pool: GpuNodePool, plan_pool: PoolPlan) -> dict[str, int]:
+    """Extended resources one GPU of the pool advertises -> how many units of each (the plan's)."""
     units = plan_pool.units
-    if pool.sharing.mode is SharingMode.FRACTIONAL:
-        return {HAMI_GPU_RESOURCE: units.per_gpu}
-    if pool.sharing.mode is SharingMode.MIG and mig_strategy == "single" and units.mig_devices:
-        return {GPU_RESOURCE: sum(units.mig_devices.values())}
     per_node = units.resources or {units.resource: units.per_node}
     return {resource: count // pool.gpus_per_node for resource, count in per_node.items() if count > 0}
 
 
-def platform_resources(model: Platform, plan: Plan, mig_strategy: str) -> list[str]:
+def platform_resources(model: Platform, plan: Plan) -> list[str]:
     """Every GPU resource the platform's nodes advertise, in a stable order."""
     names: list[str] = []
     for pool in model.pools:
-        for resource in unit_resources(pool, plan.pool(pool.name), mig_strategy):
+        for resource in unit_resources(pool, plan.pool(pool.name)):
             if resource not in names:
                 names.append(resource)
     return names

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from components.conventions import device_plugin_config_name, mig_config_name
-from gpuplat.catalog import GPU_RESOURCE, GpuModel, gpu_model
+from gpuplat.catalog import GPU_RESOURCE, MIG_STRATEGY, GpuModel, gpu_model
 from gpuplat.model import Platform, SharingMode
 
 DEVICE_PLUGIN_CONFIGMAP = "gpuplat-device-plugin-config"
@@ -27,13 +27,13 @@ def _dump(document: dict[str, Any]) -> str:
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
-def device_plugin_configs(model: Platform, mig_strategy: str) -> dict[str, str]:
+def device_plugin_configs(model: Platform) -> dict[str, str]:
     """ConfigMap data: the `default` entry plus one entry per time-slicing / MPS pool.
 
     `flags.migStrategy` repeats the operator's MIG_STRATEGY (the env var wins anyway), so a
     reader of the ConfigMap sees the whole truth.
     """
-    flags = {"migStrategy": mig_strategy}
+    flags = {"migStrategy": MIG_STRATEGY}
     data = {DEFAULT_DEVICE_PLUGIN_CONFIG: _dump({"version": "v1", "flags": flags})}
     for pool in model.pools:
         key = device_plugin_config_name(pool)

@@ -42,11 +42,11 @@ class Flavor:
     units: dict[str, int]  # resource -> units per GPU
 
 
-def flavors(model: Platform, plan: Plan, mig_strategy: str) -> list[Flavor]:
+def flavors(model: Platform, plan: Plan) -> list[Flavor]:
     result: list[Flavor] = []
     for pool in model.pools:
         plan_pool = plan.pool(pool.name)
-        units = unit_resources(pool, plan_pool, mig_strategy)
+        units = unit_resources(pool, plan_pool)
         if model.target.provider is Provider.AWS:
             for market in pool.markets:
                 key = f"{pool.name}-{market.value}"

@@ -1,7 +1,8 @@
 """GpuSharing: the NVIDIA GPU Operator with the pools' sharing configs, and HAMi for fractional pools.
 
-- MIG strategy: `conventions.mig_strategy` (mixed unless every GPU node is partitioned the
-  same single-profile way); nodes pick their layout by `nvidia.com/mig.config`.
+- MIG strategy: the catalog's MIG_STRATEGY, `mixed`: the plan, quotas and flavors name each
+  MIG profile (nvidia.com/mig-<profile>) whatever the mix of pools, so adding a pool never
+  renames a resource; nodes pick their layout by `nvidia.com/mig.config`.
 - Time-slicing / MPS: one device-plugin config per pool, picked by
   `nvidia.com/device-plugin.config=<pool>`; exclusive and MIG nodes get `default`.
 - Custom MIG layouts: a mig-parted ConfigMap (see _gpu_configs.mig_parted_config).
@@ -26,7 +27,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import HAMI_GPU_RESOURCE, SHARING_LABEL, mig_strategy
+from components.conventions import HAMI_GPU_RESOURCE, SHARING_LABEL
+from gpuplat.catalog import MIG_STRATEGY
 from gpuplat.model import Platform, Provider, SharingMode
 from gpuplat.plan import Plan
 
@@ -76,14 +78,13 @@ def gpu_direct_rdma(model: Platform) -> bool:
 
 def gpu_operator_values(model: Platform) -> dict[str, Any]:
     on_aws = model.target.provider is Provider.AWS
-    strategy = mig_strategy(model)
     tolerations = gpu_node_tolerations(model)
     driver: dict[str, Any] = {"enabled": not on_aws}
     if gpu_direct_rdma(model):
         # The network operator's DOCA driver container provides the RDMA stack (FabricTopology).
         driver["rdma"] = {"enabled": True, "useHostMofed": False}
     values: dict[str, Any] = {
-        "mig": {"strategy": strategy},
+        "mig": {"strategy": MIG_STRATEGY},
         "driver": driver,
         "toolkit": {"enabled": not on_aws},
         # Operands must reach spot and custom-tainted GPU nodes too, or those nodes never
@@ -95,7 +96,7 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
                 "create": True,
                 "name": DEVICE_PLUGIN_CONFIGMAP,
                 "default": DEFAULT_DEVICE_PLUGIN_CONFIG,
-                "data": device_plugin_configs(model, strategy),
+                "data": device_plugin_configs(model),
             }
         },
         "dcgmExporter": {"serviceMonitor": {"enabled": False}},
@@ -147,7 +148,7 @@ class GpuSharing(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuSharingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:GpuSharing", name, None, opts)
         model = args.model
-        self.mig_strategy = mig_strategy(model)
+        self.mig_strategy = MIG_STRATEGY
         self.gpu_operator = chart_release(
             self,
             name,

@@ -26,7 +26,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.conventions import mig_strategy
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
@@ -129,7 +128,7 @@ class Scheduling(pulumi.ComponentResource):
         self.kueue = kueue = chart_release(
             self, name, "kueue", kueue_values(), provider, pod_security="baseline", depends_on=args.depends_on
         )
-        all_flavors = flavors(model, args.plan, mig_strategy(model))
+        all_flavors = flavors(model, args.plan)
         flavor_resources = [
             k8s.apiextensions.CustomResource(
                 f"{name}-flavor-{flavor.key}",

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import mig_strategy
 from gpuplat.model import Platform
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
@@ -58,8 +57,7 @@ def priority_class_name(model: Platform, tenant: str) -> str:
 
 
 def quota_hard(model: Platform, plan: Plan, tenant: TenantSpec) -> dict[str, str]:
-    strategy = mig_strategy(model)
-    ceilings = quota_ceilings(tenant, flavors(model, plan, strategy), platform_resources(model, plan, strategy))
+    ceilings = quota_ceilings(tenant, flavors(model, plan), platform_resources(model, plan))
     return {f"requests.{resource}": str(n) for resource, n in ceilings.items()}
 
 

@@ -43,6 +43,11 @@ SHARING_OVERHEAD: Mapping[str, float] = MappingProxyType(
 GPU_RESOURCE = "nvidia.com/gpu"
 HAMI_MEMORY_RESOURCE = "nvidia.com/gpumem"  # MiB per vGPU
 HAMI_CORES_RESOURCE = "nvidia.com/gpucores"  # percent of the GPU's SMs
+# HAMi's vGPU count on fractional pools. Not nvidia.com/gpu: HAMi's webhook sends every pod that
+# asks for its resource to hami-scheduler, which only places pods on HAMi nodes, so sharing the
+# name would strand whole-GPU pods. The ".shared" suffix is the device plugin's own convention
+# for shared GPUs, and it keeps the GPU Operator's validator (prefix nvidia.com/gpu) satisfied.
+HAMI_GPU_RESOURCE = "nvidia.com/gpu.shared"
 
 # The schedulable unit of each mode. MIG is absent on purpose: under the mixed strategy
 # the resource depends on the profile, so use mig_resource_name().
@@ -52,7 +57,7 @@ SHARING_RESOURCE: Mapping[str, str] = MappingProxyType(
         "mps": GPU_RESOURCE,
         "time-slicing": GPU_RESOURCE,
         # HAMi's vGPU count; memory and cores are requested beside it.
-        "fractional": GPU_RESOURCE,
+        "fractional": HAMI_GPU_RESOURCE,
     }
 )
 
