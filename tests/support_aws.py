@@ -136,13 +136,8 @@ def crd_errors(kind: tuple[str, str], obj: dict[str, Any]) -> Iterator[str]:
 
 # ------------------------------------------------------------------------------ chart values
 
-# Upstream values.yaml per chart (shared/upstream/charts, CHARTS.md). Read in place until the
-# repository vendors them; the test that needs them skips when neither copy is there.
-CHART_DIRS = (
-    ROOT / "tests" / "charts",
-    ROOT.parent / "shared" / "upstream" / "charts",
-    Path("/work/shared/upstream/charts"),
-)
+# Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
+CHART_DIRS = (ROOT / "tests" / "charts",)
 
 
 def chart_values(key: str) -> dict[str, Any] | None:

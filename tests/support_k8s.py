@@ -137,13 +137,8 @@ def crd_errors(obj: Mapping[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------------------ chart values
 
-# Upstream values.yaml per chart (shared/upstream/charts, CHARTS.md), read in place until the
-# repository vendors them; tests that need them skip when no copy is there.
-CHART_DIRS = (
-    ROOT / "tests" / "charts",
-    ROOT.parent / "shared" / "upstream" / "charts",
-    Path("/work/shared/upstream/charts"),
-)
+# Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
+CHART_DIRS = (ROOT / "tests" / "charts",)
 # Keys the chart templates read that values.yaml lacks (CHARTS.md section 3), by chart.
 TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "gpu-operator": (
