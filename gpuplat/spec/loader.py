@@ -22,6 +22,13 @@ from gpuplat.spec.positions import Pos
 
 # Specs are small; a larger file is almost certainly the wrong file (a log, a binary).
 MAX_SPEC_BYTES = 8 * 1024 * 1024
+# Aliases let a few lines expand to billions of values ("billion laughs"); a real spec has a
+# few hundred, so stop expanding long before it costs minutes of CPU or gigabytes of memory.
+MAX_SPEC_VALUES = 100_000
+
+
+class _TooManyValues(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,10 @@ def _io_error(file: str, code: str, message: str, line: int = 1, col: int = 1) -
     return Diagnostic(code, Level.ERROR, message, "$", file, line, col)
 
 
-def _normalise(node: Any, origin: Origin, file: str) -> tuple[Any, Pos]:
+def _normalise(node: Any, origin: Origin, file: str, budget: list[int]) -> tuple[Any, Pos]:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
     if isinstance(node, CommentedMap):
         cmap: Any = node
         out: dict[str, Any] = {}
@@ -47,7 +57,7 @@ def _normalise(node: Any, origin: Origin, file: str) -> tuple[Any, Pos]:
             except (KeyError, TypeError):
                 val_line, val_col = key_line, key_col
             name = _key_text(key)
-            child_value, child_pos = _normalise(value, Origin(file, val_line + 1, val_col + 1), file)
+            child_value, child_pos = _normalise(value, Origin(file, val_line + 1, val_col + 1), file, budget)
             child_pos.key = Origin(file, key_line + 1, key_col + 1)
             out[name] = child_value
             pos.children[name] = child_pos
@@ -63,7 +73,7 @@ def _normalise(node: Any, origin: Origin, file: str) -> tuple[Any, Pos]:
                 item_origin = Origin(file, line + 1, col + 1)
             except (KeyError, TypeError, IndexError):
                 item_origin = origin
-            child_value, child_pos = _normalise(value, item_origin, file)
+            child_value, child_pos = _normalise(value, item_origin, file, budget)
             items.append(child_value)
             pos.children[index] = child_pos
         return items, pos
@@ -116,9 +126,12 @@ def parse_text(text: str, file: str) -> tuple[SourceDoc | None, list[Diagnostic]
         kind = "a list" if isinstance(root, CommentedSeq) else f"a single {type(_scalar(root)).__name__}"
         return None, [_io_error(file, "GP003", f"expected a mapping of spec fields at the top level, got {kind}")]
     try:
-        data, pos = _normalise(root, Origin(file, 1, 1), file)
+        data, pos = _normalise(root, Origin(file, 1, 1), file, [MAX_SPEC_VALUES])
     except RecursionError:
         return None, [_io_error(file, "GP002", "YAML nesting is too deep to be a platform spec")]
+    except _TooManyValues:
+        message = f"the YAML expands (through aliases) to more than {MAX_SPEC_VALUES} values; a spec is far smaller"
+        return None, [_io_error(file, "GP004", message)]
     return SourceDoc(file, data, pos), []
 
 
