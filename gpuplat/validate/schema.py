@@ -78,9 +78,11 @@ class _SchemaReporter:
 
     def add(self, code: str, message: str, path: Sequence[PathPart], *, at_key: bool = False) -> None:
         origin = self.pos.locate(path, prefer_key=at_key)
-        self.out.append(
-            Diagnostic(code, Level.ERROR, message, json_path(path), origin.file, origin.line, origin.col)
-        )
+        diagnostic = Diagnostic(code, Level.ERROR, message, json_path(path), origin.file, origin.line, origin.col)
+        # jsonschema raises one `required` (and `additionalProperties`) error per offending key
+        # while each report names them all, so the same record would otherwise come N times.
+        if diagnostic not in self.out:
+            self.out.append(diagnostic)
 
     def report(self, error: ValidationError) -> None:
         path: list[PathPart] = list(error.absolute_path)
