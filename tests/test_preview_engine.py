@@ -300,7 +300,10 @@ def test_urns_carry_the_whole_parent_type_chain_like_the_engine() -> None:
             super().__init__("test:index:Inner", name, None, opts)
             pulumi.ComponentResource("test:index:Leaf", f"{name}-leaf", None, pulumi.ResourceOptions(parent=self))
 
-    urns = {r.name: r.urn for r in record_program(lambda: Outer("o"), project=PROJECT, stack=STACK)}
+    def program() -> None:
+        Outer("o")
+
+    urns = {r.name: r.urn for r in record_program(program, project=PROJECT, stack=STACK)}
     assert urns["o"] == f"urn:pulumi:{STACK}::{PROJECT}::test:index:Outer::o"
     assert urns["o-inner-leaf"] == (
         f"urn:pulumi:{STACK}::{PROJECT}::test:index:Outer$test:index:Inner$test:index:Leaf::o-inner-leaf"
