@@ -38,7 +38,7 @@ def test_invalid_spec_text_lines(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     line = out.splitlines()[0]
     assert re.fullmatch(
         r"platform\.yaml:22:35: error GP201 \$\.gpuNodePools\[1\]\.sharing\.profile: "
-        r"all-1g\.5gb is not a MIG profile of H100-SXM-80GB \(p5\.48xlarge\) \(valid: all-1g\.10gb, .*\)",
+        r"all-1g\.5gb is not a MIG profile of H100-SXM-80GB \(valid: all-1g\.10gb, .*\)",
         line,
     ), line
     assert out.splitlines()[-1] == "platform.yaml: invalid (1 error(s), 0 warning(s))"

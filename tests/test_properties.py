@@ -131,6 +131,7 @@ def _compile(spec_text: str | bytes, overlay_text: str | None = None) -> None:
     assert compiled.model is not None or errors, "no model and no error"
     if compiled.model is not None:
         assert not errors
+    assert len(set(compiled.diagnostics)) == len(compiled.diagnostics), "a diagnostic reported twice"
     for d in compiled.diagnostics:
         assert d.line >= 1 and d.col >= 1 and d.file and d.path.startswith("$"), d
     render_text(compiled.diagnostics)

@@ -57,11 +57,11 @@ def mig_profile_valid(data: Data) -> Iterator[Finding]:
         if profile in configs:
             yield Finding(
                 path,
-                f"{profile} creates no MIG instances on {_gpu_text(gpu)}, so pool {pool_name(pool, i)} would "
+                f"{profile} creates no MIG instances on {gpu.model.name}, so pool {pool_name(pool, i)} would "
                 f"offer nothing to schedule (valid: {listing(usable)}; or use mode exclusive)",
             )
         else:
-            yield Finding(path, f"{profile} is not a MIG profile of {_gpu_text(gpu)} (valid: {listing(usable)})")
+            yield Finding(path, f"{profile} is not a MIG profile of {gpu.model.name} (valid: {listing(usable)})")
 
 
 @rule(
