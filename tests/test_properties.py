@@ -21,6 +21,8 @@ from ruamel.yaml import YAML
 
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_github, render_json, render_text
+from gpuplat.plan.storage import fsx_capacity_gib
+from gpuplat.validate.rules.storage import fsx_size_gib
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {
@@ -196,3 +198,10 @@ def test_edited_yaml_text_never_crashes(spec: str, rounds: int, draw: st.DataObj
 @given(raw=st.binary(max_size=200))
 def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
     _compile(raw)
+
+
+@PROPERTY_SETTINGS
+@given(tib=st.floats(min_value=1e-6, max_value=2e6))
+def test_fsx_rounding_agrees_with_the_planner(tib: float) -> None:
+    """The GP310 warning states the size the planner provisions."""
+    assert fsx_size_gib(tib) == fsx_capacity_gib(tib * 1024)

@@ -32,11 +32,7 @@ def compile_here() -> Compiled:
     """Compile the case in the current directory, so diagnostics name files relative to it."""
     overlay = Path("overlay.yaml")
     sources = Sources(Path("platform.yaml"), overlay if overlay.exists() else None)
-    try:
-        return compile_sources(sources)
-    except NotImplementedError:
-        # The planner is still a stub: until it lands, the cases pin validation only.
-        return compile_sources(sources, with_plan=False)
+    return compile_sources(sources)
 
 
 def lines_of(diagnostics: Iterable[Diagnostic]) -> set[str]:

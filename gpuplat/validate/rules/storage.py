@@ -22,7 +22,7 @@ from gpuplat.validate.rules._common import (
 
 # FSx for Lustre PERSISTENT_2 (SSD): MB/s per TiB, and storage sizes in GiB.
 FSX_THROUGHPUTS = (125, 250, 500, 1000)
-FSX_FIRST_SIZES_GIB = (1200, 2400)
+FSX_MIN_GIB = 1200
 FSX_SIZE_STEP_GIB = 2400
 
 # S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
@@ -54,12 +54,12 @@ QUANTITY_MAX_TIB = (2**63 - 1) / 2**40
 
 
 def fsx_size_gib(capacity_tib: float) -> int:
-    """The smallest PERSISTENT_2 storage capacity holding `capacity_tib`."""
-    need = math.ceil(capacity_tib * 1024 - 1e-9)
-    for size in FSX_FIRST_SIZES_GIB:
-        if need <= size:
-            return size
-    return math.ceil(need / FSX_SIZE_STEP_GIB) * FSX_SIZE_STEP_GIB
+    """The smallest PERSISTENT_2 storage capacity holding `capacity_tib` (as the planner rounds)."""
+    need = capacity_tib * 1024
+    if need <= FSX_MIN_GIB:
+        return FSX_MIN_GIB
+    # Past 1200 GiB every size is a multiple of 2400, the second size included.
+    return math.ceil(need / FSX_SIZE_STEP_GIB - 1e-9) * FSX_SIZE_STEP_GIB
 
 
 def _transitions(data: Data) -> list[tuple[int, int, str]] | None:
@@ -247,7 +247,7 @@ def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws" or not is_number(tib) or not 0 < tib * 1024 <= FSX_MAX_GIB:
         return  # non-positive or oversized capacities have errors of their own
     size = fsx_size_gib(float(tib))
-    if abs(size - float(tib) * 1024) > 1e-6:
+    if size > tib * 1024 + 1e-9:
         yield Finding(
             ("storage", "hot", "capacityTiB"),
             f"FSx for Lustre has no {show_number(tib)} TiB size ({show_number(round(tib * 1024, 1))} GiB); the hot "
