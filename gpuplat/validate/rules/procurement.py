@@ -61,7 +61,9 @@ def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     "Capacity can only be bought in a market some pool's Karpenter NodePools allow (pool markets).",
 )
 def procurement_market_allowed(data: Data) -> Iterator[Finding]:
-    shares = _shares(data)
+    implicit = provider(data) == "aws" and "procurement" not in data
+    # Without a procurement section the whole fleet is bought on demand (the model's default).
+    shares = {"spot": 0.0, "reserved": 0.0, "onDemand": 100.0} if implicit else _shares(data)
     if shares is None:
         return
     if not any(True for _ in pools(data)):
@@ -72,6 +74,14 @@ def procurement_market_allowed(data: Data) -> Iterator[Finding]:
         if raw is not None and (not isinstance(raw, list) or any(m not in MARKETS for m in as_list(raw))):
             return  # malformed markets: the schema pass reports them
         allowed.update(markets(pool))
+    if implicit and "on-demand" not in allowed:
+        yield Finding(
+            ("gpuNodePools",),
+            "without a procurement section the whole fleet is bought on demand, but no pool allows the "
+            "on-demand market; add a procurement mix or add on-demand to a pool's markets",
+            at_key=True,
+        )
+        return
     for key, market in _KEYS:
         if shares.get(key, 0) > 0 and market not in allowed:
             yield Finding(
