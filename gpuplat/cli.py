@@ -123,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as err:  # a bug of ours, never the user's input: say so in one line, no traceback
+        sys.stderr.write(f"gpuplat: internal error ({type(err).__name__}: {err}); please report it with the spec\n")
+        return EXIT_INVALID
 
 
 if __name__ == "__main__":

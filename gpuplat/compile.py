@@ -74,7 +74,7 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
     result.diagnostics.extend(diags)
     overlay = None
     if sources.overlay is not None:
-        overlay, diags = load_file(sources.overlay, _display(sources.overlay))
+        overlay, diags = load_file(sources.overlay, _display(sources.overlay), allow_empty=True)
         result.diagnostics.extend(diags)
     if base is None or (sources.overlay is not None and overlay is None):
         return result

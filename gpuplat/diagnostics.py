@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -43,10 +44,19 @@ class Diagnostic:
         return record
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
 def json_path(parts: Sequence[str | int]) -> str:
+    """`$.a[0].b`; keys that are not plain names are quoted: `$.labels["karpenter.sh/x"]`."""
     out = "$"
     for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part)}]"
     return out
 
 

@@ -90,7 +90,7 @@ procurement: null
 
 def test_overlay_merges_named_items_removes_appends_and_deletes() -> None:
     data, pos, diags = merge_overlay(_parse(BASE, "base.yaml"), _parse(OVERLAY, "env.yaml"))
-    assert diags == []
+    assert [d.code for d in diags] == ["GP013"]  # procurement: null
     pools = data["gpuNodePools"]
     assert [p["name"] for p in pools] == ["train", "batch"]
     assert pools[0]["nodes"] == {"min": 1, "max": 8}  # deep merge keeps min from the base
@@ -122,3 +122,27 @@ def test_base_is_untouched_by_merge() -> None:
     before = repr(base.data)
     merge_overlay(base, _parse(OVERLAY, "env.yaml"))
     assert repr(base.data) == before
+
+
+def test_an_overlay_of_only_comments_changes_nothing() -> None:
+    doc, diags = parse_text("# nothing to change in this environment\n", "env.yaml", allow_empty=True)
+    assert diags == [] and doc is not None
+    data, _, merge_diags = merge_overlay(_parse(BASE, "base.yaml"), doc)
+    assert merge_diags == [] and data == _parse(BASE, "base.yaml").data
+
+
+def test_deleting_a_section_with_null_is_a_warning_at_the_overlay_key() -> None:
+    over = _parse("metadata:\n  name: x\nprocurement:\n", "env.yaml")
+    data, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
+    assert "procurement" not in data
+    assert [(d.code, str(d.level), d.file, d.line, d.path) for d in diags] == [
+        ("GP013", "warning", "env.yaml", 3, "$.procurement")
+    ]
+
+
+def test_json_paths_quote_keys_that_are_not_plain_names() -> None:
+    from gpuplat.diagnostics import json_path
+
+    assert json_path(("gpuNodePools", 0, "labels", "karpenter.sh/x")) == '$.gpuNodePools[0].labels["karpenter.sh/x"]'
+    assert json_path(("procurement", "prices", "onDemandHourly", "p5.48xlarge")).endswith('["p5.48xlarge"]')
+    assert json_path(("storage", "hot", "capacityTiB")) == "$.storage.hot.capacityTiB"

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.conventions import GPU_TAINT_KEY, SPOT_TAINT_KEY, pool_taints
-from gpuplat.catalog import CHARTS
+from gpuplat.catalog import CHARTS, KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.plan.types import PoolPlan
@@ -52,21 +52,13 @@ def prefix(model: Platform) -> str:
 
 
 def system_namespace(model: Platform) -> str:
-    """Where the platform's own workloads (the pool labelers) run."""
+    """Where the platform's own workloads (the pool labelers) run; one of platform_namespaces()."""
     return f"{prefix(model)}-system"
 
 
-# Mountpoint S3 CSI v2 runs its mount pods here (chart value mountpointPod.namespace).
-_MOUNTPOINT_NAMESPACE = "mount-s3"
-
-
 def reserved_namespaces(model: Platform) -> frozenset[str]:
-    """Namespaces a tenant may not be named after: Kubernetes' own and the platform's."""
-    charts = {chart.namespace for chart in CHARTS.values()}
-    return frozenset(
-        {"kube-system", "kube-public", "kube-node-lease", "default", _MOUNTPOINT_NAMESPACE, system_namespace(model)}
-        | charts
-    )
+    """Namespaces a tenant may not be named after: Kubernetes' own and the platform's (rule GP285)."""
+    return KUBERNETES_NAMESPACES | platform_namespaces(prefix(model))
 
 
 def chart_release(

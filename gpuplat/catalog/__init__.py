@@ -5,7 +5,7 @@ modes, Helm charts. Pure data and small pure functions; no Pulumi, no YAML.
 Each module names its sources (upstream file, commit or tag, date) in its docstring.
 """
 
-from .charts import CHARTS, Chart
+from .charts import CHARTS, KUBERNETES_NAMESPACES, MOUNTPOINT_NAMESPACE, Chart, platform_namespaces
 from .gpus import (
     GPUS,
     MIG_COMPUTE_SLICES,
@@ -30,8 +30,8 @@ from .prices import (
 from .sharing import (
     GPU_RESOURCE,
     HAMI_CORES_RESOURCE,
-    HAMI_MEMORY_RESOURCE,
     HAMI_GPU_RESOURCE,
+    HAMI_MEMORY_RESOURCE,
     MIG_STRATEGY,
     REPLICAS_MAX,
     REPLICAS_MIN,
@@ -47,14 +47,16 @@ __all__ = [
     "GPUS",
     "GPU_RESOURCE",
     "HAMI_CORES_RESOURCE",
+    "HAMI_GPU_RESOURCE",
     "HAMI_MEMORY_RESOURCE",
     "HOURS_PER_MONTH",
     "INSTANCE_TYPES",
+    "KUBERNETES_NAMESPACES",
     "MARKET_DISCOUNT",
     "MIG_COMPUTE_SLICES",
     "MIG_MEMORY_SLICES",
-    "HAMI_GPU_RESOURCE",
     "MIG_STRATEGY",
+    "MOUNTPOINT_NAMESPACE",
     "ON_DEMAND_HOURLY_USD",
     "PRICES_AS_OF",
     "PRICES_SOURCE",
@@ -74,4 +76,5 @@ __all__ = [
     "mig_layout_problems",
     "mig_placement",
     "mig_resource_name",
+    "platform_namespaces",
 ]

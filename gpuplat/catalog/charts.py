@@ -196,3 +196,15 @@ _CHARTS = (
 )
 
 CHARTS: Mapping[str, Chart] = MappingProxyType({c.key: c for c in _CHARTS})
+
+# Mountpoint S3 CSI v2 runs its mount pods here (chart value mountpointPod.namespace).
+MOUNTPOINT_NAMESPACE = "mount-s3"
+KUBERNETES_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def platform_namespaces(platform_name: str) -> frozenset[str]:
+    """Namespaces the platform itself owns: its charts', the mount pods', its own system one.
+
+    A tenant named after one would share it with the platform (and its Pod Security level).
+    """
+    return frozenset({c.namespace for c in CHARTS.values()} | {MOUNTPOINT_NAMESPACE, f"{platform_name}-system"})

@@ -105,7 +105,9 @@ def _scalar(value: Any) -> Any:
     return str(value)  # anything exotic: keep the text the user wrote
 
 
-def parse_text(text: str, file: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
+def parse_text(text: str, file: str, *, allow_empty: bool = False) -> tuple[SourceDoc | None, list[Diagnostic]]:
+    """Parse one document. `allow_empty`: an empty file is an empty mapping (an overlay that
+    changes nothing, e.g. only comments), not an error."""
     yaml: Any = YAML(typ="rt")
     try:
         root: Any = yaml.load(text)
@@ -120,6 +122,8 @@ def parse_text(text: str, file: str) -> tuple[SourceDoc | None, list[Diagnostic]
         return None, [_io_error(file, "GP002", f"YAML syntax error: {err}")]
     except RecursionError:
         return None, [_io_error(file, "GP002", "YAML nesting is too deep to be a platform spec")]
+    if root is None and allow_empty:
+        return SourceDoc(file, {}, Pos(Origin(file, 1, 1))), []
     if root is None:
         return None, [_io_error(file, "GP003", "the file is empty; expected a mapping of spec fields")]
     if not isinstance(root, CommentedMap):
@@ -135,7 +139,9 @@ def parse_text(text: str, file: str) -> tuple[SourceDoc | None, list[Diagnostic]
     return SourceDoc(file, data, pos), []
 
 
-def load_file(path: Path, display: str | None = None) -> tuple[SourceDoc | None, list[Diagnostic]]:
+def load_file(
+    path: Path, display: str | None = None, *, allow_empty: bool = False
+) -> tuple[SourceDoc | None, list[Diagnostic]]:
     """Read and parse `path`; on any failure return no document and the reason as diagnostics."""
     file = display if display is not None else str(path)
     try:
@@ -156,4 +162,4 @@ def load_file(path: Path, display: str | None = None) -> tuple[SourceDoc | None,
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         return None, [_io_error(file, "GP004", f"file is not UTF-8 text (byte {err.start})", line, 1)]
-    return parse_text(text, file)
+    return parse_text(text, file, allow_empty=allow_empty)

@@ -57,6 +57,18 @@ class _Merger:
         for key, value in over.items():
             child_over = over_pos.children[key]
             if value is None:
+                if key in out:
+                    # Deliberate (`procurement: null`) or an empty key left by bad indentation:
+                    # either way the user should see that a whole section went away.
+                    self.diagnostics.append(
+                        Diagnostic(
+                            "GP013",
+                            Level.WARNING,
+                            f"the overlay sets {key!r} to null, which deletes it from the base",
+                            json_path((*path, key)),
+                            *_o(child_over.key or child_over.value),
+                        )
+                    )
                 out.pop(key, None)
                 pos.children.pop(key, None)
                 continue

@@ -186,6 +186,49 @@ def sharing_replicas_required(data: Data) -> Iterator[Finding]:
 
 
 @rule(
+    "GP228",
+    "device-plugin-config-name-free",
+    Level.ERROR,
+    "The device-plugin ConfigMap keys its per-pool configs by pool name beside the `default` config of "
+    "whole-GPU and MIG nodes.",
+)
+def device_plugin_config_name_free(data: Data) -> Iterator[Finding]:
+    for i, pool in pools(data):
+        if sharing_mode(pool) in SHARED_MODES and as_str(pool.get("name")) == "default":
+            yield Finding(
+                ("gpuNodePools", i, "name"),
+                f"a {sharing_mode(pool)} pool cannot be named default: its device-plugin config would replace "
+                "the default config of every exclusive and MIG node; choose another name",
+            )
+
+
+@rule(
+    "GP229",
+    "fractional-replicas-equal",
+    Level.ERROR,
+    "HAMi's split count (devicePlugin.deviceSplitCount) is one value for the whole cluster.",
+)
+def fractional_replicas_equal(data: Data) -> Iterator[Finding]:
+    fractional = [
+        (i, pool, sharing.get("replicas"))
+        for i, pool in pools(data)
+        if sharing_mode(pool) == "fractional" and (sharing := as_map(pool.get("sharing"))) is not None
+    ]
+    counts = [(i, pool, r) for i, pool, r in fractional if is_int(r)]
+    if not counts:
+        return
+    first_index, first_pool, first = counts[0]
+    for i, pool, replicas in counts[1:]:
+        if replicas != first:
+            yield Finding(
+                ("gpuNodePools", i, "sharing", "replicas"),
+                f"fractional pool {pool_name(pool, i)} splits GPUs {replicas} ways but "
+                f"{pool_name(first_pool, first_index)} splits them {first} ways; HAMi has one split count "
+                "per cluster, so every fractional pool needs the same replicas",
+            )
+
+
+@rule(
     "GP302",
     "sharing-metrics-attribution",
     Level.WARNING,

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuplat.catalog import KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
     SHARED_MODES,
     Data,
     as_list,
+    as_map,
     as_str,
     is_int,
+    listing,
     pool_max_gpus,
     pools,
     sharing_mode,
@@ -166,17 +169,26 @@ def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
     "GP285",
     "tenant-namespace-reserved",
     Level.ERROR,
-    "Kubernetes reserves the default namespace and the kube- prefix for the system.",
+    "Kubernetes reserves default and kube-*; the platform owns its charts' namespaces and <name>-system.",
 )
 def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
+    metadata = as_map(data.get("metadata"))
+    platform = as_str(metadata.get("name")) if metadata is not None else None
+    owned = platform_namespaces(platform) if platform is not None else frozenset[str]()
     for i, tenant in tenants(data):
         name = as_str(tenant.get("name"))
-        if name is not None and (name == "default" or name.startswith("kube-")):
-            yield Finding(
-                ("tenants", i, "name"),
-                f"tenant name {name} would be the namespace {name}, which Kubernetes reserves "
-                f"(default, kube-*); choose another name",
-            )
+        if name is None:
+            continue
+        if name in KUBERNETES_NAMESPACES or name.startswith("kube-"):
+            owner = "Kubernetes reserves (default, kube-*)"
+        elif name in owned:
+            owner = f"the platform already uses ({listing(sorted(owned))})"
+        else:
+            continue
+        yield Finding(
+            ("tenants", i, "name"),
+            f"tenant name {name} would be the namespace {name}, which {owner}; choose another name",
+        )
 
 
 @rule(
