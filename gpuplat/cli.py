@@ -107,9 +107,21 @@ def build_parser() -> argparse.ArgumentParser:
     _common(plan, ["text", "json"])
     plan.set_defaults(run=cmd_plan)
     preview = sub.add_parser("preview", help="run the Pulumi program offline and print every resource")
-    _common(preview, ["text", "json"])
+    _common(preview, ["text", "json", "markdown"])
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
+    preview.add_argument("--base", metavar="GIT_REF", help="also compile the stack at GIT_REF and print the diff")
+    preview.add_argument(
+        "--allow-replace",
+        action="store_true",
+        help="with --base: do not fail on replacing or deleting stateful resources",
+    )
     preview.set_defaults(run=_lazy("gpuplat.preview.command", "cmd_preview"))
+    policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
+    _common(policy, ["text", "json"])
+    policy.set_defaults(run=_lazy("gpuplat.preview.policy_command", "cmd_policy"))
+    graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
+    _common(graph, ["mermaid", "json"])
+    graph.set_defaults(run=_lazy("gpuplat.graph", "cmd_graph"))
     return parser
 
 
