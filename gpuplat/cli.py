@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from gpuplat.compile import Compiled, compile_stack
+from gpuplat.compile import Compiled, UnknownStackError, compile_stack
 from gpuplat.diagnostics import has_errors, render_github, render_json, render_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -131,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Command = args.run
     try:
         return run(args)
+    except UnknownStackError as err:
+        sys.stderr.write(f"gpuplat: error: {err}\n")
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_USAGE
     except BrokenPipeError:

@@ -23,6 +23,10 @@ SPEC_ENV = "GPUPLAT_SPEC"
 OVERLAY_ENV = "GPUPLAT_OVERLAY"
 
 
+class UnknownStackError(ValueError):
+    """`--stack` names an environment this project does not have (a usage error, exit 2)."""
+
+
 @dataclass(frozen=True)
 class Sources:
     spec: Path
@@ -44,7 +48,16 @@ def resolve_sources(stack: str, spec: str | None = None, overlay: str | None = N
     if spec:
         return Sources(spec_path, None)
     default = Path("stacks") / f"{stack}.yaml"
-    return Sources(spec_path, default if default.exists() else None)
+    if default.exists():
+        return Sources(spec_path, default)
+    if (Path("stacks") / f"Pulumi.{stack}.yaml").exists() or not Path("stacks").is_dir():
+        return Sources(spec_path, None)  # a stack without an overlay: the base as it is
+    # A typo (`--stack prdo`) would otherwise check or deploy the bare base spec, silently.
+    known = sorted(p.stem.removeprefix("Pulumi.") for p in Path("stacks").glob("*.yaml"))
+    raise UnknownStackError(
+        f"unknown stack {stack!r}: no stacks/{stack}.yaml or stacks/Pulumi.{stack}.yaml "
+        f"(stacks here: {', '.join(sorted(set(known))) or 'none'})"
+    )
 
 
 @dataclass
@@ -85,7 +98,7 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
         return result
     result.diagnostics.extend(validate(data, pos, suppress=suppress))
     if has_errors(result.diagnostics):
-        return result
+        return _suppressed(result, suppress)
     result.model = build_model(data)
     if with_plan:
         outcome = build_plan(result.model)
@@ -97,6 +110,13 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
         result.plan = outcome.plan
         if has_errors(result.diagnostics):
             result.model = None
+    return _suppressed(result, suppress)
+
+
+def _suppressed(result: Compiled, suppress: Sequence[str]) -> Compiled:
+    """Drop suppressed warnings of every stage (rules, merge, planner); errors always stay."""
+    if suppress:
+        result.diagnostics = [d for d in result.diagnostics if d.is_error or d.code not in suppress]
     return result
 
 

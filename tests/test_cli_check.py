@@ -98,9 +98,10 @@ def test_github_annotations(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
 
 def test_suppress_warning(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT)
+    _, out, _ = _check(capsys, "--stack", "dev", "--format", "json")
+    assert {d["code"] for d in json.loads(out)["diagnostics"]} == {"GP302"}
     _, out, _ = _check(capsys, "--stack", "dev", "--format", "json", "--suppress", "GP302")
-    codes = {d["code"] for d in json.loads(out)["diagnostics"]}
-    assert "GP302" not in codes and "GP310" in codes
+    assert json.loads(out)["diagnostics"] == []
 
 
 def test_missing_spec_is_a_diagnostic(
@@ -139,3 +140,9 @@ def test_check_imports_no_pulumi() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_unknown_stack_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    code, _, err = _check(capsys, "--stack", "prdo")
+    assert code == 2 and "unknown stack 'prdo'" in err and "prod" in err

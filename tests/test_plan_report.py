@@ -57,7 +57,8 @@ def test_plan_json_of_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert infer["markets"]["spot"] == {"nodes": 0, "gpus": 0}  # not allowed: zeros, key present
     assert (infer["units"]["resource"], infer["units"]["perNode"]) == ("nvidia.com/mig-1g.10gb", 56)
     assert doc["fabric"]["hosts"] == 256 and doc["fabric"]["bisectionGbps"] == 51200
-    assert doc["storage"]["hot"]["capacityGiB"] == 50400
+    assert doc["storage"]["hot"]["capacityGiB"] == 48000  # 48 TiB as FSx counts them, a size it accepts
+    assert doc["storage"]["hot"]["throughputMBps"] == 48000  # 48 TiB x 1000 MB/s per TiB
     assert 25 <= doc["cost"]["savingsPercent"] <= 34
     assert doc["cost"]["monthlyUsd"] < doc["cost"]["allOnDemandMonthlyUsd"]
 

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from gpuplat.catalog.fsx import capacity_gib as fsx_capacity_gib
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, Platform, build_model
 from gpuplat.plan import build_plan
 from gpuplat.plan.cost import plan_cost
 from gpuplat.plan.procurement import even_spread
 from gpuplat.plan.sharing import sharing_units
-from gpuplat.plan.storage import fsx_capacity_gib, plan_storage
+from gpuplat.plan.storage import plan_storage
 from gpuplat.plan.types import MarketShare
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +76,20 @@ def test_mixed_mig_layout_lists_every_resource() -> None:
     assert (infer.resource, infer.per_gpu, infer.per_node) == ("nvidia.com/mig-1g.10gb", 4, 32)
 
 
+def test_mig_gpu_equivalents_count_only_the_compute_slices_in_use() -> None:
+    def profile(name: str) -> Callable[[Doc], None]:
+        def edit(d: Doc) -> None:
+            d["gpuNodePools"][1]["sharing"] = {"mode": "mig", "profile": name}
+
+        return edit
+
+    # H100 x8, overhead 1.5 %: all-4g.40gb holds 4 of 7 slices -> 8 x 4/7 x 0.985 = 4.50;
+    # all-3g.40gb two 3g = 6/7 -> 6.75; all-1g.10gb.me a single 1g -> 8 x 1/7 x 0.985 = 1.13.
+    for name, expected in (("all-4g.40gb", 4.503), ("all-3g.40gb", 6.754), ("all-1g.10gb.me", 1.126)):
+        infer = sharing_units(model(profile(name)).pools_by_name["infer"])
+        assert infer.gpu_equivalents_per_node == pytest.approx(expected, abs=1e-3), name
+
+
 def test_fractional_and_overhead_override() -> None:
     lab = sharing_units(model(base=K8S).pools_by_name["lab"])
     # HAMi: 10 tasks per L40S x 4 = 40 vGPUs, advertised as nvidia.com/gpu.shared; 4 x (1 - 0.10) = 3.6.
@@ -96,8 +111,9 @@ def test_fsx_sizes() -> None:
     assert fsx_capacity_gib(1200) == 1200
     assert fsx_capacity_gib(1201) == 2400
     assert fsx_capacity_gib(2400) == 2400
-    assert fsx_capacity_gib(4915.2) == 7200  # dev's 4.8 TiB: ceil(2.048) = 3 steps of 2400
-    assert fsx_capacity_gib(49152) == 50400  # 48 TiB: ceil(20.48) = 21 steps
+    assert fsx_capacity_gib(4800) == 4800  # dev's 4.8 TiB, as FSx counts TiB: 2 steps of 2400
+    assert fsx_capacity_gib(48000) == 48000  # 48 TiB: 20 steps
+    assert fsx_capacity_gib(4801) == 7200
 
 
 def test_hot_tier_of_the_example_with_a_workload() -> None:
@@ -106,11 +122,19 @@ def test_hot_tier_of_the_example_with_a_workload() -> None:
 
     hot = plan_storage(model(workload)).hot
     assert hot is not None
-    # 48 TiB = 49152 GiB -> 50400 GiB; 50400 / 1024 TiB x 1000 MB/s/TiB = 49218.75 MB/s.
-    assert (hot.capacity_gib, hot.rounded, hot.throughput_mbps) == (50400, True, 49218.75)
-    # 1200 GiB x 1073.741824 MB/GiB / 49218.75 MB/s = 26.18 s; 140 GiB -> 3.05 s.
-    assert hot.checkpoint_write_seconds == pytest.approx(26.1788, abs=1e-3)
-    assert hot.model_load_seconds == pytest.approx(3.0542, abs=1e-3)
+    # 48 TiB (FSx's, 1000 GiB each) = 48000 GiB, a size FSx takes; 48 x 1000 MB/s/TiB = 48000 MB/s.
+    assert (hot.capacity_gib, hot.rounded, hot.throughput_mbps) == (48000, False, 48000.0)
+    # 1200 GiB x 1073.741824 MB/GiB / 48000 MB/s = 26.84 s; 140 GiB -> 3.13 s.
+    assert hot.checkpoint_write_seconds == pytest.approx(26.8435, abs=1e-3)
+    assert hot.model_load_seconds == pytest.approx(3.1317, abs=1e-3)
+
+    def rounded(d: Doc) -> None:
+        d["storage"]["hot"] = {"capacityTiB": 4.9, "throughputPerTiB": 250}
+
+    small = plan_storage(model(rounded)).hot
+    assert small is not None
+    # 4900 GiB -> 7200 GiB (3 steps of 2400); 7.2 TiB x 250 = 1800 MB/s, AWS's own formula.
+    assert (small.capacity_gib, small.rounded, small.throughput_mbps) == (7200, True, 1800.0)
 
 
 def test_cold_lifecycle_and_warm_zone() -> None:
@@ -127,9 +151,9 @@ def test_cold_lifecycle_and_warm_zone() -> None:
 def test_kubernetes_storage_is_not_rounded() -> None:
     storage = plan_storage(model(base=K8S))
     assert storage.hot is not None
-    # 100 TiB = 102400 GiB as asked; the StorageClass decides throughput, so no times.
+    # 100 TiB = 100000 GiB as asked; the StorageClass decides throughput, so no times.
     assert (storage.hot.capacity_gib, storage.hot.throughput_mbps, storage.hot.checkpoint_write_seconds) == (
-        102400,
+        100000,
         None,
         None,
     )

@@ -19,10 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from gpuplat.catalog import fsx
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_github, render_json, render_text
-from gpuplat.plan.storage import fsx_capacity_gib
-from gpuplat.validate.rules.storage import fsx_size_gib
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {
@@ -202,6 +201,10 @@ def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
 
 @PROPERTY_SETTINGS
 @given(tib=st.floats(min_value=1e-6, max_value=2e6))
-def test_fsx_rounding_agrees_with_the_planner(tib: float) -> None:
-    """The GP310 warning states the size the planner provisions."""
-    assert fsx_size_gib(tib) == fsx_capacity_gib(tib * 1024)
+def test_fsx_size_is_one_aws_accepts_and_holds_the_request(tib: float) -> None:
+    requested = tib * fsx.GIB_PER_TIB
+    size = fsx.capacity_gib(requested)
+    assert size >= requested - 1e-6
+    assert size == fsx.MIN_GIB or size % fsx.STEP_GIB == 0
+    # and it is the smallest such size
+    assert size == fsx.MIN_GIB or size - fsx.STEP_GIB < requested - 1e-9 or size - fsx.STEP_GIB < fsx.MIN_GIB

@@ -146,3 +146,11 @@ def test_json_paths_quote_keys_that_are_not_plain_names() -> None:
     assert json_path(("gpuNodePools", 0, "labels", "karpenter.sh/x")) == '$.gpuNodePools[0].labels["karpenter.sh/x"]'
     assert json_path(("procurement", "prices", "onDemandHourly", "p5.48xlarge")).endswith('["p5.48xlarge"]')
     assert json_path(("storage", "hot", "capacityTiB")) == "$.storage.hot.capacityTiB"
+
+
+def test_a_name_twice_in_one_overlay_list_is_an_error_at_the_second() -> None:
+    over = _parse(
+        "gpuNodePools:\n  - name: train\n    nodes: {max: 1}\n  - name: train\n    remove: true\n", "env.yaml"
+    )
+    _, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
+    assert [(d.code, d.file, d.line) for d in diags] == [("GP014", "env.yaml", 4)]

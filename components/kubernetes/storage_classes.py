@@ -37,6 +37,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.conventions import S3_CSI_SERVICE_ACCOUNT
+from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
@@ -106,7 +107,7 @@ def _capacities(model: Platform, plan: Plan) -> dict[str, str]:
     if plan.storage.hot is not None:
         result["hot"] = f"{plan.storage.hot.capacity_gib}Gi"
     if plan.storage.warm is not None:
-        result["warm"] = f"{math.ceil(plan.storage.warm.capacity_tib * 1024)}Gi"
+        result["warm"] = f"{math.ceil(plan.storage.warm.capacity_tib * fsx.GIB_PER_TIB)}Gi"
     return result
 
 

@@ -5,6 +5,7 @@ modes, Helm charts. Pure data and small pure functions; no Pulumi, no YAML.
 Each module names its sources (upstream file, commit or tag, date) in its docstring.
 """
 
+from . import fsx
 from .charts import CHARTS, KUBERNETES_NAMESPACES, MOUNTPOINT_NAMESPACE, Chart, platform_namespaces
 from .gpus import (
     GPUS,
@@ -71,6 +72,7 @@ __all__ = [
     "GpuModel",
     "InstanceType",
     "MigProfile",
+    "fsx",
     "gpu_model",
     "instance_type",
     "mig_layout_problems",

@@ -9,13 +9,16 @@
 - mps / time-slicing: `nvidia.com/gpu` x replicas per GPU (device-plugin replicas).
 - fractional: HAMi's vGPU count `nvidia.com/gpu` x replicas (tasks) per GPU.
 
-GPU-equivalents per node = gpus_per_node x (1 - overhead), the overhead being the catalog
-assumption or the pool's `sharing.overhead` (already resolved in the model). For MIG it does
-not subtract the slices a layout leaves unused; the units show those.
+GPU-equivalents per node = gpus_per_node x used x (1 - overhead), the overhead being the
+catalog assumption or the pool's `sharing.overhead` (already resolved in the model), and
+`used` the share of the GPU's compute the units can reach: 1, except for MIG, where it is the
+compute slices the layout's instances hold out of the 7 (all-4g.40gb uses 4/7 of an H100:
+the other three slices idle, so the node is worth 8 x 4/7 x 0.985 = 4.50 GPUs).
 """
 
 from __future__ import annotations
 
+from gpuplat.catalog.gpus import MIG_COMPUTE_SLICES
 from gpuplat.catalog.sharing import GPU_RESOURCE, SHARING_RESOURCE, mig_resource_name
 from gpuplat.model import GpuNodePool, SharingMode, gpu_of
 from gpuplat.plan.types import SharingUnits
@@ -47,7 +50,9 @@ def sharing_units(pool: GpuNodePool) -> SharingUnits:
         resources = {mig_resource_name(name): n * gpus for name, n in ordered}
         per_gpu = sum(devices.values())
         major = next(iter(resources), "")
-        return SharingUnits(major, per_gpu, per_gpu * gpus, overhead, equivalents, devices, resources)
+        slices = sum(n * (p.compute_slices if (p := gpu.mig_profile(name)) else 0) for name, n in devices.items())
+        used = min(slices, MIG_COMPUTE_SLICES) / MIG_COMPUTE_SLICES
+        return SharingUnits(major, per_gpu, per_gpu * gpus, overhead, equivalents * used, devices, resources)
     per_gpu = 1 if sharing.mode is SharingMode.EXCLUSIVE else sharing.replicas or 1
     resource = SHARING_RESOURCE[sharing.mode.value]
     return SharingUnits(resource, per_gpu, per_gpu * gpus, overhead, equivalents, None, {resource: per_gpu * gpus})

@@ -1,15 +1,13 @@
 """Storage: per tier capacity, throughput, checkpoint-write / model-load time, cold lifecycle.
 
-Units, stated once because AWS mixes them: the spec's TiB are binary (1 TiB = 1024 GiB);
-FSx throughput is in MB/s, decimal (10^6 bytes/s); 1 GiB = 1073.741824 MB.
+Units, stated once because AWS mixes them: the spec's TiB are FSx's (1 TiB = 1000 GiB, see
+gpuplat/catalog/fsx.py); FSx throughput is in MB/s, decimal (10^6 bytes/s); 1 GiB = 1073.741824 MB.
 
 Hot tier on aws (FSx for Lustre PERSISTENT_2 SSD):
-    requested GiB = capacityTiB x 1024
+    requested GiB = capacityTiB x 1000
     capacity GiB  = 1200 if requested <= 1200, else ceil(requested / 2400) x 2400
                     (the sizes FSx accepts: 1200, 2400, then increments of 2400)
-    throughput    = capacity GiB / 1024 x throughputPerTiB   MB/s, aggregate
-    (AWS's own examples call 2400 GiB "2.4 TiB"; on that reading AWS provisions ~2.4 % more
-    than this plan promises, so the times below are on the safe side.)
+    throughput    = capacity GiB / 1000 x throughputPerTiB   MB/s, aggregate (AWS's formula)
     checkpoint write seconds = checkpointGiB x 1073.741824 / throughput, model load likewise:
     the best case at the whole file system's throughput, no other traffic.
 Hot tier on kubernetes: an existing StorageClass; capacity is as requested (no rounding) and
@@ -23,19 +21,11 @@ from __future__ import annotations
 
 import math
 
+from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
 from gpuplat.plan.types import HotTierPlan, LifecycleStep, StoragePlan, WarmTierPlan
 
-GIB_PER_TIB = 1024
 MB_PER_GIB = 1073.741824
-FSX_MIN_GIB = 1200
-FSX_STEP_GIB = 2400
-
-
-def fsx_capacity_gib(requested_gib: float) -> int:
-    if requested_gib <= FSX_MIN_GIB:
-        return FSX_MIN_GIB
-    return math.ceil(requested_gib / FSX_STEP_GIB - 1e-9) * FSX_STEP_GIB
 
 
 def transfer_seconds(gib: float | None, mbps: float | None) -> float | None:
@@ -49,11 +39,11 @@ def plan_storage(model: Platform) -> StoragePlan:
     zone = model.target.zones[0] if aws and model.target.zones else None
     hot = None
     if storage.hot is not None:
-        requested = storage.hot.capacity_tib * GIB_PER_TIB
+        requested = storage.hot.capacity_tib * fsx.GIB_PER_TIB
         if aws:
-            capacity = fsx_capacity_gib(requested)
+            capacity = fsx.capacity_gib(requested)
             per_tib: int | None = storage.hot.throughput_per_tib
-            mbps: float | None = capacity / GIB_PER_TIB * per_tib
+            mbps: float | None = fsx.throughput_mbps(capacity, per_tib)
         else:
             capacity, per_tib, mbps = math.ceil(requested - 1e-9), None, None
         hot = HotTierPlan(

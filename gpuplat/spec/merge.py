@@ -85,6 +85,7 @@ class _Merger:
     ) -> tuple[list[Any], Pos]:
         items: list[tuple[Any, Pos]] = [(item, base_pos.children[i]) for i, item in enumerate(base)]
         index = {cast("dict[str, Any]", item)["name"]: i for i, (item, _) in enumerate(items)}
+        seen: set[str] = set()
         for i, raw in enumerate(over):
             item_pos = over_pos.children[i]
             item_path = (*path, i)
@@ -93,6 +94,13 @@ class _Merger:
                 continue
             item = dict(cast("dict[str, Any]", raw))
             name: str = item["name"]
+            if name in seen:
+                # Two entries for one name would merge silently, the later winning: almost
+                # always a copy-paste slip, and the base file rejects the same (GP200).
+                self.error("GP014", f"{name!r} appears twice in this overlay list", (*item_path, "name"),
+                           item_pos.children.get("name", item_pos))
+                continue
+            seen.add(name)
             remove = item.pop("remove", False)
             stripped_pos = Pos(item_pos.value, item_pos.key, dict(item_pos.children))
             stripped_pos.children.pop("remove", None)

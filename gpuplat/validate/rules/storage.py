@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator, Mapping
 
+from gpuplat.catalog import fsx
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
@@ -19,11 +19,6 @@ from gpuplat.validate.rules._common import (
     section,
     show_number,
 )
-
-# FSx for Lustre PERSISTENT_2 (SSD): MB/s per TiB, and storage sizes in GiB.
-FSX_THROUGHPUTS = (125, 250, 500, 1000)
-FSX_MIN_GIB = 1200
-FSX_SIZE_STEP_GIB = 2400
 
 # S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
 _NEXT_CLASSES: Mapping[str, tuple[str, ...]] = {
@@ -47,19 +42,8 @@ _MIN_STORAGE_DAYS: Mapping[str, int] = {
 }
 
 
-# Largest capacity each backend can even express: FSx CreateFileSystem's StorageCapacity is
-# an int32 of GiB; a Kubernetes resource.Quantity (PVC request) is an int64 of bytes.
-FSX_MAX_GIB = 2**31 - 1
-QUANTITY_MAX_TIB = (2**63 - 1) / 2**40
-
-
-def fsx_size_gib(capacity_tib: float) -> int:
-    """The smallest PERSISTENT_2 storage capacity holding `capacity_tib` (as the planner rounds)."""
-    need = capacity_tib * 1024
-    if need <= FSX_MIN_GIB:
-        return FSX_MIN_GIB
-    # Past 1200 GiB every size is a multiple of 2400, the second size included.
-    return math.ceil(need / FSX_SIZE_STEP_GIB - 1e-9) * FSX_SIZE_STEP_GIB
+# Largest capacity a Kubernetes resource.Quantity (PVC request, an int64 of bytes) can express.
+QUANTITY_MAX_TIB = (2**63 - 1) / 2**30 / fsx.GIB_PER_TIB
 
 
 def _transitions(data: Data) -> list[tuple[int, int, str]] | None:
@@ -96,16 +80,16 @@ def _path(j: int, key: str) -> tuple[str | int, ...]:
     "GP250",
     "hot-throughput-values",
     Level.ERROR,
-    f"FSx for Lustre PERSISTENT_2 SSD offers {'/'.join(map(str, FSX_THROUGHPUTS))} MB/s per TiB only.",
+    f"FSx for Lustre PERSISTENT_2 SSD offers {'/'.join(map(str, fsx.THROUGHPUT_PER_TIB))} MB/s per TiB only.",
 )
 def hot_throughput_values(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
     value = hot.get("throughputPerTiB") if hot is not None else None
-    if provider(data) == "aws" and is_int(value) and value not in FSX_THROUGHPUTS:
+    if provider(data) == "aws" and is_int(value) and value not in fsx.THROUGHPUT_PER_TIB:
         yield Finding(
             ("storage", "hot", "throughputPerTiB"),
             f"throughputPerTiB {value} is not offered by FSx for Lustre PERSISTENT_2 "
-            f"(valid: {', '.join(map(str, FSX_THROUGHPUTS))})",
+            f"(valid: {', '.join(map(str, fsx.THROUGHPUT_PER_TIB))})",
         )
 
 
@@ -223,8 +207,8 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
         tib = block.get("capacityTiB") if block is not None else None
         if not is_number(tib):
             continue
-        if kind == "aws" and tier == "hot" and tib * 1024 > FSX_MAX_GIB:
-            limit = f"{FSX_MAX_GIB} GiB ({FSX_MAX_GIB // 1024} TiB), the largest FSx for Lustre size the API takes"
+        if kind == "aws" and tier == "hot" and tib * fsx.GIB_PER_TIB > fsx.MAX_GIB:
+            limit = f"{fsx.MAX_GIB} GiB, the largest FSx for Lustre size the API takes"
         elif kind == "kubernetes" and tib > QUANTITY_MAX_TIB:
             limit = f"{QUANTITY_MAX_TIB:.0f} TiB, the largest size a Kubernetes volume can request"
         else:
@@ -244,14 +228,16 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
 def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
     tib = hot.get("capacityTiB") if hot is not None else None
-    if provider(data) != "aws" or not is_number(tib) or not 0 < tib * 1024 <= FSX_MAX_GIB:
+    if provider(data) != "aws" or not is_number(tib) or not 0 < tib * fsx.GIB_PER_TIB <= fsx.MAX_GIB:
         return  # non-positive or oversized capacities have errors of their own
-    size = fsx_size_gib(float(tib))
-    if size > tib * 1024 + 1e-9:
+    requested = tib * fsx.GIB_PER_TIB
+    size = fsx.capacity_gib(requested)
+    if size > requested + 1e-9:
         yield Finding(
             ("storage", "hot", "capacityTiB"),
-            f"FSx for Lustre has no {show_number(tib)} TiB size ({show_number(round(tib * 1024, 1))} GiB); the hot "
-            f"tier will be {size} GiB ({size / 1024:.2f} TiB), the next size PERSISTENT_2 accepts",
+            f"FSx for Lustre has no {show_number(tib)} TiB size ({show_number(round(requested, 1))} GiB); the hot "
+            f"tier will be {size} GiB ({size / fsx.GIB_PER_TIB:g} TiB), the next size PERSISTENT_2 accepts "
+            f"(1.2 TiB, 2.4 TiB, then steps of 2.4 TiB)",
         )
 
 
