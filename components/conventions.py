@@ -8,17 +8,18 @@ recording rules and tenants select on them. One place, so the two sides cannot d
 from __future__ import annotations
 
 from gpuplat.catalog import HAMI_GPU_RESOURCE as HAMI_GPU_RESOURCE
+
+# The label keys live in the catalog because rule GP209 (gpuplat/, which may not import
+# components/) rejects spec labels the platform would overwrite.
+from gpuplat.catalog.labels import CAPACITY_TYPE_LABEL as CAPACITY_TYPE_LABEL
+from gpuplat.catalog.labels import DEVICE_PLUGIN_CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
+from gpuplat.catalog.labels import DEVICE_PLUGIN_DEPLOY_LABEL as DEVICE_PLUGIN_DEPLOY_LABEL
+from gpuplat.catalog.labels import FABRIC_LABEL as FABRIC_LABEL
+from gpuplat.catalog.labels import MIG_CONFIG_LABEL as MIG_CONFIG_LABEL
+from gpuplat.catalog.labels import POOL_LABEL as POOL_LABEL
+from gpuplat.catalog.labels import SHARING_LABEL as SHARING_LABEL
 from gpuplat.model import GpuNodePool, Market, Platform, SharingMode
 
-POOL_LABEL = "gpuplat.dev/pool"
-SHARING_LABEL = "gpuplat.dev/sharing"  # the pool's sharing mode; HAMi's device plugin selects on it
-FABRIC_LABEL = "gpuplat.dev/fabric"  # "true" on fabric pools: SR-IOV / network operator agents select on it
-# The GPU Operator deploys an operand on a node unless its deploy label is already "false";
-# HAMi brings its own device plugin to fractional pools, and two plugins must not advertise there.
-DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
-CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"  # Karpenter's well-known label: spot | on-demand | reserved
-DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 GPU_TAINT_KEY = "nvidia.com/gpu"  # GPU nodes repel pods that do not ask for GPUs
 SPOT_TAINT_KEY = "gpuplat.dev/spot"  # only preemptible work tolerates spot nodes
 TAG_POOL = "gpuplat:pool"  # AWS tag linking reservations / placement groups to a pool
@@ -48,9 +49,13 @@ def device_plugin_config_name(pool: GpuNodePool) -> str | None:
     return None
 
 
-
 def pool_node_labels(pool: GpuNodePool) -> dict[str, str]:
-    """Labels every node of the pool carries (besides Karpenter's own)."""
+    """Labels every node of the pool carries (besides Karpenter's own).
+
+    Every key added here besides the spec's own `labels` must be one that
+    catalog.labels.reserved_label refuses, so that GP209 stops a spec label the platform
+    would overwrite.
+    """
     labels = dict(pool.labels)
     labels[POOL_LABEL] = pool.name
     labels[SHARING_LABEL] = pool.sharing.mode.value

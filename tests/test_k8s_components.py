@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from components.conventions import (
+    CAPACITY_TYPE_LABEL,
     DEVICE_PLUGIN_DEPLOY_LABEL,
     HAMI_GPU_RESOURCE,
     MIG_CONFIG_LABEL,
@@ -24,6 +25,8 @@ from components.conventions import (
     SPOT_TAINT_KEY,
     pool_node_labels,
 )
+from components.kubernetes.pool_labels import label_args
+from gpuplat.catalog.labels import reserved_label
 from gpuplat.model import Sharing, SharingMode
 from gpuplat.preview import RecordedResource, record_program
 from tests.support_k8s import (
@@ -242,6 +245,18 @@ def test_pool_labeler_labels_and_taints_the_selected_nodes() -> None:
             assert any(arg.startswith(t.key) and arg.endswith(f":{t.effect}") for arg in taint[5:])
     rules = by_kind(resources, "ClusterRole")[0]["rules"]
     assert rules == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_every_node_label_the_platform_writes_is_reserved_for_it(which: str) -> None:
+    # GP209 must refuse each such key in a spec, or the platform silently overwrites the user's value.
+    model = recorded(which)[0]
+    for pool in model.pools:
+        written = {*pool_node_labels(pool), *(arg.split("=")[0].removesuffix("-") for arg in label_args(pool))}
+        for key in written - set(pool.labels):
+            assert reserved_label(key) is not None, f"{which} {pool.name}: {key}"
+    assert reserved_label(CAPACITY_TYPE_LABEL) is not None  # Karpenter's, in every aws flavor
+    assert reserved_label("gpuplat.dev/pool") is not None and reserved_label("example.com/pool") is None
 
 
 # ------------------------------------------------------------------------- fabric / topology

@@ -18,6 +18,7 @@ from .gpus import (
     mig_placement,
 )
 from .instances import INSTANCE_TYPES, InstanceType, instance_type
+from .labels import reserved_label
 from .prices import (
     ESTIMATED_PRICES,
     HOURS_PER_MONTH,
@@ -79,4 +80,5 @@ __all__ = [
     "mig_placement",
     "mig_resource_name",
     "platform_namespaces",
+    "reserved_label",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuplat.catalog import GPUS, INSTANCE_TYPES, instance_type
+from gpuplat.catalog import GPUS, INSTANCE_TYPES, instance_type, reserved_label
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
@@ -19,11 +19,6 @@ from gpuplat.validate.rules._common import (
     pools,
     provider,
 )
-
-# Labels Karpenter's NodePool CRD refuses (karpenter.sh_nodepools.yaml CEL rules) and the
-# labels through which the platform itself drives the GPU Operator (DESIGN section 5).
-_RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
-_RESTRICTED_LABELS = frozenset({"kubernetes.io/hostname", "nvidia.com/mig.config", "nvidia.com/device-plugin.config"})
 
 
 @rule(
@@ -71,19 +66,18 @@ def nodes_min_le_max(data: Data) -> Iterator[Finding]:
     "GP209",
     "pool-labels-reserved",
     Level.ERROR,
-    "Karpenter's NodePool CRD rejects karpenter.sh/karpenter.k8s.aws labels and kubernetes.io/hostname; "
-    "the platform owns nvidia.com/mig.config and device-plugin.config.",
+    "The platform writes gpuplat.dev/*, nvidia.com/gpu.deploy.*, device-plugin.config and mig.config onto "
+    "a pool's nodes itself; Karpenter's NodePool CRD rejects karpenter.sh, karpenter.k8s.aws and hostname.",
 )
 def pool_labels_reserved(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
         labels = as_map(pool.get("labels"))
         for key in labels or {}:
-            domain = key.split("/", 1)[0]
-            if key in _RESTRICTED_LABELS or domain.endswith(_RESTRICTED_LABEL_DOMAINS):
+            why = reserved_label(str(key))
+            if why is not None:
                 yield Finding(
                     ("gpuNodePools", i, "labels", key),
-                    f"label {key} on pool {pool_name(pool, i)} is reserved (for Karpenter, the kubelet or the "
-                    f"GPU Operator, which the platform configures); choose a key in your own domain",
+                    f"label {key} on pool {pool_name(pool, i)} is reserved: {why}; choose a key in your own domain",
                     at_key=True,
                 )
 
