@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from gpuplat.catalog import GPUS, INSTANCE_TYPES, instance_type, reserved_label
 from gpuplat.diagnostics import Level
@@ -186,6 +187,90 @@ def kubernetes_node_selector_required(data: Data) -> Iterator[Finding]:
                 f"the empty nodeSelector of pool {pool_name(pool, i)} would select every node of the cluster; "
                 f"name at least one label",
             )
+
+
+@dataclass(frozen=True)
+class _Selector:
+    index: int
+    pool: str
+    labels: dict[str, str]
+
+
+def _selectors(data: Data) -> list[_Selector]:
+    """Provider kubernetes: each pool's non-empty nodeSelector (GP218 reports missing ones)."""
+    if provider(data) != "kubernetes":
+        return []
+    result: list[_Selector] = []
+    for i, pool in pools(data):
+        raw = as_map(pool.get("nodeSelector"))
+        if raw:
+            result.append(_Selector(i, pool_name(pool, i), {str(k): str(v) for k, v in raw.items()}))
+    return result
+
+
+def _selector_pairs(data: Data) -> Iterator[tuple[_Selector, _Selector]]:
+    """Every pair of selectors once, the earlier pool first."""
+    selectors = _selectors(data)
+    for n, later in enumerate(selectors):
+        for earlier in selectors[:n]:
+            yield earlier, later
+
+
+def _show(labels: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(labels.items())) + "}"
+
+
+_SEPARATE = "give both selectors one key with different values, e.g. gpuplat.dev/pool: <pool name>"
+
+
+@rule(
+    "GP235",
+    "pool-selectors-overlap",
+    Level.ERROR,
+    "A node two pools' nodeSelectors both match is in both pools: their labelers fight over its labels "
+    "(mig.config set and unset) and Kueue counts its GPUs in two flavors.",
+)
+def pool_selectors_overlap(data: Data) -> Iterator[Finding]:
+    for first, second in _selector_pairs(data):
+        if first.labels.items() <= second.labels.items():
+            wide, narrow = first, second
+        elif second.labels.items() <= first.labels.items():
+            wide, narrow = second, first
+        else:
+            continue
+        if wide.labels == narrow.labels:
+            what = f"pools {first.pool} and {second.pool} select the same nodes {_show(wide.labels)}"
+        else:
+            what = (
+                f"every node pool {narrow.pool} selects {_show(narrow.labels)} is also in pool {wide.pool}, "
+                f"whose selector {_show(wide.labels)} it contains"
+            )
+        yield Finding(
+            ("gpuNodePools", second.index, "nodeSelector"),
+            f"{what}: the two pool labelers would fight over those nodes' labels and Kueue would count them "
+            f"in both pools; {_SEPARATE}",
+        )
+
+
+@rule(
+    "GP304",
+    "pool-selectors-may-overlap",
+    Level.WARNING,
+    "Two nodeSelectors with no common key of different values both match a node carrying both label sets; "
+    "such a node would be in two pools (GP235).",
+)
+def pool_selectors_may_overlap(data: Data) -> Iterator[Finding]:
+    for first, second in _selector_pairs(data):
+        a, b = first.labels, second.labels
+        if a.items() <= b.items() or b.items() <= a.items():
+            continue  # GP235
+        if any(a[key] != b[key] for key in a.keys() & b.keys()):
+            continue  # one key with different values: no node matches both
+        yield Finding(
+            ("gpuNodePools", second.index, "nodeSelector"),
+            f"pools {first.pool} {_show(a)} and {second.pool} {_show(b)} do not exclude each other: a node "
+            f"labelled {_show({**a, **b})} would be in both pools; {_SEPARATE}",
+        )
 
 
 @rule(
