@@ -17,7 +17,7 @@ from components.kubernetes._common import unit_resources
 from components.kubernetes._quota import split
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
-from gpuplat.model import Platform, SharingMode, isolation_permits
+from gpuplat.model import Market, Platform, SharingMode, isolation_permits
 from gpuplat.plan import Plan
 from tests.support_k8s import RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
 
@@ -49,7 +49,13 @@ def test_flavors_per_pool_and_market(which: str) -> None:
         for pool in model.pools:
             assert dict(pool.node_selector).items() <= flavors[f"{prefix}-{pool.name}"]["spec"]["nodeLabels"].items()
         return
-    expected = {f"{prefix}-{p.name}-{m.value}": (p, m) for p in model.pools for m in p.markets}
+    # Only markets the plan gives nodes have a NodePool, so only those get a flavor.
+    expected = {
+        f"{prefix}-{p.name}-{m.value}": (p, m)
+        for p in model.pools
+        for m in p.markets
+        if plan.pool(p.name).share(m).nodes
+    }
     assert set(flavors) == set(expected)
     for name, (pool, market) in expected.items():
         spec = flavors[name]["spec"]
@@ -57,7 +63,20 @@ def test_flavors_per_pool_and_market(which: str) -> None:
         spot = [t for t in spec.get("nodeTaints", []) if t["key"] == SPOT_TAINT_KEY]
         assert bool(spot) == (market.value == "spot")
         assert SPOT_TAINT_KEY not in {t["key"] for t in spec["tolerations"]}
-    del plan
+
+
+def test_no_flavor_for_a_market_without_nodes() -> None:
+    # dev: reserved 0 %, so train's reserved market has no NodePool; a flavor there would be
+    # every ClusterQueue's first choice for train and never fit.
+    model, plan, resources = recorded("dev")
+    assert (
+        plan.pool("train").share(Market.RESERVED).nodes == 0 and Market.RESERVED in model.pools_by_name["train"].markets
+    )
+    names = {f["metadata"]["name"] for f in by_kind(resources, "ResourceFlavor")}
+    assert "atlas-train-reserved" not in names
+    for queue in by_kind(resources, "ClusterQueue"):
+        used = {f["name"] for g in queue["spec"]["resourceGroups"] for f in g["flavors"]}
+        assert used <= names
 
 
 @pytest.mark.parametrize("which", SPECS)

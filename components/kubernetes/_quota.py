@@ -1,8 +1,9 @@
 """Kueue flavors and tenant quotas as plain data (no Pulumi): what Scheduling emits.
 
-Flavors: one per pool and market on aws (the market is a node label Karpenter sets), one per
-pool on provider kubernetes. A flavor's capacity is the GPUs the plan gives that pool and
-market (on kubernetes the pool at max size).
+Flavors: one per pool and market on aws (the market is a node label Karpenter sets), only for
+the markets the plan gives nodes (the others have no NodePool), one per pool on provider
+kubernetes. A flavor's capacity is the GPUs the plan gives that pool and market (on kubernetes
+the pool at max size).
 
 Quota in GPU units. A tenant's `gpus` are whole-GPU equivalents; Kueue counts the extended
 resources pods request, which differ per sharing mode. So the tenant's GPUs are first split
@@ -49,9 +50,13 @@ def flavors(model: Platform, plan: Plan) -> list[Flavor]:
         units = unit_resources(pool, plan_pool)
         if model.target.provider is Provider.AWS:
             for market in pool.markets:
+                share = plan_pool.share(market)
+                if share.nodes == 0:
+                    # No NodePool behind it (GpuNodePool skips the market): a flavor would
+                    # only be a first choice Kueue tries and fails to place on.
+                    continue
                 key = f"{pool.name}-{market.value}"
-                gpus = plan_pool.share(market).gpus
-                result.append(Flavor(key, f"{prefix(model)}-{key}", pool, market, gpus, units))
+                result.append(Flavor(key, f"{prefix(model)}-{key}", pool, market, share.gpus, units))
         else:
             result.append(Flavor(pool.name, f"{prefix(model)}-{pool.name}", pool, None, pool.max_gpus, units))
     return result
