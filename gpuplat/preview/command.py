@@ -1,6 +1,9 @@
 """`gpuplat preview`: compile the stack, run the real `__main__.py` offline, print every resource.
 
-Imported only when the command runs (the CLI keeps pulumi out of check and plan).
+With `--base REF` the stack is also recorded as it is at REF (diff.py) and the command prints
+the diff instead; replacing or deleting a stateful resource fails it unless `--allow-replace`.
+`--format markdown` renders the pull-request comment (report.py). Imported only when the
+command runs (the CLI keeps pulumi out of check and plan).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,7 +23,9 @@ from ruamel.yaml import YAML
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, compile_sources, resolve_sources
 from gpuplat.diagnostics import render_text
 
+from .diff import MISSING, BaseRefError, Change, Summary, checkout, diff_resources, summarize
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
+from .report import PlanResult, Report, base_plan, evaluate_policy, render_markdown
 
 PROJECT = "gpu-platform"  # Pulumi.yaml `name`; part of every URN
 
@@ -49,14 +55,17 @@ def stack_config(stack: str, root: Path = Path()) -> dict[str, str]:
 
 
 @contextmanager
-def _program_sources(spec: str | None, overlay: str | None) -> Generator[None]:
-    """Hand --spec/--overlay to `__main__.py`, which runs from the project directory."""
+def _program_sources(spec: str | None, overlay: str | None, root: Path = Path()) -> Generator[None]:
+    """Hand --spec/--overlay to `__main__.py`, which runs from its project directory.
+
+    Relative paths are taken from `root`, so a base checkout previews its own copy of the files.
+    """
     saved = {k: os.environ.get(k) for k in (SPEC_ENV, OVERLAY_ENV)}
     try:
         if spec:
-            os.environ[SPEC_ENV] = str(Path(spec).resolve())
+            os.environ[SPEC_ENV] = str((root / spec).resolve())
         if overlay is not None:
-            os.environ[OVERLAY_ENV] = str(Path(overlay).resolve()) if overlay else ""
+            os.environ[OVERLAY_ENV] = str((root / overlay).resolve()) if overlay else ""
         yield
     finally:
         for key, value in saved.items():
@@ -72,13 +81,38 @@ def record_stack(
     main = root / "__main__.py"
     if not main.exists():
         raise PreviewError(f"{main}: no Pulumi program here; run gpuplat preview from the project directory")
-    with _program_sources(spec, overlay):
+    with _program_sources(spec, overlay, root):
         try:
             return record_main(main.resolve(), project=PROJECT, stack=stack, config=stack_config(stack, root))
         except DuplicateUrnError as err:
             raise PreviewError(f"duplicate URN {err.urn}: two resources of one type share a name") from err
         except RecordingError as err:
             raise PreviewError(str(err)) from err
+
+
+@dataclass
+class Base:
+    ref: str
+    resources: list[RecordedResource]
+    plan: PlanResult | None = None  # markdown only
+
+
+def record_base(args: argparse.Namespace, *, with_plan: bool) -> Base:
+    """Record the stack as it is at `args.base`; BaseRefError (exit 2) or PreviewError (exit 1)."""
+    ref: str = args.base
+    with checkout(ref) as root:
+        if not (root / "__main__.py").exists():
+            raise PreviewError(f"--base {ref}: no Pulumi program (__main__.py) at that ref; nothing to diff against")
+        try:
+            resources = record_stack(args.stack, args.spec, args.overlay, root=root)
+        except PreviewError as err:
+            raise PreviewError(f"--base {ref}: {err}") from err
+        except Exception as err:  # the base's own code: its SpecError is a class we cannot import
+            if type(err).__name__ == "SpecError":
+                raise PreviewError(f"--base {ref}: {err}".rstrip()) from err
+            raise PreviewError(f"--base {ref}: the program failed: {type(err).__name__}: {err}") from err
+        plan = base_plan(root, args.stack, args.spec, args.overlay) if with_plan else None
+    return Base(ref, resources, plan)
 
 
 # ---- rendering ----------------------------------------------------------------------------
@@ -114,21 +148,101 @@ def render_tree(resources: Sequence[RecordedResource], *, show_inputs: bool) -> 
     return "".join(out)
 
 
+_SIGN = {"create": "+ ", "update": "~ ", "replace": "+-", "delete": "- "}
+
+
+def _short(value: Any, width: int = 70) -> str:
+    text = repr(value) if value is MISSING else json.dumps(value, sort_keys=True)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _values(old: Any, new: Any) -> str:
+    if isinstance(old, list) and isinstance(new, list):
+        # Two long lists differ somewhere past any truncation: show what left and what came.
+        before, after = cast("list[Any]", old), cast("list[Any]", new)
+        removed = [x for x in before if x not in after]
+        added = [x for x in after if x not in before]
+        if removed or added:
+            return f"-{_short(removed)} +{_short(added)}"
+        return f"{_short(before)} -> {_short(after)} (reordered)"
+    return f"{_short(old)} -> {_short(new)}"
+
+
+def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str:
+    out: list[str] = []
+    for c in changes:
+        flags = "  STATEFUL" if c.stateful and c.op in ("replace", "delete") else ""
+        order = " (delete before replace)" if c.delete_before_replace else ""
+        out.append(f"{_SIGN[c.op]} {c.op:<8} {c.type}  {c.name}{flags}{order}\n")
+        out.append(f"      {c.urn}\n")
+        if c.previous_urn:
+            out.append(f"      renamed from {c.previous_urn}\n")
+        for f in c.fields:
+            note = "  (forces replacement)" if f.replaces else ""
+            source = f"  (new id of replaced {f.via.rpartition('::')[2]})" if f.via else ""
+            out.append(f"      ~ {f.path}: {_values(f.old, f.new)}{note}{source}\n")
+    counts = summary.counts
+    out.append(
+        f"{counts['create']} to create, {counts['update']} to update, {counts['replace']} to replace, "
+        f"{counts['delete']} to delete; {summary.unchanged} unchanged (base {ref})\n"
+    )
+    return "".join(out)
+
+
+def _refusal(summary: Summary) -> str:
+    lines = [f"  {c.op} {c.type} {c.name}\n" for c in summary.refused]
+    return (
+        f"gpuplat preview: refusing the diff: it would replace or delete {len(summary.refused)} stateful "
+        "resource(s), losing their data:\n"
+        + "".join(lines)
+        + "review the change and pass --allow-replace if intended\n"
+    )
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans
     if not compiled.ok:
         return 1
     try:
+        # The base first: a bad ref or a broken base fails before the head's recording is paid for.
+        base = record_base(args, with_plan=args.format == "markdown") if args.base else None
         resources = record_stack(args.stack, args.spec, args.overlay)
+    except BaseRefError as err:
+        sys.stderr.write(f"gpuplat preview: error: {err}\n")
+        return err.exit_code
     except PreviewError as err:
         sys.stderr.write(f"gpuplat preview: error: {err}\n")
         return 1
     except Exception as err:  # a bug in a component: say where, without burying it in a traceback
         sys.stderr.write(f"gpuplat preview: the program failed: {type(err).__name__}: {err}\n")
         return 1
+    changes = diff_resources(base.resources, resources) if base else None
+    summary = summarize(changes, len(resources)) if changes is not None else None
     if args.format == "json":
-        sys.stdout.write(json.dumps({"resources": [r.to_json() for r in resources]}, indent=2) + "\n")
+        document: dict[str, Any] = {"resources": [r.to_json() for r in resources]}
+        if changes is not None:
+            document["changes"] = [c.to_json() for c in changes]
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    elif args.format == "markdown":
+        assert compiled.model is not None and compiled.plan is not None
+        report = Report(
+            stack=args.stack,
+            model=compiled.model,
+            plan=compiled.plan,
+            resources=resources,
+            changes=changes,
+            base_ref=base.ref if base else None,
+            base_plan=base.plan if base else None,
+            policy=evaluate_policy(resources, args.stack, tuple(compiled.model.metadata.tags)),
+            allow_replace=args.allow_replace,
+        )
+        sys.stdout.write(render_markdown(report))
+    elif changes is not None and summary is not None and base is not None:
+        sys.stdout.write(render_changes(changes, summary, base.ref))
     else:
         sys.stdout.write(render_tree(resources, show_inputs=args.show_inputs))
+    if summary is not None and summary.refused and not args.allow_replace:
+        sys.stderr.write(_refusal(summary))
+        return 1
     return 0

@@ -1,0 +1,139 @@
+"""`gpuplat preview --format markdown`: the pull-request comment's sections and numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplat.compile import compile_stack
+from gpuplat.plan.report import plan_json
+from gpuplat.preview.report import usd, usd_delta
+from tests.test_preview_diff import CAPACITY, Project, Run, make_project
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Generator[Project]:
+    with make_project(tmp_path_factory.mktemp("repo")) as made:
+        yield made
+
+
+def _head_plan(project: Project) -> dict[str, Any]:
+    previous = Path.cwd()
+    os.chdir(project.root)
+    try:
+        compiled = compile_stack("dev")
+    finally:
+        os.chdir(previous)
+    assert compiled.model is not None and compiled.plan is not None
+    return plan_json(compiled.model, compiled.plan)
+
+
+def _base_plan(project: Project) -> dict[str, Any]:
+    """What the base's own planner says (the working tree is at `base` outside `overlay`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuplat.cli", "plan", "--stack", "dev", "--format", "json"],
+        cwd=project.root,
+        env={**os.environ, "PYTHONPATH": str(project.root)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def comment(project: Project) -> tuple[Run, dict[str, Any], dict[str, Any]]:
+    base = _base_plan(project)
+    with project.overlay(*CAPACITY):
+        head = _head_plan(project)
+        run = project.preview(fmt="markdown")
+    return run, base, head
+
+
+def _section(markdown: str, title: str) -> str:
+    match = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^### |\Z)", markdown, re.S | re.M)
+    assert match, f"no section {title!r}"
+    return match.group(1)
+
+
+def test_sections_of_the_comment(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    run, _, _ = comment
+    assert run.code == 0, run.err
+    md = run.out
+    assert md.startswith("## gpuplat preview: stack `dev` against `base`\n")
+    for title in ("Resource changes", "Capacity and markets", "Monthly cost", "Policy", "Platform"):
+        _section(md, title)
+    changes = _section(md, "Resource changes")
+    assert "| `atlas-storage-hot` | `aws:fsx/lustreFileSystem:LustreFileSystem` | `storageCapacity` |" in changes
+    assert "[!WARNING]" not in changes  # nothing stateful is replaced
+    policy = _section(md, "Policy")
+    assert "violation" in policy or "policy pack not available" in policy
+    assert "```mermaid\nflowchart LR\n" in _section(md, "Platform")
+
+
+def test_capacity_rows_show_base_and_head(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    run, base, head = comment
+    capacity = _section(run.out, "Capacity and markets")
+    for pool_before, pool_after in zip(base["pools"], head["pools"], strict=True):
+        assert pool_before["name"] == pool_after["name"]
+        for key, label in (("reserved", "reserved"), ("spot", "spot"), ("onDemand", "on-demand")):
+            b, a = pool_before["markets"][key], pool_after["markets"][key]
+            if a["nodes"] == b["nodes"] == 0:
+                continue
+            nodes = str(a["nodes"]) if a["nodes"] == b["nodes"] else f"{b['nodes']} → {a['nodes']}"
+            gpus = str(a["gpus"]) if a["gpus"] == b["gpus"] else f"{b['gpus']} → {a['gpus']}"
+            assert f"| {pool_after['name']} | {label} | {nodes} | {gpus} |" in capacity
+    assert "| train | reserved | 1 → 2 | 8 → 16 |" in capacity
+    hot = (base["storage"]["hot"]["capacityGiB"], head["storage"]["hot"]["capacityGiB"])
+    assert f"| hot | {hot[0]} GiB → {hot[1]} GiB |" in capacity
+
+
+def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    run, base, head = comment
+    cost = _section(run.out, "Monthly cost")
+    before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
+    assert after > before
+    delta = usd_delta(round(after - before, 2))
+    assert f"| **total** | {usd(before)} | {usd(after)} | **{delta}** (" in cost
+    for b, a in zip(base["cost"]["pools"], head["cost"]["pools"], strict=True):
+        pool_delta = sum(a["monthlyUsd"].values()) - sum(b["monthlyUsd"].values())
+        assert f"| {a['name']} | " in cost and usd_delta(pool_delta) in cost
+
+
+def test_stateful_replacement_is_bold_with_a_warning(project: Project) -> None:
+    with project.overlay(("target:\n", "target:\n  zones: [us-east-1b, us-east-1c]\n")):
+        run = project.preview(fmt="markdown")
+    assert run.code == 1
+    changes = _section(run.out, "Resource changes")
+    assert "> [!WARNING]" in changes and "**replace `atlas-storage-hot`**" in changes
+    assert "| **replace** ⚠️ | **`atlas-storage-hot`** (stateful) |" in changes
+
+
+def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
+    run = project.run("preview", "--stack", "dev", "--format", "markdown")
+    assert run.code == 0, run.err
+    assert run.out.startswith("## gpuplat preview: stack `dev`\n")
+    resources = _section(run.out, "Resources")
+    assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 1 |" in resources
+    assert "→" not in _section(run.out, "Capacity and markets")
+    assert "| total |" in _section(run.out, "Monthly cost")
+    _section(run.out, "Policy")
+
+
+def test_a_base_without_a_planner_is_a_note(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuplat.preview import command
+    from gpuplat.preview.report import PlanResult
+
+    monkeypatch.setattr(command, "base_plan", lambda *a: PlanResult(None, "the base has no gpuplat planner"))
+    run = project.preview(base="patched", fmt="markdown")
+    assert run.code == 0, run.err
+    assert "Base plan not available: the base has no gpuplat planner" in run.out
+    assert "| total |" in _section(run.out, "Monthly cost")
