@@ -14,7 +14,7 @@ import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._common import unit_resources
-from components.kubernetes._quota import split
+from components.kubernetes._quota import flavors, split
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
@@ -129,14 +129,47 @@ def test_split_is_whole_proportional_and_complete() -> None:
     assert sum(split(64, [128, 32, 40])) == 64
 
 
+# The only keys the platform adds to the chart's manager Configuration (scheduling.py says why).
+KUEUE_CHANGES = {"resources", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector"}
+
+
 def test_kueue_configuration_keeps_the_chart_default() -> None:
     directory = chart_dir("kueue")
     assert directory is not None
     values = yaml.safe_load((directory / "values.yaml").read_text(encoding="utf-8"))
     default = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     ours = kueue_config()
-    assert {k: v for k, v in ours.items() if k != "resources"} == default
+    assert not KUEUE_CHANGES & set(default)
+    assert {k: v for k, v in ours.items() if k not in KUEUE_CHANGES} == default
+    assert set(ours) - set(default) == KUEUE_CHANGES
     assert ours["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
+    assert ours["manageJobsWithoutQueueName"] is True
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A Kubernetes LabelSelector, as the API server evaluates it."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    tests = {
+        "In": lambda e: labels.get(e["key"]) in e["values"],
+        "NotIn": lambda e: labels.get(e["key"]) not in e["values"],
+        "Exists": lambda e: e["key"] in labels,
+        "DoesNotExist": lambda e: e["key"] not in labels,
+    }
+    return all(tests[e["operator"]](e) for e in selector.get("matchExpressions", []))
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_kueue_manages_unlabelled_jobs_in_tenant_namespaces_only(which: str) -> None:
+    model, _, resources = recorded(which)
+    config = yaml.safe_load(_values(which, "kueue")["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["manageJobsWithoutQueueName"] is True
+    selector = config["managedJobsNamespaceSelector"]
+    namespaces = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in by_kind(resources, "Namespace")}
+    selected = {name for name, labels in namespaces.items() if _selects(selector, labels)}
+    assert selected == {t.name for t in model.tenants}
+    # Namespaces the platform does not create (kube-system, the charts' own) carry no labels of ours.
+    assert not _selects(selector, {"kubernetes.io/metadata.name": "kube-system"})
 
 
 # ------------------------------------------------------------------------- tenants / storage
@@ -171,6 +204,41 @@ def test_tenant_objects(which: str) -> None:
         for key, value in quota.items():
             assert (int(value) > 0) == (key.removeprefix("requests.") in usable and tenant.gpus > 0), key
         assert priorities[f"{model.metadata.name}-tenant-{tenant.name}"]["value"] < critical
+
+
+def _quotas(resources: tuple[Any, ...]) -> dict[str, dict[str, int]]:
+    return {
+        q["metadata"]["namespace"]: {k.removeprefix("requests."): int(v) for k, v in q["spec"]["hard"].items()}
+        for q in by_kind(resources, "ResourceQuota")
+    }
+
+
+def test_quota_backstop_is_what_the_tenants_gpus_can_yield() -> None:
+    _, _, resources = recorded("prod")
+    hard = _quotas(resources)
+    # research (hard isolation) has no time-sliced or MPS pool: exactly its 128 GPUs.
+    assert hard["research"]["nvidia.com/gpu"] == 128
+    # product's 64 GPUs, most units per GPU first, each pool up to its size: notebooks (MPS x8,
+    # 16 GPUs), dev (time-slicing x4, 24 GPUs), the other 24 whole. Not 64 x 8.
+    assert hard["product"]["nvidia.com/gpu"] == 16 * 8 + 24 * 4 + 24
+    # infer has 64 GPUs of 7 x 1g.10gb, fewer than research's 128.
+    assert hard["research"]["nvidia.com/mig-1g.10gb"] == 64 * 7
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_quota_admits_a_tenants_gpus_on_any_one_allowed_pool(which: str) -> None:
+    model, plan, resources = recorded(which)
+    hard = _quotas(resources)
+    capacity: dict[str, int] = {}
+    for flavor in flavors(model, plan):
+        capacity[flavor.pool.name] = capacity.get(flavor.pool.name, 0) + flavor.gpus
+    for tenant in model.tenants:
+        allowed = [p for p in model.pools if p.name in tenant.pools and isolation_permits(tenant.isolation, p)]
+        for resource, ceiling in hard[tenant.name].items():
+            per_gpu = [_pool_resources(model, plan, p.name).get(resource, 0) for p in allowed]
+            for pool, units in zip(allowed, per_gpu, strict=True):
+                assert ceiling >= min(tenant.gpus, capacity.get(pool.name, 0)) * units, (tenant.name, resource)
+            assert ceiling <= tenant.gpus * max(per_gpu, default=0), (tenant.name, resource)
 
 
 def test_storage_on_aws_is_static_volumes_per_tenant() -> None:

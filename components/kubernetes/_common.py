@@ -20,6 +20,8 @@ from gpuplat.plan import Plan
 from gpuplat.plan.types import PoolPlan
 
 PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
+# On each tenant's Namespace (Tenant); Kueue manages unlabelled jobs only where it is (Scheduling).
+TENANT_LABEL = "gpuplat.dev/tenant"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 # Namespaces the platform must never create or own.
 _SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "default"})

@@ -137,7 +137,24 @@ def resource_groups(tenant: Tenant, all_flavors: Sequence[Flavor]) -> list[dict[
 
 
 def quota_ceilings(tenant: Tenant, all_flavors: Sequence[Flavor], resources: Sequence[str]) -> dict[str, int]:
-    """Per resource, the most the tenant may request in its namespace: its whole quota on the
-    allowed pool with the most units per GPU; 0 for resources no allowed pool offers."""
-    chosen = tenant_flavors(tenant, all_flavors)
-    return {r: tenant.gpus * max((f.units.get(r, 0) for f in chosen), default=0) for r in resources}
+    """Per resource, the most units pods holding the tenant's `gpus` GPUs can request: the GPUs
+    placed on the allowed pools with the most units of it per GPU first, each pool only up to
+    its capacity (the sum of its flavors'); 0 for resources no allowed pool offers.
+
+    Any placement of at most `gpus` GPUs within the pools' capacity stays under the ceiling, so
+    the namespace quota never refuses work Kueue may admit within the tenant's GPUs.
+    """
+    capacity: dict[str, int] = {}
+    units: dict[str, dict[str, int]] = {}
+    for flavor in tenant_flavors(tenant, all_flavors):
+        capacity[flavor.pool.name] = capacity.get(flavor.pool.name, 0) + flavor.gpus
+        units[flavor.pool.name] = flavor.units
+    ceilings: dict[str, int] = {}
+    for resource in resources:
+        left, total = tenant.gpus, 0
+        for pool in sorted(capacity, key=lambda p: -units[p].get(resource, 0)):
+            per_gpu = units[pool].get(resource, 0)
+            take = min(capacity[pool], left) if per_gpu > 0 else 0
+            total, left = total + take * per_gpu, left - take
+        ceilings[resource] = total
+    return ceilings

@@ -1,11 +1,18 @@
 """Scheduling: Kueue, its flavors, one ClusterQueue per tenant in one cohort, LocalQueues.
 
 - Kueue (Helm, pinned). Its manager Configuration is one string in the chart values, so the
-  chart's default is repeated here whole (tests compare it with the chart) plus one change:
-  `resources.quotaCheckStrategy: IgnoreUndeclared`. Quotas are in GPUs; with the default
-  (BlockUndeclared) every workload asking for CPU, memory, EFA or RDMA devices would be
-  inadmissible unless every queue also declared quotas for those, which the platform has no
-  basis to size. Nodes bound those resources anyway.
+  chart's default is repeated here whole (tests compare it with the chart) plus these changes:
+  - `resources.quotaCheckStrategy: IgnoreUndeclared`. Quotas are in GPUs; with the default
+    (BlockUndeclared) every workload asking for CPU, memory, EFA or RDMA devices would be
+    inadmissible unless every queue also declared quotas for those, which the platform has no
+    basis to size. Nodes bound those resources anyway.
+  - `manageJobsWithoutQueueName: true` with `managedJobsNamespaceSelector` on the label every
+    tenant Namespace carries (Tenant). In a tenant namespace a job or pod that reaches Kueue
+    without a queue name (none given, and no LocalQueue `default` to file it under, e.g.
+    before that queue exists or after it was deleted) is held suspended instead of running
+    outside every quota, pool allow-list and isolation. No other namespace is selected, so
+    the platform's and the system's own pods, deployments and jobs are never gated (for the
+    pod-based integrations Kueue ignores them even when they name a queue).
 - ResourceFlavors, quotas and groups: see _quota.py. Spot flavors carry the spot node taint,
   so only work that tolerates it (preemptible work) is admitted there; fabric pools' flavors
   name the fabric Topology (FabricTopology) when `scheduling.topologyAware`.
@@ -29,7 +36,7 @@ import yaml
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
 from ._quota import Flavor, flavor_spec, flavors, resource_groups
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
@@ -86,6 +93,8 @@ class SchedulingArgs:
 def kueue_config() -> dict[str, Any]:
     config = dict(_KUEUE_DEFAULT_CONFIG)
     config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    config["manageJobsWithoutQueueName"] = True
+    config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
     return config
 
 

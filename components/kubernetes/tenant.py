@@ -3,10 +3,20 @@
 - Namespace named after the tenant; Pod Security `baseline` enforced (GPU jobs need no host
   access; many ML images still run as root, which `restricted` would refuse), `restricted`
   warned and audited.
-- ResourceQuota on GPU resources as a backstop for pods that do not go through Kueue: per
-  resource the tenant's whole quota on the allowed pool with the most units per GPU, and 0
-  for GPU resources of pools the tenant may not use. Kueue's per-flavor quotas are the exact
-  ones (Scheduling); a namespace quota cannot weigh one resource against another.
+- ResourceQuota on GPU resources, a backstop for pods Kueue does not manage, and a cap across
+  flavors on those it does (a ClusterQueue limits each flavor, not their sum): per resource
+  the most units the tenant's `gpus` GPUs yield on its allowed pools, filled from the pool
+  with the most units per GPU, each pool up to its capacity (`_quota.quota_ceilings`); 0 for
+  GPU resources of pools the tenant may not use. A tenant without a time-sliced or MPS pool
+  thus gets exactly `gpus` nvidia.com/gpu. Kueue's per-flavor quotas are the exact ones
+  (Scheduling). Residual gap: a namespace quota counts units of a resource, not the nodes that
+  advertise them, and exclusive, time-sliced and MPS GPUs are all nvidia.com/gpu. A tenant
+  allowed a shared pool with `replicas` r gets up to `gpus` x r units, and a pod that escapes
+  Kueue (a kind Kueue does not integrate, or while Kueue's webhook is bypassed) can spend
+  them on whole GPUs of any pool: dev's `product` (8 GPUs, time-slicing x4) could hold 32
+  exclusive GPUs. Nor can a quota enforce the pool allow-list or hard isolation; only
+  Kueue's flavors do (`manageJobsWithoutQueueName` in tenant namespaces, Scheduling). Other
+  namespaces have neither a quota nor Kueue: RBAC must keep tenants out of them.
 - LimitRange: default CPU / memory requests and limits for containers that set none.
 - NetworkPolicies: deny all ingress and egress, then allow DNS to the cluster DNS and all
   traffic within the namespace (distributed jobs talk to each other: NCCL bootstrap, Ray,
@@ -30,10 +40,9 @@ from gpuplat.model import Platform
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, child_opts, meta, platform_resources, prefix, reserved_namespaces
+from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, platform_resources, prefix, reserved_namespaces
 from ._quota import flavors, quota_ceilings
 
-TENANT_LABEL = "gpuplat.dev/tenant"
 TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
 EDIT_GROUP = "gpuplat:{tenant}"
 _CONTAINER_DEFAULTS: k8s.core.v1.LimitRangeItemArgsDict = {
