@@ -139,7 +139,8 @@ def crd_errors(obj: Mapping[str, Any]) -> list[str]:
 
 # Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
 CHART_DIRS = (ROOT / "tests" / "charts",)
-# Keys the chart templates read that values.yaml lacks (CHARTS.md section 3), by chart.
+# Keys the chart templates read that values.yaml lacks, by chart: only ones CHARTS.md section 3
+# documents for the pinned version (checked when CHARTS.md is at hand), else Helm ignores them.
 TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "gpu-operator": (
         "dcgmExporter.config",
@@ -171,6 +172,39 @@ TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "sriov-network-operator": ("serviceAccount.create", "serviceAccount.name"),
     "keda": ("operator.leaderElectionID",),
 }
+# Where TEMPLATE_ONLY_KEYS come from: the shared reference data beside the repository, absent
+# from a plain clone (tests that read it skip then).
+CHARTS_MD = ROOT.parent / "shared" / "upstream" / "charts" / "CHARTS.md"
+
+
+def _expand(pattern: str) -> list[str]:
+    """`a.{b,c}.{d,e}` -> a.b.d, a.b.e, a.c.d, a.c.e (CHARTS.md's brace shorthand)."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    return [key for part in match.group(1).split(",") for key in _expand(head + part.strip() + tail)]
+
+
+def documented_template_keys(text: str) -> dict[str, set[str]]:
+    """CHARTS.md section 3: per chart, the keys its templates read that values.yaml lacks."""
+    section = text.split("## 3.", 1)[1].split("\n## ", 1)[0]
+    keys: dict[str, set[str]] = {}
+    chart = None
+    for line in section.splitlines():
+        heading = re.match(r"^- \*\*([\w-]+)\*\*:", line)
+        if heading:
+            chart = heading.group(1)
+        elif not line.startswith("  "):
+            chart = None  # prose between the lists
+        if chart is None:
+            continue
+        for span in re.findall(r"`([^`]+)`", line):
+            if " " not in span and "*" not in span:  # placeholders like path.to.the.image* are no keys
+                keys.setdefault(chart, set()).update(_expand(span))
+    return keys
+
+
 # Maps whose keys are the user's (selectors, labels, config data), not chart settings.
 OPEN_MAPS = frozenset(
     {"nodeSelector", "nvidiaNodeSelector", "configDaemonNodeSelector", "labels", "annotations", "data"}

@@ -17,10 +17,13 @@ import pytest
 import yaml
 
 from tests.support_k8s import (
+    CHARTS_MD,
     STACKS,
+    TEMPLATE_ONLY_KEYS,
     chart_dir,
     crd_errors,
     device_plugin_config_problems,
+    documented_template_keys,
     is_custom_resource,
     kubernetes_objects,
     mig_parted_problems,
@@ -59,6 +62,18 @@ def test_helm_values_keys_exist_in_the_charts(which: str) -> None:
     for key, release in releases(resources).items():
         assert chart_dir(key) is not None, f"tests/charts/{key}/values.yaml is missing"
         assert unknown_value_keys(key, release.inputs.get("values", {})) == [], key
+
+
+def test_template_only_keys_are_the_ones_charts_md_documents() -> None:
+    # The allow-list may only hold keys a chart's templates read at the pinned version; any
+    # other key Helm silently ignores, which is what the values check exists to catch.
+    if not CHARTS_MD.is_file():
+        pytest.skip(f"{CHARTS_MD} is not beside this checkout")
+    documented = documented_template_keys(CHARTS_MD.read_text(encoding="utf-8"))
+    assert "node.region" in documented["aws-fsx-csi-driver"]  # read by node-daemonset.yaml at 1.17.0
+    assert {"dcgmExporter.config", "driver.licensingConfig.configMapName"} <= documented["gpu-operator"]
+    for chart, keys in TEMPLATE_ONLY_KEYS.items():
+        assert set(keys) <= documented.get(chart, set()), (chart, set(keys) - documented.get(chart, set()))
 
 
 def test_the_values_checker_catches_a_misspelt_key() -> None:
