@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from components.conventions import TAG_POOL
-from gpuplat.catalog import GPU_RESOURCE, instance_type
+from gpuplat.catalog import GPU_RESOURCE, fsx, instance_type
 from gpuplat.model import MARKET_ORDER, Market
 from tests.support_aws import NODE_CLASS, NODE_POOL, STACKS, custom_resources, of_type, recorded
 
@@ -110,7 +110,7 @@ def test_hot_tier_sizes_are_ones_fsx_accepts(stack: str) -> None:
     assert fs["perUnitStorageThroughput"] == plan.storage.hot.throughput_per_tib
     assert lustre_capacity_accepted(fs["storageCapacity"])
     assert fs["perUnitStorageThroughput"] in LUSTRE_THROUGHPUT
-    assert fs["storageCapacity"] >= plan.storage.hot.requested_tib * 1024
+    assert fs["storageCapacity"] >= plan.storage.hot.requested_tib * fsx.GIB_PER_TIB  # FSx TiB: 1000 GiB
     assert fs["deploymentType"] == "PERSISTENT_2" and fs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
 
 
