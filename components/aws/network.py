@@ -7,6 +7,9 @@ zone outage then never cuts the other zones off the internet.
 
 Subnet CIDRs are derived from the zone's letter, not its position in `target.zones`, so
 adding, removing or reordering zones never moves (and so never replaces) an existing subnet.
+The layout (1/8 of the VPC per private subnet, 1/128 per public one, letters a..g) lives in
+gpuplat.catalog.regions, which GP212 and GP225 check the spec against: /16 gives /19
+private and /23 public subnets, /17 (the smallest VPC allowed) /20 and /24.
 
 VPC endpoints keep image pulls, STS, EC2 and SQS calls (nodes, Karpenter, Pod Identity) off
 the NAT: cheaper for multi-GB GPU images, and they keep working if a NAT fails.
@@ -20,29 +23,46 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuplat.catalog.regions import (
+    PRIVATE_PREFIX_MAX,
+    PUBLIC_SLICE_BITS,
+    VPC_PREFIX_MAX,
+    VPC_SLICE_BITS,
+    ZONE_LETTERS,
+)
 from gpuplat.model import Platform
 
 from ._common import DISCOVERY_TAG, ZONE_TAG, own, region_of, tags
 
 # Interface endpoints with private DNS: what nodes, Karpenter and Pod Identity call.
 INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "sts", "ec2", "sqs", "eks-auth")
-_ZONE_SLOTS = 7  # letters a..g; the eighth block of the VPC is cut into the public subnets
+_PUBLIC_BLOCK = 2**VPC_SLICE_BITS - 1  # the last block holds the public subnets
+assert len(ZONE_LETTERS) <= _PUBLIC_BLOCK, "every zone letter needs a private block of its own"
 
 
 def zone_slot(zone: str) -> int:
     """Index of a zone's subnets inside the VPC CIDR: its letter (us-east-1c -> 2)."""
-    letter = zone[-1]
-    if not ("a" <= letter < chr(ord("a") + _ZONE_SLOTS)):
-        raise ValueError(f"cannot place subnets for zone {zone!r}: expected a name ending in a..g")
-    return ord(letter) - ord("a")
+    slot = ZONE_LETTERS.find(zone[-1]) if zone else -1
+    if slot < 0:
+        raise ValueError(
+            f"cannot place subnets for zone {zone!r}: zone names must end in one of the letters {ZONE_LETTERS}"
+        )
+    return slot
 
 
 def subnet_cidrs(vpc_cidr: str, zone: str) -> tuple[str, str]:
     """(private, public) CIDR of `zone`: private = 1/8 of the VPC, public = 1/16 of the last 1/8."""
     vpc = ipaddress.ip_network(vpc_cidr)
-    blocks = list(vpc.subnets(prefixlen_diff=3))
+    if vpc.prefixlen > VPC_PREFIX_MAX:
+        # GP225 rejects these; the sentence is for callers that skipped validation.
+        raise ValueError(
+            f"VPC {vpc_cidr} is too small for the subnet layout: each zone's private subnet is 1/8 of the "
+            f"VPC and must be a /{PRIVATE_PREFIX_MAX} or larger, so the VPC must be a /{VPC_PREFIX_MAX} or "
+            f"larger, e.g. {vpc.supernet(new_prefix=VPC_PREFIX_MAX)}"
+        )
     slot = zone_slot(zone)
-    public = list(blocks[_ZONE_SLOTS].subnets(prefixlen_diff=4))[slot]
+    blocks = list(vpc.subnets(prefixlen_diff=VPC_SLICE_BITS))
+    public = list(blocks[_PUBLIC_BLOCK].subnets(prefixlen_diff=PUBLIC_SLICE_BITS))[slot]
     return str(blocks[slot]), str(public)
 
 

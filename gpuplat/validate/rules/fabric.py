@@ -6,6 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from gpuplat.catalog import INSTANCE_TYPES, instance_type
+from gpuplat.catalog.regions import PRIVATE_PREFIX_MAX, VPC_PREFIX_MAX, VPC_SLICE_BITS
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
@@ -21,7 +22,8 @@ from gpuplat.validate.rules._common import (
     show_number,
 )
 
-# AWS VPC limits: a VPC's IPv4 block is between /16 and /28.
+# AWS VPC limits: a VPC's IPv4 block is between /16 and /28. The Network component's subnet
+# layout needs more than the AWS minimum (gpuplat/catalog/regions.py): /16 or /17.
 _VPC_PREFIX_MIN, _VPC_PREFIX_MAX = 16, 28
 
 
@@ -151,7 +153,9 @@ def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
     "GP225",
     "vpc-cidr-valid",
     Level.ERROR,
-    f"AWS accepts a VPC IPv4 block between /{_VPC_PREFIX_MIN} and /{_VPC_PREFIX_MAX}, written as a network address.",
+    f"AWS accepts a VPC IPv4 block between /{_VPC_PREFIX_MIN} and /{_VPC_PREFIX_MAX}, written as a network address; "
+    f"the subnet layout (a /{PRIVATE_PREFIX_MAX} or larger private subnet per zone, 1/8 of the VPC) needs "
+    f"/{VPC_PREFIX_MAX} or larger.",
 )
 def vpc_cidr_valid(data: Data) -> Iterator[Finding]:
     network = section(data, "network")
@@ -167,6 +171,14 @@ def vpc_cidr_valid(data: Data) -> Iterator[Finding]:
             ("network", "vpcCidr"),
             f"vpcCidr {cidr} has a /{block.prefixlen} prefix; an AWS VPC is /{_VPC_PREFIX_MIN} to "
             f"/{_VPC_PREFIX_MAX}, e.g. {block.network_address}/{_VPC_PREFIX_MIN}",
+        )
+    elif block.prefixlen > VPC_PREFIX_MAX:
+        private = block.prefixlen + VPC_SLICE_BITS
+        yield Finding(
+            ("network", "vpcCidr"),
+            f"vpcCidr {cidr} is too small: each zone's private subnet is 1/8 of the VPC, a /{private} here, and "
+            f"GPU nodes need at least a /{PRIVATE_PREFIX_MAX} (the VPC CNI gives every pod an address); the "
+            f"largest prefix allowed is /{VPC_PREFIX_MAX}, e.g. {block.supernet(new_prefix=VPC_PREFIX_MAX)}",
         )
     elif str(block) != cidr:
         yield Finding(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpuplat.catalog.regions import REGIONS, ZONE_LETTERS
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
-from gpuplat.validate.rules._common import Data, as_list, as_str, provider, section
+from gpuplat.validate.rules._common import Data, as_list, as_str, did_you_mean, provider, section
 
 # Kubernetes minors EKS offers in standard or extended support (EKS version calendar).
 # Bump together with the catalog's chart versions, which are tested against them.
@@ -72,7 +73,8 @@ def aws_zones_required(data: Data) -> Iterator[Finding]:
     "GP212",
     "zones-in-region",
     Level.ERROR,
-    "An AWS availability zone name is its region's name plus a letter; a zone of another region cannot be used.",
+    f"An AWS availability zone name is its region's name plus a letter {ZONE_LETTERS[0]}..{ZONE_LETTERS[-1]} "
+    f"(the letters the VPC layout has subnets for; us-east-1, the largest region, ends at f).",
 )
 def zones_in_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -80,11 +82,39 @@ def zones_in_region(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws" or target is None or region is None or not _REGION.match(region):
         return
     for j, zone in enumerate(as_list(target.get("zones"))):
-        if isinstance(zone, str) and _ZONE.match(zone) and not re.fullmatch(re.escape(region) + "[a-z]", zone):
+        if not isinstance(zone, str) or not _ZONE.match(zone):
+            continue
+        if not re.fullmatch(re.escape(region) + "[a-z]", zone):
             yield Finding(
                 ("target", "zones", j),
                 f"zone {zone} is not in region {region} (its zones are {region}a, {region}b, ...)",
             )
+        elif zone[-1] not in ZONE_LETTERS:
+            yield Finding(
+                ("target", "zones", j),
+                f"zone {zone} is not an availability zone: zone names end in a letter {ZONE_LETTERS[0]}.."
+                f"{ZONE_LETTERS[-1]} (us-east-1, the largest region, has a..f), e.g. {region}a",
+            )
+
+
+@rule(
+    "GP293",
+    "region-exists",
+    Level.ERROR,
+    "Resources can only be created in a region AWS runs (gpuplat/catalog/regions.py, with its source and date).",
+)
+def region_exists(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    region = as_str(target.get("region")) if target is not None else None
+    if provider(data) != "aws" or region is None or not _REGION.match(region) or region in REGIONS:
+        return
+    close = did_you_mean(region, REGIONS)
+    hint = (
+        f"did you mean {close}?"
+        if close is not None
+        else "e.g. us-east-1, us-west-2, eu-west-1, ... (the list: gpuplat/catalog/regions.py)"
+    )
+    yield Finding(("target", "region"), f"{region} is not an AWS region gpuplat knows; {hint}")
 
 
 @rule(
