@@ -21,7 +21,7 @@ from typing import Any, cast
 from ruamel.yaml import YAML
 
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, compile_sources, resolve_sources
-from gpuplat.diagnostics import render_text
+from gpuplat.diagnostics import render_json, render_text
 
 from .diff import MISSING, BaseRefError, Change, Summary, checkout, diff_resources, summarize
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
@@ -201,6 +201,10 @@ def _refusal(summary: Summary) -> str:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    if not compiled.ok and args.format == "json":
+        # Every command's --format json prints one JSON document (DESIGN section 7), failures too.
+        sys.stdout.write(render_json(compiled.diagnostics))
+        return 1
     sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans
     if not compiled.ok:
         return 1
