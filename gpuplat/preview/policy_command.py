@@ -1,0 +1,88 @@
+"""`gpuplat policy`: run the policy pack offline on the recorded resources (DESIGN sections 6, 7).
+
+The rules are gpuplat.preview.policies, the same functions the CrossGuard pack in policy/
+wraps. Offline they see more than CrossGuard does: every resource option of the recording
+(retainOnDelete, remote ...) and the spec's metadata.tags. Imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.diagnostics import render_text
+
+from .command import PreviewError, record_stack
+from .engine import RecordedResource
+from .policies import REGISTRY, Context, Resource
+
+_LEVELS = {"mandatory": 0, "advisory": 1}
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    level: str  # mandatory | advisory
+    urn: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+
+
+def evaluate(
+    resources: Sequence[RecordedResource], *, stack: str, tag_keys: Collection[str] | None = None
+) -> list[Violation]:
+    """Every policy over a recorded stack: mandatory first, then by policy, then in resource order.
+
+    `tag_keys` are the spec's metadata.tags keys; without them aws-platform-tags only asks for
+    some tags, as the CrossGuard pack does when it is not configured.
+    """
+    views = [
+        Resource(r.urn, r.type, r.inputs, r.options, frozenset(r.options.get("dependsOn") or ())) for r in resources
+    ]
+    ctx = Context(stack, frozenset(tag_keys) if tag_keys is not None else None)
+    order = {r.urn: i for i, r in enumerate(views)}
+    found: list[Violation] = []
+    for policy in REGISTRY:
+        if policy.stack_check is not None:
+            found += [Violation(policy.name, policy.level, u, m) for u, m in policy.stack_check(views, ctx)]
+        for r in views:
+            messages = policy.check_resource(r.type, r.props, r.options, r.urn, ctx)
+            found += [Violation(policy.name, policy.level, r.urn, m) for m in messages]
+    return sorted(found, key=lambda v: (_LEVELS.get(v.level, 2), v.policy, order.get(v.urn, -1)))
+
+
+def render_violations(violations: Sequence[Violation], resources: int) -> str:
+    lines = [f"{v.level} {v.policy} {v.urn}: {v.message}\n" for v in violations]
+    mandatory = sum(v.level == "mandatory" for v in violations)
+    lines.append(
+        f"{len(violations)} violation(s), {mandatory} mandatory, {len(violations) - mandatory} advisory; "
+        f"{len(REGISTRY)} policies over {resources} resources\n"
+    )
+    return "".join(lines)
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    sys.stderr.write(render_text(compiled.diagnostics))  # warnings too, away from stdout
+    if not compiled.ok or compiled.model is None:
+        return 1
+    try:
+        resources = record_stack(args.stack, args.spec, args.overlay)
+    except PreviewError as err:
+        sys.stderr.write(f"gpuplat policy: error: {err}\n")
+        return 1
+    except Exception as err:  # a bug in a component: say where, without burying it in a traceback
+        sys.stderr.write(f"gpuplat policy: the program failed: {type(err).__name__}: {err}\n")
+        return 1
+    violations = evaluate(resources, stack=args.stack, tag_keys=compiled.model.metadata.tags.keys())
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"violations": [v.to_json() for v in violations]}, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_violations(violations, len(resources)))
+    return 1 if any(v.level == "mandatory" for v in violations) else 0

@@ -1,0 +1,165 @@
+"""CrossGuard pack: `pulumi preview --policy-pack policy` runs gpuplat's rules inside the engine.
+
+The rules are gpuplat.preview.policies, the same functions `gpuplat policy` runs offline on the
+recording. This file only adapts what the engine hands an analyzer to what they expect:
+
+* props are the inputs with camelCase keys, as in the recording (a kubernetes CustomResource's
+  are apiVersion/kind/metadata/spec). pulumi_policy wraps them in proxies that raise on an
+  unknown value; they are unwrapped here and unknowns become "<computed>", which every rule
+  lets pass, so a first preview is not blocked by values only `up` can know. Numbers arrive
+  as floats; the rules compare numerically.
+* options: PolicyResourceOptions carries `protect` (resource and stack policies alike) but no
+  retainOnDelete and no remote. stateful-retain-on-delete (crossguard=False) is therefore not
+  registered here and runs offline only; no-remote-components goes by type token and package.
+* stack policies (s3-*) see every resource's outputs (the engine's state, same camelCase keys;
+  inputs plus unknowns during a preview) and find a bucket's public access block, encryption
+  and policy through `dependencies` and `property_dependencies`, as the offline runner does
+  through the recorded dependsOn.
+* the stack name is the one in the URN, which is what pulumi.get_stack() returns in the analyzer.
+* aws-platform-tags expects the keys in the policy config `requiredTagKeys`; without it, the
+  metadata.tags of this project's spec for the stack; when that cannot be compiled, any tags.
+
+The pack runs in the project's .venv (PulumiPolicy.yaml), where gpuplat is installed editable.
+No __init__.py here: this directory must never become an importable `policy` package.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import pulumi
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    PolicyPack,
+    PolicyResource,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy import proxy as _proxy
+
+from gpuplat.compile import Sources, compile_sources
+from gpuplat.preview import policies
+from gpuplat.preview.policies import COMPUTED, Context, Resource
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
+UNKNOWNS = frozenset(
+    {
+        _proxy.UNKNOWN_BOOLEAN_VALUE,
+        _proxy.UNKNOWN_NUMBER_VALUE,
+        _proxy.UNKNOWN_STRING_VALUE,
+        _proxy.UNKNOWN_ARRAY_VALUE,
+        _proxy.UNKNOWN_ASSET_VALUE,
+        _proxy.UNKNOWN_ARCHIVE_VALUE,
+        _proxy.UNKNOWN_OBJECT_VALUE,
+    }
+)
+TAGS_CONFIG = PolicyConfigSchema(
+    properties={"requiredTagKeys": {"type": "array", "items": {"type": "string"}}},
+)
+
+
+def plain(value: Any) -> Any:
+    """pulumi_policy's props as the recording shows them: plain dicts and lists, "<computed>"."""
+    # By name: the proxy classes are private to pulumi_policy; "__target" is their own escape
+    # hatch to the wrapped value, read without the unknown check.
+    if type(value).__name__ in ("_DictProxy", "_ListProxy"):
+        value = value["__target"]
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in cast("Mapping[Any, Any]", value).items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in cast("list[Any]", value)]
+    return COMPUTED if isinstance(value, str) and value in UNKNOWNS else value
+
+
+def _options(opts: Any) -> dict[str, Any]:
+    # Only options that are set, as in the recording; protect is the only one a rule reads.
+    return {"protect": True} if getattr(opts, "protect", False) else {}
+
+
+def _stack(urn: str) -> str:
+    # urn:pulumi:<stack>::<project>::...: the engine's own name for the stack, the same value
+    # pulumi.get_stack() returns inside the analyzer, and deterministic in tests.
+    stack = urn.split("::", 1)[0].rpartition(":")[2] if urn.startswith("urn:pulumi:") else ""
+    return stack or pulumi.get_stack()
+
+
+@functools.cache
+def _spec_tag_keys(stack: str) -> frozenset[str] | None:
+    overlay = PROJECT_ROOT / "stacks" / f"{stack}.yaml"
+    sources = Sources(PROJECT_ROOT / "platform" / "platform.yaml", overlay if overlay.exists() else None)
+    try:
+        model = compile_sources(sources, with_plan=False).model
+    except Exception:  # a pack must judge resources, not fail on a spec it could not read
+        return None
+    return frozenset(model.metadata.tags) if model is not None else None
+
+
+def _context(config: Mapping[str, Any], urn: str) -> Context:
+    stack = _stack(urn)
+    keys = config.get("requiredTagKeys")
+    tag_keys = frozenset(str(k) for k in cast("list[Any]", keys)) if isinstance(keys, list) else _spec_tag_keys(stack)
+    return Context(stack, tag_keys)
+
+
+def resource_policy(rule: policies.Policy) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        ctx = _context(args.get_config(), args.urn)
+        props = cast("Mapping[str, Any]", plain(args.props))
+        for message in rule.check_resource(args.resource_type, props, _options(args.opts), args.urn, ctx):
+            report(message, None)
+
+    return ResourceValidationPolicy(
+        name=rule.name,
+        description=rule.description,
+        validate=validate,
+        enforcement_level=LEVELS[rule.level],
+        config_schema=TAGS_CONFIG if rule.name == "aws-platform-tags" else None,
+    )
+
+
+def _view(r: PolicyResource) -> Resource:
+    waits_on = {d.urn for d in r.dependencies}
+    waits_on |= {d.urn for deps in r.property_dependencies.values() for d in deps}
+    props = cast("Mapping[str, Any]", plain(r.props))
+    return Resource(r.urn, r.resource_type, props, _options(r.opts), frozenset(waits_on))
+
+
+def stack_policy(rule: policies.Policy) -> StackValidationPolicy:
+    check = rule.stack_check
+    assert check is not None
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        if not args.resources:
+            return
+        resources = [_view(r) for r in args.resources]
+        for urn, message in check(resources, _context(args.get_config(), resources[0].urn)):
+            report(message, urn)
+
+    return StackValidationPolicy(
+        name=rule.name, description=rule.description, validate=validate, enforcement_level=LEVELS[rule.level]
+    )
+
+
+def build_policies() -> list[Policy]:
+    """Every rule CrossGuard can see, in the registry's order."""
+    built: list[Policy] = []
+    for rule in policies.REGISTRY:
+        if not rule.crossguard:
+            continue
+        built.append(stack_policy(rule) if rule.stack_check is not None else resource_policy(rule))
+    return built
+
+
+if __name__ == "__main__":
+    # Serves the analyzer over gRPC until the engine stops it; tests load this file under
+    # another name and use build_policies() without a server.
+    PolicyPack(name="gpuplat", policies=build_policies(), enforcement_level=EnforcementLevel.ADVISORY)
