@@ -1,8 +1,17 @@
 """GpuPlatform: the root component, wiring the AWS side and then the Kubernetes side.
 
-On provider aws: Network -> Cluster -> a Kubernetes provider built from the cluster's
-kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, StorageTiers.
+On provider aws: an AWS provider for the spec's region -> Network -> Cluster -> a Kubernetes
+provider built from the cluster's kubeconfig -> Karpenter, Fabric, Procurement, one
+GpuNodePool per pool, StorageTiers.
 On provider kubernetes: only the Kubernetes provider, from stack config.
+
+The spec's target.region decides where the platform lives, not the stack's `aws:region`:
+every AWS component gets an explicit provider for that region (their children and invokes
+inherit it), so zones, service names and ARNs the components derive from the spec always
+match the region the resources are created in. The provider's default tags are the stack's
+`aws:defaultTags` plus metadata.tags (the spec wins), so every taggable object carries them
+even where a component forgot. An explicit provider reads no other `aws:*` stack setting:
+credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...).
 Both then reach the same hook, where the Kubernetes-side components are built
 (components/kubernetes/side.py).
 """
@@ -78,11 +87,32 @@ class GpuPlatform(pulumi.ComponentResource):
             outputs.update(clusterName=self.aws.cluster_name, kubeconfig=self.aws.cluster.kubeconfig)
         self.register_outputs(outputs)
 
+    def _aws_provider(self, name: str, model: Platform, region: str) -> aws.Provider:
+        config = pulumi.Config("aws")
+        configured = config.get("region")
+        if configured and configured != region:
+            pulumi.log.warn(
+                f"stack setting aws:region is {configured} but the spec's target.region is {region}; "
+                f"the platform is deployed to {region}",
+                resource=self,
+            )
+        stack_defaults = config.get_object("defaultTags") or {}
+        stack_tags = stack_defaults.get("tags") if isinstance(stack_defaults, dict) else None
+        merged = {**(stack_tags if isinstance(stack_tags, dict) else {}), **model.metadata.tags}
+        default_tags = dict(sorted(merged.items()))
+        return aws.Provider(
+            f"{name}-aws",
+            region=region,
+            default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
     def _aws(self, name: str, model: Platform, plan: Plan) -> tuple[AwsOutputs, k8s.Provider]:
         cluster = cluster_name(model)
         assert model.target.region is not None, "validation requires a region on provider aws"
-        mine = pulumi.ResourceOptions(parent=self)
-        account_id = aws.get_caller_identity_output().account_id
+        aws_provider = self._aws_provider(name, model, model.target.region)
+        mine = pulumi.ResourceOptions(parent=self, providers=[aws_provider])
+        account_id = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(provider=aws_provider)).account_id
 
         network = Network(f"{name}-network", NetworkArgs(model, cluster), mine)
         eks = Cluster(
@@ -91,7 +121,7 @@ class GpuPlatform(pulumi.ComponentResource):
             mine,
         )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=eks.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
-        on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider])
+        on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider, aws_provider])
 
         karpenter = Karpenter(
             f"{name}-karpenter",

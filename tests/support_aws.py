@@ -37,11 +37,23 @@ def compile_model(stack: str, overlay: Path | None = None) -> tuple[Platform, Pl
     return compiled.model, compiled.plan
 
 
-def record(model: Platform, plan: Plan, stack: str) -> list[RecordedResource]:
+def record(model: Platform, plan: Plan, stack: str, config: dict[str, str] | None = None) -> list[RecordedResource]:
+    """Record GpuPlatform; the stack config defaults to the spec's region, as in a matching stack."""
+
     def program() -> None:
         GpuPlatform(model.metadata.name, GpuPlatformArgs(model, plan))
 
-    return record_program(program, project=PROJECT, stack=stack, config={"aws:region": model.target.region or ""})
+    settings = config if config is not None else {"aws:region": model.target.region or ""}
+    return record_program(program, project=PROJECT, stack=stack, config=settings)
+
+
+def overlay_with(directory: Path, stack: str, **sections: dict[str, Any]) -> Path:
+    """The stack's overlay with whole top-level sections replaced (target, metadata, ...)."""
+    overlay = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text(encoding="utf-8"))
+    overlay.update(sections)
+    path = directory / f"{stack}-changed.yaml"
+    path.write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    return path
 
 
 AWS_COMPONENTS = frozenset(

@@ -30,6 +30,7 @@ from tests.support_aws import (
     crd_errors,
     custom_resources,
     of_type,
+    overlay_with,
     record,
     recorded,
     recorded_all,
@@ -350,3 +351,34 @@ def test_s3_csi_driver_reaches_exactly_the_platform_buckets(stack: str) -> None:
         r for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation") if "s3-csi" in r.name
     )
     assert association.inputs["namespace"] == S3_CSI_NAMESPACE
+
+
+@pytest.mark.parametrize(
+    ("region", "zones", "zone_id"),
+    [("us-west-2", ["us-west-2a", "us-west-2b"], "usw2-az1"), ("us-east-1", ["us-east-1e", "us-east-1f"], "use1-az5")],
+)
+def test_warm_tier_finds_its_zone_id_in_the_spec_region(
+    tmp_path: Path, region: str, zones: list[str], zone_id: str
+) -> None:
+    model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target={"region": region, "zones": zones}))
+    resources = record(model, plan, "dev", config={"aws:region": "us-east-1"})  # the stack says us-east-1
+    warm = single(tuple(resources), "aws:s3/directoryBucket:DirectoryBucket").inputs
+    assert warm["location"]["name"] == zone_id and warm["bucket"] == f"atlas-dev-warm--{zone_id}--x-s3"
+
+
+def test_the_spec_region_wins_over_the_stack_region_through_one_explicit_provider(tmp_path: Path) -> None:
+    target = {"region": "eu-west-1", "zones": ["eu-west-1a", "eu-west-1b"]}
+    model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target=target))
+    stack_tags = {"tags": {"environment": "dev", "team": "from-stack"}}
+    config = {"aws:region": "us-east-1", "aws:defaultTags": json.dumps(stack_tags)}
+    resources = tuple(record(model, plan, "dev", config=config))
+    provider = single(resources, "pulumi:providers:aws")
+    assert provider.name == "atlas-aws" and provider.inputs["region"] == "eu-west-1"
+    # The spec's tags win over the stack's, and ride on every object through the provider.
+    assert json.loads(provider.inputs["defaultTags"])["tags"] == {"environment": "dev", **model.metadata.tags}
+    aws_resources = [r for r in resources if r.type.startswith("aws:")]
+    assert aws_resources and all(r.options.get("provider") == provider.urn for r in aws_resources)
+    eks = single(resources, "aws:eks/cluster:Cluster")
+    assert eks.inputs["encryptionConfig"]["provider"]["keyArn"].startswith("arn:aws:kms:eu-west-1:")
+    warm = single(resources, "aws:s3/directoryBucket:DirectoryBucket").inputs
+    assert warm["location"]["name"] == "euw1-az1"

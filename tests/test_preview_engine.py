@@ -156,6 +156,35 @@ def test_secrets_unknowns_invokes_and_config() -> None:
     }
 
 
+def test_invokes_and_resources_answer_for_the_region_of_their_aws_provider() -> None:
+    def program() -> None:
+        frankfurt = aws.Provider("frankfurt", region="eu-central-1")
+        beijing = aws.Provider("beijing", region="cn-north-1")
+        via = pulumi.InvokeOptions(provider=frankfurt)
+        zones = aws.get_availability_zones(opts=via)
+        default_zones = aws.get_availability_zones()  # no provider: the stack's aws:region
+        queue = aws.sqs.Queue("events", opts=pulumi.ResourceOptions(provider=frankfurt))
+        key = aws.kms.Key("key", opts=pulumi.ResourceOptions(provider=beijing))
+        k8s.core.v1.ConfigMap(
+            "values",
+            data={
+                "zones": ",".join(zones.names),
+                "ids": ",".join(zones.zone_ids),
+                "default": default_zones.names[0],
+                "queue": queue.arn,
+                "key": key.arn,
+            },
+        )
+
+    data = by_name(record(program, **{"aws:region": "us-west-2"}))["values"].inputs["data"]
+    # Every zone letter the Network component can place (a..g) is there, beyond d included.
+    assert data["zones"].split(",") == [f"eu-central-1{letter}" for letter in "abcdefg"]
+    assert data["ids"].split(",")[4] == "euc1-az5"
+    assert data["default"] == "us-west-2a"
+    assert data["queue"].startswith("arn:aws:sqs:eu-central-1:")
+    assert data["key"].startswith("arn:aws-cn:kms:cn-north-1:")
+
+
 def test_kubernetes_autoname_is_visible_to_dependants() -> None:
     def program() -> None:
         ns = k8s.core.v1.Namespace("team")

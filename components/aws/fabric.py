@@ -24,7 +24,7 @@ from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import EFA_TAG, helm_release, own, region_of, tags
+from ._common import EFA_TAG, PLACEMENT_GROUP_NAME_MAX, helm_release, own, physical_name, region_of, tags
 
 # Amazon EKS add-on images live in account 602401143452 except in these opt-in/isolated
 # regions (EKS user guide, "View Amazon container image registries for Amazon EKS add-ons").
@@ -78,7 +78,7 @@ class Fabric(pulumi.ComponentResource):
             group = aws.ec2.PlacementGroup(
                 f"{name}-pg-{pool.name}-{zone}",
                 # A fixed name: the node class selects it by name, known before it exists.
-                name=f"{cluster}-{pool.name}-{zone}",
+                name=physical_name(f"{cluster}-{pool.name}-{zone}", PLACEMENT_GROUP_NAME_MAX, lowercase=False),
                 strategy="cluster",
                 tags=tags(model, f"{cluster}-{pool.name}-{zone}", {TAG_POOL: pool.name}),
                 opts=own(self),

@@ -27,7 +27,7 @@ import pulumi_aws as aws
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
+from ._common import POLICY_VERSION, directory_bucket_name, own, partition, region_of, stateful, tags
 from .fabric import fabric_zone
 from .storage_access import s3_csi_access
 
@@ -75,6 +75,15 @@ def key_policy(region: str, account: str) -> dict[str, Any]:
             },
         ],
     }
+
+
+def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
+    if zone not in names:
+        raise ValueError(
+            f"availability zone {zone} is not among the zones region {region} reports ({', '.join(names)}); "
+            f"check target.zones"
+        )
+    return zone_ids[names.index(zone)]
 
 
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
@@ -214,11 +223,14 @@ class StorageTiers(pulumi.ComponentResource):
 
         if model.storage.warm is not None:
             # Directory bucket names embed the zone *id* (use1-az4), which differs per account.
-            zones = aws.get_availability_zones_output()
-            zone_id = pulumi.Output.all(zones.names, zones.zone_ids).apply(lambda v: v[1][v[0].index(zone)])
+            # parent=self: the lookup goes through this component's (the spec region's) provider.
+            zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=self))
+            zone_id = pulumi.Output.all(zones.names, zones.zone_ids).apply(
+                lambda v: zone_id_of(zone, region, list(v[0]), list(v[1]))
+            )
             warm = aws.s3.DirectoryBucket(
                 f"{name}-warm",
-                bucket=zone_id.apply(lambda az: f"{cluster}-warm--{az}--x-s3"),
+                bucket=zone_id.apply(lambda az: directory_bucket_name(cluster, "warm", az)),
                 location=aws.s3.DirectoryBucketLocationArgs(name=zone_id, type="AvailabilityZone"),
                 data_redundancy="SingleAvailabilityZone",
                 type="Directory",

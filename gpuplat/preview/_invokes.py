@@ -3,7 +3,8 @@
 """Plausible, deterministic results for the provider functions programs commonly call.
 
 Anything not in the table returns `{}`: the SDK then sees every result field as absent,
-which typically surfaces as None in the program rather than as a failure.
+which typically surfaces as None in the program rather than as a failure. `ctx` is the
+region the invoke targets (its provider's, see _monitor), not necessarily the stack's.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+
+from gpuplat.catalog.regions import ZONE_LETTERS
 
 from ._mockdata import MockContext, arn, hex_digest, zone_prefix
 
@@ -51,12 +54,14 @@ def _partition(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
 
 
 def _availability_zones(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # Every letter the Network component can place (a..g), so any zone `check` accepts has an
+    # id here; real regions have fewer (us-east-1: a..f), but refusing is validation's job.
     prefix = zone_prefix(ctx.region)
     return {
         "id": ctx.region,
-        "names": [f"{ctx.region}{letter}" for letter in "abcd"],
-        "zoneIds": [f"{prefix}-az{i}" for i in range(1, 5)],
-        "groupNames": [ctx.region] * 4,
+        "names": [f"{ctx.region}{letter}" for letter in ZONE_LETTERS],
+        "zoneIds": [f"{prefix}-az{i}" for i in range(1, len(ZONE_LETTERS) + 1)],
+        "groupNames": [ctx.region] * len(ZONE_LETTERS),
         "state": args.get("state") or "available",
     }
 

@@ -2,7 +2,8 @@
 # (reads protobuf Structs, whose item access is untyped.)
 """Deterministic stand-ins for what providers would return, so dependent program code runs.
 
-Every value is a pure function of the resource's URN, name, inputs and the stack's region:
+Every value is a pure function of the resource's URN, name, inputs and region (the region
+of the AWS provider the resource or invoke goes through, else the stack's `aws:region`):
 two recordings of the same program are identical, and an unrelated edit never changes the
 fake attributes of an untouched resource. Physical names imitate Pulumi autonaming
 (`<name>-<hex>`) with the hex taken from a hash of the URN instead of randomness.
@@ -19,10 +20,12 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.protobuf import struct_pb2
+
+from gpuplat.catalog.regions import partition_of
 
 from ._render import UNKNOWN, known_string
 
@@ -34,6 +37,9 @@ class MockContext:
     region: str
     account: str = ACCOUNT_ID
     partition: str = "aws"
+
+    def for_region(self, region: str) -> MockContext:
+        return replace(self, region=region, partition=partition_of(region))
 
 
 @dataclass(frozen=True)

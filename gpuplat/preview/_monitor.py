@@ -25,7 +25,7 @@ from pulumi.runtime.settings import get_project, get_stack
 
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
-from ._render import SIG_KEY, render_struct, value_to_python
+from ._render import SIG_KEY, known_string, render_struct, value_to_python
 from .engine import DuplicateUrnError, RecordedResource, UnsupportedFeatureError
 
 
@@ -55,10 +55,11 @@ class _Entry:
 class RecordingMonitor(MockMonitor):
     def __init__(self, context: MockContext) -> None:
         super().__init__(_NoMocks())
-        self._context = context
+        self._context = context.for_region(context.region)
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._outputs: dict[str, dict[str, Any]] = {}
+        self._provider_regions: dict[str, str] = {}  # aws provider URN -> its `region` input
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # The real engine (resource.NewURN) qualifies a type with the parent's WHOLE type chain
@@ -83,8 +84,14 @@ class RecordingMonitor(MockMonitor):
             )
         urn = self.make_urn(request.parent, request.type, request.name)
         custom = bool(request.custom)
+        if request.type == "pulumi:providers:aws":
+            region = known_string(request.object, "region")
+            if region:
+                with self._lock:
+                    self._provider_regions[urn] = region
         if custom:
-            id_, patch = resource_outputs(request.type, request.name, urn, request.object, self._context)
+            context = self._context_for(request.provider, _own_region(request.type, request.object))
+            id_, patch = resource_outputs(request.type, request.name, urn, request.object, context)
         else:
             id_, patch = "", {}
         state = _patched(request.object, patch)
@@ -105,7 +112,8 @@ class RecordingMonitor(MockMonitor):
 
     def ReadResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
-        _, patch = resource_outputs(request.type, request.name, urn, request.properties, self._context)
+        context = self._context_for(request.provider, _own_region(request.type, request.properties))
+        _, patch = resource_outputs(request.type, request.name, urn, request.properties, context)
         state = _patched(request.properties, patch)
         options: dict[str, Any] = {"read": request.id}
         if request.provider:
@@ -156,10 +164,20 @@ class RecordingMonitor(MockMonitor):
             result["id"] = entry.id
             result.fields["state"].struct_value.CopyFrom(entry.state)
         else:
-            result.update(invoke(request.tok, args, self._context))
+            region = args.get("region") if request.tok.startswith("aws:") else None
+            context = self._context_for(request.provider, region if isinstance(region, str) else None)
+            result.update(invoke(request.tok, args, context))
         response = resource_pb2.ResourceInvokeResponse()
         getattr(response, "return").CopyFrom(result)  # `return` is a Python keyword
         return response
+
+    def _context_for(self, provider_ref: str, region: str | None) -> MockContext:
+        """The region a request targets: its own `region` (pulumi-aws v7 takes one per resource
+        and invoke), else its AWS provider's, else the stack's aws:region (default provider)."""
+        if not region and provider_ref:
+            with self._lock:
+                region = self._provider_regions.get(_provider_urn(provider_ref))
+        return self._context.for_region(region) if region and region != self._context.region else self._context
 
     def Call(self, request):
         raise UnsupportedFeatureError(
@@ -242,6 +260,10 @@ def _apply_patch(target: struct_pb2.Struct, patch: Patch, source: struct_pb2.Str
             existing = target.fields[key]
             if existing.WhichOneof("kind") == "struct_value" and SIG_KEY not in existing.struct_value:
                 _apply_patch(existing.struct_value, value, source)
+
+
+def _own_region(type_: str, inputs: struct_pb2.Struct) -> str | None:
+    return known_string(inputs, "region") if type_.startswith("aws:") else None
 
 
 def _provider_urn(reference: str) -> str:
