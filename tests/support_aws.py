@@ -6,23 +6,21 @@ these tests see is exactly what `gpuplat preview` and CrossGuard would see.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema import Draft202012Validator
 
 from components import GpuPlatform, GpuPlatformArgs
 from gpuplat.compile import compile_stack
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.preview import RecordedResource, record_program
+from tests import support_k8s
 
 ROOT = Path(__file__).resolve().parent.parent
-CRDS = Path(__file__).resolve().parent / "crds" / "karpenter"
 PROJECT = "gpu-platform"
 STACKS = ("dev", "staging", "prod")
 
@@ -110,40 +108,11 @@ def custom_resources(resources: tuple[RecordedResource, ...], kind: tuple[str, s
 # ------------------------------------------------------------------------------- CRD schemas
 
 
-def _strict(schema: Any) -> Any:
-    """Reject unknown fields the way the API server's structural pruning would silently drop them."""
-    if isinstance(schema, dict):
-        node: dict[str, Any] = {k: _strict(v) for k, v in schema.items()}
-        if (
-            node.get("type") == "object"
-            and "properties" in node
-            and "additionalProperties" not in node
-            and not node.get("x-kubernetes-preserve-unknown-fields")
-        ):
-            node["additionalProperties"] = False
-        return node
-    if isinstance(schema, list):
-        return [_strict(v) for v in schema]
-    return schema
-
-
-@functools.cache
-def crd_validator(kind: tuple[str, str]) -> Draft202012Validator:
-    api_version, name = kind
-    group, version = api_version.split("/")
-    for path in sorted(CRDS.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == name:
-            for v in crd["spec"]["versions"]:
-                if v["name"] == version:
-                    schema = _strict(copy.deepcopy(v["schema"]["openAPIV3Schema"]))
-                    return Draft202012Validator(schema)
-    raise LookupError(f"no CRD for {api_version} {name} under {CRDS}")
-
-
 def crd_errors(kind: tuple[str, str], obj: dict[str, Any]) -> Iterator[str]:
-    for error in crd_validator(kind).iter_errors(obj):
-        yield f"{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"
+    """Errors of `obj` against its upstream CRD (the Kubernetes tests' strict validator)."""
+    api_version, name = kind
+    assert (obj.get("apiVersion"), obj.get("kind")) == (api_version, name)
+    yield from support_k8s.crd_errors(obj)
 
 
 # ------------------------------------------------------------------------------ chart values
