@@ -9,7 +9,7 @@ from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_str, is_number, section, show_number
 
-# Defaults of the spec language (notes/SPEC_LANGUAGE.md), applied when a field is absent.
+# Defaults of the spec language (the schema and gpuplat/model.py), applied when a field is absent.
 _DEFAULT_UP, _DEFAULT_DOWN = 0.8, 0.3
 _DEFAULT_WINDOW, _DEFAULT_COOLDOWN = "5m", "10m"
 _DURATION = re.compile(r"^([1-9][0-9]*)(s|m|h)$")
