@@ -83,6 +83,10 @@ class Row:
     def ratio(self) -> float:
         return self.preview.wall / self.bare.wall if self.bare.wall > 0 else math.inf
 
+    @property
+    def cpu_ratio(self) -> float:
+        return self.preview.cpu / self.bare.cpu if self.bare.cpu > 0 else math.inf
+
 
 def best_of(repeat: int, fn: Callable[[], T]) -> tuple[Timing, T]:
     """The run with the least wall time (and that run's CPU time), and its result."""
@@ -188,7 +192,7 @@ def table(rows: Sequence[Row]) -> str:
             r.plan.cell(),
             r.preview.cell(),
             r.bare.cell(),
-            f"{r.ratio:.2f}",
+            f"{r.ratio:.2f} ({r.cpu_ratio:.2f})",
             f"{1000 * r.preview.wall / r.resources:.2f}",
             f"{1000 * r.bare.wall / r.resources:.2f}",
         )
@@ -197,7 +201,7 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def scaling(rows: Sequence[Row]) -> list[str]:
-    """Growth exponents between consecutive sizes of one provider: time ~ resources^k."""
+    """Growth exponents of CPU time between consecutive sizes of one provider: cpu ~ resources^k."""
     notes: list[str] = []
     for provider in PROVIDERS:
         mine = sorted((r for r in rows if r.provider == provider), key=lambda r: r.resources)
@@ -206,9 +210,9 @@ def scaling(rows: Sequence[Row]) -> list[str]:
             if grow <= 0:
                 continue
             parts = ", ".join(
-                f"{name} {math.log(getattr(b, name).wall / getattr(a, name).wall) / grow:.2f}"
+                f"{name} {math.log(getattr(b, name).cpu / getattr(a, name).cpu) / grow:.2f}"
                 for name in ("check", "plan", "preview", "bare")
-                if getattr(a, name).wall > 0 and getattr(b, name).wall > 0
+                if getattr(a, name).cpu > 0 and getattr(b, name).cpu > 0
             )
             notes.append(f"- {provider} {a.size} -> {b.size} (resources x{b.resources / a.resources:.1f}): {parts}")
     return notes
@@ -233,10 +237,14 @@ def machine() -> list[str]:
     versions = ", ".join(
         f"{p} {_version(p)}" for p in ("pulumi", "pulumi_aws", "pulumi_kubernetes", "protobuf", "grpcio")
     )
-    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--", "gpuplat", "components") else ""
+    # A run from an export (git archive) has no repository: BENCH_COMMIT names the code then.
+    commit = os.environ.get("BENCH_COMMIT") or _git("rev-parse", "--short", "HEAD")
+    dirty = ""
+    if not os.environ.get("BENCH_COMMIT") and _git("status", "--porcelain", "--", "gpuplat", "components"):
+        dirty = " (with uncommitted changes to gpuplat/ or components/)"
     return [
         f"- date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- commit: {_git('rev-parse', '--short', 'HEAD')}{dirty}",
+        f"- commit: {commit}{dirty}",
         f"- machine: {platform.machine()}, {cpus} CPUs (nproc), {platform.platform()}",
         f"- python: {platform.python_implementation()} {platform.python_version()}",
         f"- packages: {versions}",
@@ -253,12 +261,14 @@ def results_markdown(rows: Sequence[Row], argv: Sequence[str], repeat: int, load
         *machine(),
         f"- load average (1, 5, 15 min) before: {load[0]}; after: {load[1]}",
         "",
-        f"Times in seconds, best of {repeat}: wall clock, with the process CPU time of that run in parentheses.",
+        f"Times in seconds, best of {repeat}: wall clock, with the process CPU time of that run in parentheses;",
+        "ratio = preview / bare, of wall time (and of CPU time).",
         "",
         table(rows),
         "## Scaling",
         "",
-        "Exponent k in time ~ resources^k between consecutive sizes (1 = linear):",
+        "Exponent k in cpu ~ resources^k between consecutive sizes (1 = linear; CPU time, as it is",
+        "less disturbed by other load than wall time):",
         "",
         *(scaling(rows) or ["- (one size only)"]),
         "",
@@ -268,7 +278,8 @@ def results_markdown(rows: Sequence[Row], argv: Sequence[str], repeat: int, load
         "suites, other benchmarks) runs at the same time; the load average above shows how busy",
         "it was. Best-of-N keeps the least disturbed run, but expect 10-30 % run-to-run spread",
         "on preview and bare, more on the millisecond-scale check and plan of small specs. Wall",
-        "time well above CPU time means the run waited for the CPU. Compare ratios and",
+        "time well above CPU time means the run waited for a core (wall = 2 x CPU: it got half",
+        "of one); the CPU times and CPU ratios are then the better guide. Compare ratios and",
         "growth exponents rather than absolute seconds across machines.",
         "",
     ]
