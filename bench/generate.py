@@ -167,6 +167,9 @@ def _pool_gpus(pool: Spec) -> int:
     return int(per_node) * int(pool["nodes"]["max"])
 
 
+_MAX_FLAVORS = 64
+
+
 def _tenants(count: int, pools: list[Spec]) -> list[Spec]:
     isolated = [p for p in pools if p["sharing"]["mode"] not in _SHARED]
     fleet = sum(_pool_gpus(p) for p in pools)
@@ -178,6 +181,13 @@ def _tenants(count: int, pools: list[Spec]) -> list[Spec]:
         tenant: Spec = {"name": f"tenant-{i:04d}"}
         if hard or i % 2 == 1:
             width = 1 + i % 3
+        elif len(candidates) * 3 > _MAX_FLAVORS:
+            # Without an allow-list a tenant gets a Kueue flavor per pool and market; a
+            # ClusterQueue holds 64 per resource (GP233), so wide fleets need a wide allow-list.
+            width = _MAX_FLAVORS // 3
+        else:
+            width = 0
+        if width:
             allowed = [candidates[(i * 7 + k * 3) % len(candidates)] for k in range(width)]
             allowed = list({p["name"]: p for p in allowed}.values())
             tenant["pools"] = [p["name"] for p in allowed]

@@ -12,6 +12,7 @@ from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import plan_procurement, reservations
+from gpuplat.plan.queues import flavor_limit_findings
 from gpuplat.plan.sharing import sharing_units
 from gpuplat.plan.storage import plan_storage
 from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
@@ -42,6 +43,9 @@ def build_plan(model: Platform) -> PlanOutcome:
         )
         for p, shares in zip(model.pools, procurement.shares, strict=True)
     )
+    findings = (*findings, *flavor_limit_findings(model, pools))
+    if any(f.level is Level.ERROR for f in findings):
+        return PlanOutcome(None, findings)
     plan = Plan(
         pools=pools,
         fleet_gpus=sum(p.max_gpus for p in model.pools),

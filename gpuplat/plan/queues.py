@@ -1,0 +1,53 @@
+"""Kueue capacity limits the plan can see before anything is applied.
+
+A ClusterQueue lists, per resource group, at most 64 flavors (Kueue CRD
+`spec.resourceGroups[].flavors`, maxItems 64), and every flavor that offers a resource must sit
+in the same group as that resource. The platform makes one flavor per pool and market with
+nodes (one per pool on provider kubernetes), so a tenant allowed on many pools can need more
+flavors for one resource than a ClusterQueue holds; the API server would refuse it on apply.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpuplat.diagnostics import Level
+from gpuplat.model import Platform, Provider
+from gpuplat.plan.types import PlanFinding, PoolPlan
+
+MAX_FLAVORS_PER_GROUP = 64
+
+
+def _flavor_resources(model: Platform, pool: PoolPlan) -> list[set[str]]:
+    """One entry per flavor the pool yields: the resources that flavor offers."""
+    resources = set(pool.units.resources or {pool.units.resource: pool.units.per_node})
+    if model.target.provider is Provider.KUBERNETES:
+        return [resources]
+    return [resources for share in pool.markets.values() if share.nodes > 0]
+
+
+def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[PlanFinding]:
+    if model.scheduling.queueing != "kueue":
+        return []
+    by_name = {p.name: p for p in pools}
+    findings: list[PlanFinding] = []
+    for index, tenant in enumerate(model.tenants):
+        per_resource: Counter[str] = Counter()
+        for name in tenant.pools:
+            for resources in _flavor_resources(model, by_name[name]):
+                per_resource.update(resources)
+        if not per_resource:
+            continue
+        resource, count = per_resource.most_common(1)[0]
+        if count > MAX_FLAVORS_PER_GROUP:
+            findings.append(
+                PlanFinding(
+                    "GP233",
+                    Level.ERROR,
+                    ("tenants", index, "name"),
+                    f"tenant {tenant.name} would need {count} Kueue flavors offering {resource} (one per pool "
+                    f"and market with nodes) in one ClusterQueue resource group, above Kueue's "
+                    f"{MAX_FLAVORS_PER_GROUP}; give the tenant a `pools` allow-list with fewer pools",
+                )
+            )
+    return findings
