@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from .stateful import STATEFUL_TYPES
+
 Level = Literal["mandatory", "advisory"]
 COMPUTED = "<computed>"
 
@@ -278,9 +280,7 @@ def _root_encrypted(r: Resource, ctx: Context) -> list[str]:
 
 
 KMS_KEY = "aws:kms/key:Key"
-FSX = _types("aws:fsx/", "lustreFileSystem:LustreFileSystem openZfsFileSystem:OpenZfsFileSystem "
-             "ontapFileSystem:OntapFileSystem windowsFileSystem:WindowsFileSystem")
-STATEFUL = (EKS, *FSX, *BUCKETS, DIRECTORY_BUCKET, KMS_KEY)
+STATEFUL = tuple(sorted(STATEFUL_TYPES))
 
 _rule("stateful-protect", "mandatory", "Stateful resources (EKS, FSx, buckets, KMS keys) are protect=True", *STATEFUL)(
     lambda r, _: [] if r.options is None or r.options.get("protect") else ["resource option protect is not set"]

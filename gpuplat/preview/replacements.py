@@ -71,17 +71,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-STATEFUL_TYPES: frozenset[str] = frozenset(
-    {
-        "aws:eks/cluster:Cluster",
-        "aws:fsx/lustreFileSystem:LustreFileSystem",
-        "aws:s3/bucket:Bucket",
-        "aws:s3/bucketV2:BucketV2",
-        "aws:s3/directoryBucket:DirectoryBucket",
-        "aws:kms/key:Key",
-    }
-)
-"""Types whose replacement or deletion loses data or cuts every workload off: the diff refuses them."""
+from .stateful import STATEFUL_TYPES as STATEFUL_TYPES  # the diff refuses to replace or delete these
 
 Condition = Callable[[Any, Any], bool]
 
