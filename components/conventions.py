@@ -15,6 +15,8 @@ from gpuplat.catalog.labels import CAPACITY_TYPE_LABEL as CAPACITY_TYPE_LABEL
 from gpuplat.catalog.labels import DEVICE_PLUGIN_CONFIG_LABEL as DEVICE_PLUGIN_CONFIG_LABEL
 from gpuplat.catalog.labels import DEVICE_PLUGIN_DEPLOY_LABEL as DEVICE_PLUGIN_DEPLOY_LABEL
 from gpuplat.catalog.labels import FABRIC_LABEL as FABRIC_LABEL
+from gpuplat.catalog.labels import HAMI_NODE_LABEL as HAMI_NODE_LABEL
+from gpuplat.catalog.labels import HAMI_NODE_LABEL_VALUE as HAMI_NODE_LABEL_VALUE
 from gpuplat.catalog.labels import MIG_CONFIG_LABEL as MIG_CONFIG_LABEL
 from gpuplat.catalog.labels import POOL_LABEL as POOL_LABEL
 from gpuplat.catalog.labels import SHARING_LABEL as SHARING_LABEL
@@ -63,6 +65,7 @@ def pool_node_labels(pool: GpuNodePool) -> dict[str, str]:
         labels[FABRIC_LABEL] = "true"
     if pool.sharing.mode is SharingMode.FRACTIONAL:
         labels[DEVICE_PLUGIN_DEPLOY_LABEL] = "false"
+        labels[HAMI_NODE_LABEL] = HAMI_NODE_LABEL_VALUE
     dp = device_plugin_config_name(pool)
     if dp is not None:
         labels[DEVICE_PLUGIN_CONFIG_LABEL] = dp

@@ -26,6 +26,7 @@ STACKS = ("dev", "staging", "prod")
 
 NODE_CLASS = ("karpenter.k8s.aws/v1", "EC2NodeClass")
 NODE_POOL = ("karpenter.sh/v1", "NodePool")
+NODE_OVERLAY = ("karpenter.sh/v1alpha1", "NodeOverlay")
 
 
 def compile_model(stack: str, overlay: Path | None = None) -> tuple[Platform, Plan]:

@@ -21,6 +21,7 @@ from gpuplat.preview import RecordedResource, record_main, record_program
 from tests.support_aws import (
     AWS_COMPONENTS,
     NODE_CLASS,
+    NODE_OVERLAY,
     NODE_POOL,
     PROJECT,
     ROOT,
@@ -216,7 +217,7 @@ def test_karpenter_policy_is_scoped(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_karpenter_objects_are_valid_against_the_upstream_crds(stack: str) -> None:
     _, _, resources = recorded(stack)
-    for kind in (NODE_CLASS, NODE_POOL):
+    for kind in (NODE_CLASS, NODE_POOL, NODE_OVERLAY):
         objects = custom_resources(resources, kind)
         assert objects
         for obj in objects:
@@ -307,11 +308,40 @@ def test_fabric_pools_are_never_disrupted_under_a_running_job(stack: str) -> Non
         pool = model.pools_by_name[spec["template"]["spec"]["nodeClassRef"]["name"]]
         disruption = spec["disruption"]
         assert disruption["consolidateAfter"] == model.autoscaling.cooldown
+        # Consolidating underutilized GPU nodes evicts running jobs to repack them.
+        assert disruption["consolidationPolicy"] == "WhenEmpty"
         if pool.fabric:
-            assert disruption["consolidationPolicy"] == "WhenEmpty"
             assert spec["template"]["spec"]["expireAfter"] == "Never"
-        else:
-            assert disruption["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+            assert disruption["budgets"] == [{"nodes": "1"}]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_karpenter_knows_what_shared_pools_advertise(stack: str) -> None:
+    """A pod asking for a MIG slice, a time-sliced / MPS replica or a HAMi vGPU matches an instance
+    type only through a NodeOverlay adding what the pool's nodes advertise."""
+    model, plan, resources = recorded(stack)
+    overlays = custom_resources(resources, NODE_OVERLAY)
+    node_pools = {o["metadata"]["name"]: o for o in custom_resources(resources, NODE_POOL)}
+    gates = next(r for r in of_type(resources, "kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "karpenter")
+    assert gates.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
+    for pool in model.pools:
+        units = plan.pool(pool.name).units
+        mine = [
+            n
+            for n, o in node_pools.items()
+            if o["spec"]["template"]["metadata"]["labels"]["gpuplat.dev/pool"] == pool.name
+        ]
+        covering = [
+            o
+            for o in overlays
+            if set(next(r["values"] for r in o["spec"]["requirements"] if r["key"] == "karpenter.sh/nodepool"))
+            == set(mine)
+        ]
+        if units.resource == "nvidia.com/gpu" or not mine:
+            assert covering == [], pool.name
+            continue
+        (overlay,) = covering
+        assert overlay["spec"]["capacity"] == {r: str(n) for r, n in units.resources.items()}, pool.name
 
 
 def test_provider_kubernetes_builds_no_aws_side_and_a_provider_from_stack_config() -> None:

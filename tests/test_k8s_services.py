@@ -13,12 +13,11 @@ import pytest
 import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
-from components.kubernetes._common import unit_resources
-from components.kubernetes._quota import flavors, split
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
 from gpuplat.plan import Plan
+from gpuplat.plan.capacity import proportional, unit_resources
 from tests.support_k8s import RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
 
 SPECS = ("kubernetes", *STACKS)
@@ -33,7 +32,7 @@ def _values(which: str, key: str) -> dict[str, Any]:
 
 
 def _pool_resources(model: Platform, plan: Plan, pool: str) -> dict[str, int]:
-    return unit_resources(model.pools_by_name[pool], plan.pool(pool))
+    return unit_resources(plan.pool(pool))
 
 
 # ------------------------------------------------------------------------------- scheduling
@@ -122,11 +121,32 @@ def test_hard_isolation_tenants_never_get_shared_gpus() -> None:
 
 
 def test_split_is_whole_proportional_and_complete() -> None:
-    assert split(10, [3, 1]) == [8, 2]
-    assert split(7, [1, 1, 1]) == [3, 2, 2]
-    assert split(5, [0, 0]) == [3, 2]
-    assert split(0, [4, 4]) == [0, 0]
-    assert sum(split(64, [128, 32, 40])) == 64
+    assert proportional(10, [3, 1]) == [8, 2]
+    assert proportional(7, [1, 1, 1]) == [3, 2, 2]
+    assert proportional(5, [0, 0]) == [3, 2]
+    assert proportional(0, [4, 4]) == [0, 0]
+    assert sum(proportional(64, [128, 32, 40])) == 64
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_nominal_quotas_never_promise_a_flavor_more_than_it_has(which: str) -> None:
+    """Kueue lends only unused quota: promises beyond a flavor's GPUs cannot all be kept."""
+    model, plan, resources = recorded(which)
+    queues = by_kind(resources, "ClusterQueue")
+    capacity = {f.name: f.gpus * next(iter(f.units.values())) for f in plan.flavors}
+    resource_of = {f.name: next(iter(f.units)) for f in plan.flavors}
+    promised = dict.fromkeys(capacity, 0)
+    for queue in queues:
+        hard = next(t for t in model.tenants if queue["metadata"]["name"] == f"{model.metadata.name}-{t.name}")
+        for group in queue["spec"]["resourceGroups"]:
+            for flavor in group["flavors"]:
+                for r in flavor["resources"]:
+                    if r["name"] == resource_of[flavor["name"]]:
+                        promised[flavor["name"]] += r["nominalQuota"]
+                    # A hard tenant's guarantee is never lent, so it never waits on a preemption.
+                    assert ("lendingLimit" in r) == (hard.isolation == "hard")
+                    assert r.get("lendingLimit", 0) == 0
+    assert all(promised[f] <= capacity[f] for f in capacity), (promised, capacity)
 
 
 # The only keys the platform adds to the chart's manager Configuration (scheduling.py says why).
@@ -218,9 +238,11 @@ def test_quota_backstop_is_what_the_tenants_gpus_can_yield() -> None:
     hard = _quotas(resources)
     # research (hard isolation) has no time-sliced or MPS pool: exactly its 128 GPUs.
     assert hard["research"]["nvidia.com/gpu"] == 128
-    # product's 64 GPUs, most units per GPU first, each pool up to its size: notebooks (MPS x8,
-    # 16 GPUs), dev (time-slicing x4, 24 GPUs), the other 24 whole. Not 64 x 8.
-    assert hard["product"]["nvidia.com/gpu"] == 16 * 8 + 24 * 4 + 24
+    # product's 64 GPUs: replicas are their own resource, so whole GPUs are exactly 64, and the
+    # replicas are what its GPUs can yield, most per GPU first, each pool up to its size:
+    # notebooks (MPS x8, 16 GPUs), dev (time-slicing x4, 24 GPUs). Not 64 x 8.
+    assert hard["product"]["nvidia.com/gpu"] == 64
+    assert hard["product"]["nvidia.com/gpu.shared"] == 16 * 8 + 24 * 4
     # infer has 64 GPUs of 7 x 1g.10gb, fewer than research's 128.
     assert hard["research"]["nvidia.com/mig-1g.10gb"] == 64 * 7
 
@@ -230,8 +252,8 @@ def test_quota_admits_a_tenants_gpus_on_any_one_allowed_pool(which: str) -> None
     model, plan, resources = recorded(which)
     hard = _quotas(resources)
     capacity: dict[str, int] = {}
-    for flavor in flavors(model, plan):
-        capacity[flavor.pool.name] = capacity.get(flavor.pool.name, 0) + flavor.gpus
+    for flavor in plan.flavors:
+        capacity[flavor.pool] = capacity.get(flavor.pool, 0) + flavor.gpus
     for tenant in model.tenants:
         allowed = [p for p in model.pools if p.name in tenant.pools and isolation_permits(tenant.isolation, p)]
         for resource, ceiling in hard[tenant.name].items():

@@ -36,3 +36,40 @@ def test_64_flavors_fit_and_65_do_not(tmp_path: Path) -> None:
 
 def test_an_allow_list_keeps_the_tenant_within_the_limit(tmp_path: Path) -> None:
     assert _codes(tmp_path, 65, allow=10) == []
+
+
+def _plan_of(tmp_path: Path, tenants: list[str]) -> tuple[list[tuple[str, str, int]], list[tuple[str, int]]]:
+    spec = tmp_path / "platform.yaml"
+    lines = [*_spec(2, None).splitlines()[:-2], "tenants:", *tenants]
+    lines = [line.replace("max: 1", "max: 4") for line in lines]
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    compiled = compile_sources(Sources(spec, None))
+    quotas = [(q.tenant, q.flavor, q.gpus) for q in compiled.plan.quotas] if compiled.plan else []
+    return quotas, [(d.code, d.line) for d in compiled.diagnostics]
+
+
+def test_quotas_move_to_where_they_fit(tmp_path: Path) -> None:
+    # a may use both pools, b only p0: the proportional split puts half of a on p0, where b
+    # needs all four GPUs, so a's share moves to p1 and both guarantees hold.
+    quotas, diagnostics = _plan_of(
+        tmp_path,
+        [
+            "  - {name: a, gpus: 4, isolation: hard, pools: [p0, p1]}",
+            "  - {name: b, gpus: 4, isolation: hard, pools: [p0]}",
+        ],
+    )
+    assert diagnostics == []
+    assert sorted(quotas) == [("a", "p1-on-demand", 4), ("b", "p0-on-demand", 4)]
+
+
+def test_hard_guarantees_beyond_a_pool_are_an_error_soft_ones_a_warning(tmp_path: Path) -> None:
+    hard = [
+        "  - {name: a, gpus: 4, isolation: hard, pools: [p0]}",
+        "  - {name: b, gpus: 2, isolation: hard, pools: [p0]}",
+    ]
+    assert _plan_of(tmp_path, hard)[1] == [("GP234", 10)]
+    soft = ["  - {name: a, gpus: 4, isolation: hard, pools: [p0]}", "  - {name: b, gpus: 2, pools: [p0]}"]
+    quotas, diagnostics = _plan_of(tmp_path, soft)
+    assert diagnostics == [("GP351", 10)]
+    # The soft tenant's promise stands (oversubscribed); the hard one is whole.
+    assert sorted(quotas) == [("a", "p0-on-demand", 4), ("b", "p0-on-demand", 2)]

@@ -92,8 +92,8 @@ def test_mig_gpu_equivalents_count_only_the_compute_slices_in_use() -> None:
 
 def test_fractional_and_overhead_override() -> None:
     lab = sharing_units(model(base=K8S).pools_by_name["lab"])
-    # HAMi: 10 tasks per L40S x 4 = 40 vGPUs, advertised as nvidia.com/gpu.shared; 4 x (1 - 0.10) = 3.6.
-    expected = ("nvidia.com/gpu.shared", 40, pytest.approx(3.6))
+    # HAMi: 10 tasks per L40S x 4 = 40 vGPUs, advertised as nvidia.com/gpu.fractional; 4 x (1 - 0.10) = 3.6.
+    expected = ("nvidia.com/gpu.fractional", 40, pytest.approx(3.6))
     assert (lab.resource, lab.per_node, lab.gpu_equivalents_per_node) == expected
 
     def override(d: Doc) -> None:

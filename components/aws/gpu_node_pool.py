@@ -19,14 +19,20 @@ Choices, where DESIGN is silent:
 * Root volume: 200 GiB gp3, encrypted with the account's EBS key. Container images and
   scratch go to the instance-store RAID0; a customer key here would need kms:CreateGrant for
   Karpenter and EC2 in the key policy, with no gain for an OS disk holding no data.
-* Weights: reserved 100 > spot 50 > on-demand 10. Karpenter tries the heaviest NodePool that
-  fits first: paid-for reservations, then cheap spot, then on-demand as the fallback.
-* Disruption: fabric (training) pools consolidate only empty nodes (`WhenEmpty`), one node
-  at a time: moving one rank of a multi-node job kills the whole job. They also never
-  expire (`expireAfter: Never`): expiry is forceful in Karpenter v1 (no budget, no
-  do-not-disrupt), while drift from a new AMI is graceful, so patches still roll. Other
-  pools also consolidate underutilized nodes, 10% at a time, and keep the 720h expiry.
-  `consolidateAfter` is the spec's autoscaling cooldown.
+* NodePools, their names, `nvidia.com/gpu` limits and weights come from the plan
+  (gpuplat/plan/capacity.py): one per market the split gives nodes, reserved first.
+* NodeOverlay (karpenter.sh/v1alpha1, feature gate `nodeOverlay`, which Karpenter's release
+  turns on): MIG, time-sliced, MPS and HAMi pools advertise resources EC2 knows nothing of,
+  so without it Karpenter finds no instance type for a pod asking for them and the pool never
+  scales up (and packs time-sliced pools as if a node held only its GPUs). Alpha: the CRD and
+  its semantics may change between Karpenter minors; the chart version pins both.
+* Disruption: every GPU pool consolidates only empty nodes (`WhenEmpty`) after the spec's
+  cooldown. Consolidating underutilized nodes would evict running jobs to repack them, and a
+  GPU job (a training rank, a loaded model) loses its work when moved; the capacity floor
+  (Autoscaling) keeps `nodes.min` nodes busy so they are never empty. Fabric pools disrupt
+  one node at a time and never expire (`expireAfter: Never`): expiry is forceful in
+  Karpenter v1 (no budget, no do-not-disrupt), while drift from a new AMI is graceful, so
+  patches still roll. Other pools keep the 720h expiry, 10% at a time.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.model import GpuNodePool as PoolModel
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
+from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
@@ -50,14 +57,11 @@ from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
+NODE_OVERLAY_API = "karpenter.sh/v1alpha1"
 AMI_ALIAS = "al2023@latest"
 ROOT_VOLUME = "200Gi"
-MARKET_WEIGHT = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
 CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
-
-
-def node_pool_name(pool: str, market: Market) -> str:
-    return f"{pool}-{market.value}"
+NODE_POOL_LABEL = "karpenter.sh/nodepool"  # set by Karpenter on every node it launches
 
 
 def efa_interfaces(network_cards: int) -> list[dict[str, Any]]:
@@ -118,8 +122,10 @@ def node_class_spec(
     return spec
 
 
-def node_pool_spec(model: Platform, plan: Plan, pool: PoolModel, market: Market, node_class: str) -> dict[str, Any]:
-    gpus = plan.pool(pool.name).share(market).gpus
+def node_pool_spec(
+    model: Platform, plan: Plan, pool: PoolModel, planned: NodePoolPlan, node_class: str
+) -> dict[str, Any]:
+    market = planned.market
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [market.value]},
@@ -131,23 +137,29 @@ def node_pool_spec(model: Platform, plan: Plan, pool: PoolModel, market: Market,
         "requirements": requirements,
         "taints": pool_taints(pool, market),
     }
+    disruption = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": cooldown, "budgets": [{"nodes": "10%"}]}
     if pool.fabric:
-        disruption = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": cooldown, "budgets": [{"nodes": "1"}]}
+        disruption["budgets"] = [{"nodes": "1"}]
         node_spec["expireAfter"] = "Never"
-    else:
-        disruption = {
-            "consolidationPolicy": "WhenEmptyOrUnderutilized",
-            "consolidateAfter": cooldown,
-            "budgets": [{"nodes": "10%"}],
-        }
     return {
         "template": {
             "metadata": {"labels": pool_node_labels(pool)},
             "spec": node_spec,
         },
         "disruption": disruption,
-        "limits": {GPU_RESOURCE: str(gpus)},
-        "weight": MARKET_WEIGHT[market],
+        "limits": {GPU_RESOURCE: str(planned.gpus)},
+        "weight": planned.weight,
+    }
+
+
+def node_overlay_spec(pool: PoolModel, overlay: NodeOverlayPlan) -> dict[str, Any]:
+    """What a node of the pool advertises once its device plugin runs, for Karpenter's simulation."""
+    return {
+        "requirements": [
+            {"key": NODE_POOL_LABEL, "operator": "In", "values": list(overlay.node_pools)},
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
+        ],
+        "capacity": {resource: str(units) for resource, units in overlay.capacity.items()},
     }
 
 
@@ -183,20 +195,26 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
         self.node_pool_names = {}
-        for market in pool.markets:
-            if plan.pool(pool.name).share(market).nodes == 0:
-                continue
-            pool_name = node_pool_name(pool.name, market)
+        for planned in plan.pool_node_pools(pool.name):
             k8s.apiextensions.CustomResource(
-                f"{name}-{market.value}",
+                f"{name}-{planned.market.value}",
                 api_version=NODE_POOL_API,
                 kind="NodePool",
-                metadata={"name": pool_name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, market, self.node_class_name),
+                metadata={"name": planned.name, "labels": labels},
+                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
             )
-            self.node_pool_names[market] = pool_name
+            self.node_pool_names[planned.market] = planned.name
+        for overlay in (o for o in plan.node_overlays if o.pool == pool.name):
+            k8s.apiextensions.CustomResource(
+                f"{name}-overlay",
+                api_version=NODE_OVERLAY_API,
+                kind="NodeOverlay",
+                metadata={"name": overlay.name, "labels": labels},
+                spec=node_overlay_spec(pool, overlay),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+            )
         self.register_outputs(
             {
                 "nodeClassName": self.node_class_name,

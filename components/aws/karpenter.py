@@ -139,7 +139,9 @@ class Karpenter(pulumi.ComponentResource):
                     "clusterName": cluster,
                     "clusterEndpoint": args.cluster_endpoint,
                     "interruptionQueue": queue.name,
-                    "featureGates": {"reservedCapacity": True},  # reserved NodePools use ODCRs
+                    # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
+                    # pools advertise (GpuNodePool).
+                    "featureGates": {"reservedCapacity": True, "nodeOverlay": True},
                 },
                 "controller": {
                     # IMDS is out of reach of pods (hop limit 1), so the region is given.

@@ -17,7 +17,7 @@ from components.conventions import GPU_TAINT_KEY, SPOT_TAINT_KEY, pool_taints
 from gpuplat.catalog import CHARTS, KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
-from gpuplat.plan.types import PoolPlan
+from gpuplat.plan.capacity import unit_resources
 
 PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
 # On each tenant's Namespace (Tenant); Kueue manages unlabelled jobs only where it is (Scheduling).
@@ -136,18 +136,11 @@ def gpu_node_tolerations(model: Platform, pools: Iterable[GpuNodePool] | None = 
     return _unique(tolerations)
 
 
-def unit_resources(pool: GpuNodePool, plan_pool: PoolPlan) -> dict[str, int]:
-    """Extended resources one GPU of the pool advertises -> how many units of each (the plan's)."""
-    units = plan_pool.units
-    per_node = units.resources or {units.resource: units.per_node}
-    return {resource: count // pool.gpus_per_node for resource, count in per_node.items() if count > 0}
-
-
-def platform_resources(model: Platform, plan: Plan) -> list[str]:
+def platform_resources(plan: Plan) -> list[str]:
     """Every GPU resource the platform's nodes advertise, in a stable order."""
     names: list[str] = []
-    for pool in model.pools:
-        for resource in unit_resources(pool, plan.pool(pool.name)):
+    for pool in plan.pools:
+        for resource in unit_resources(pool):
             if resource not in names:
                 names.append(resource)
     return names

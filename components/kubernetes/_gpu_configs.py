@@ -1,7 +1,7 @@
 """The two config files the GPU Operator reads: device-plugin configs and the mig-parted config.
 
-Formats: shared/upstream/FORMATS.md a) (k8s-device-plugin `version: v1`, per-node selection by
-the `nvidia.com/device-plugin.config` label) and b) (mig-parted `version: v1`, selected by
+Formats: the k8s-device-plugin config (`version: v1`, per-node selection by the
+`nvidia.com/device-plugin.config` label) and the mig-parted config (`version: v1`, selected by
 `nvidia.com/mig.config`). Both are rendered as YAML text, the form the operator mounts.
 """
 
@@ -44,7 +44,10 @@ def device_plugin_configs(model: Platform) -> dict[str, str]:
         # Time-slicing and MPS are mutually exclusive per config (FORMATS a): one or the other.
         strategy = "mps" if pool.sharing.mode is SharingMode.MPS else "timeSlicing"
         resources = [{"name": GPU_RESOURCE, "replicas": pool.sharing.replicas}]
-        data[key] = _dump({"version": "v1", "flags": flags, "sharing": {strategy: {"resources": resources}}})
+        # renameByDefault: the replicas are advertised as nvidia.com/gpu.shared, so whole-GPU
+        # jobs, quotas and Karpenter never mistake a replica for a GPU.
+        sharing = {strategy: {"renameByDefault": True, "resources": resources}}
+        data[key] = _dump({"version": "v1", "flags": flags, "sharing": sharing})
     return data
 
 

@@ -11,9 +11,10 @@
   whose driver is already on the host is detected by the operator, which then skips its
   driver pod there, so this default is safe on mixed fleets too.
 - Fractional pools: HAMi (scheduler extender + its own device plugin) on the nodes labelled
-  `gpuplat.dev/sharing=fractional`, where the GPU Operator's device plugin is switched off by
-  `nvidia.com/gpu.deploy.device-plugin=false` (conventions.pool_node_labels). HAMi advertises
-  `conventions.HAMI_GPU_RESOURCE`, not nvidia.com/gpu; the reason is noted there.
+  `gpuplat.dev/sharing=fractional` and `gpu=on` (the chart's own selector), where the GPU
+  Operator's device plugin is switched off by `nvidia.com/gpu.deploy.device-plugin=false`
+  (conventions.pool_node_labels). HAMi advertises `conventions.HAMI_GPU_RESOURCE`, not
+  nvidia.com/gpu; the reason is noted there.
 - DCGM exporter: on, but its ServiceMonitor is Autoscaling's (one with honorLabels and the
   pool label), so the operator's own is off: exactly one scrapes the exporter.
 """
@@ -26,10 +27,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
-from components.conventions import HAMI_GPU_RESOURCE, SHARING_LABEL
-from gpuplat.catalog import MIG_STRATEGY
-from gpuplat.model import Platform, Provider, SharingMode
+from components.conventions import HAMI_GPU_RESOURCE, HAMI_NODE_LABEL, HAMI_NODE_LABEL_VALUE, SHARING_LABEL
+from gpuplat.catalog import HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
+from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
 from gpuplat.plan import Plan
 
 from ._common import chart_release, gpu_node_tolerations
@@ -109,6 +111,46 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
     return values
 
 
+def hami_device_config(model: Platform, pools: Sequence[GpuNodePool]) -> str:
+    """HAMi's scheduler device config: the chart's default NVIDIA section with our resource names
+    and defaults a pod gets when it asks for a vGPU without memory or cores.
+
+    The chart hard-codes `defaultMemory: 0` (a pod without `nvidia.com/gpumem` reserves the
+    whole GPU's memory, so a fractional GPU serves one pod at a time) and offers no value for
+    it except replacing the whole file, hence the file. The default share is one `replicas`-th
+    of the smallest fractional GPU's memory and of its cores, so `replicas` pods that ask only
+    for one vGPU fit on one GPU, as the plan counts them.
+    """
+    split = max(p.sharing.replicas or 1 for p in pools)
+    memory_mib = min(int((gpu.memory_gib if (gpu := gpu_model(p.gpu_model)) else 0) * 1024) for p in pools)
+    nvidia = {
+        "resourceCountName": HAMI_GPU_RESOURCE,
+        "resourceMemoryName": HAMI_MEMORY_RESOURCE,
+        "resourceMemoryPercentageName": "nvidia.com/gpumem-percentage",
+        "resourceCoreName": HAMI_CORES_RESOURCE,
+        "resourcePriorityName": "nvidia.com/priority",
+        "overwriteEnv": False,
+        "defaultMemory": memory_mib // split,
+        "defaultCores": 100 // split,
+        "defaultGPUNum": 1,
+        "preConfiguredDeviceMemory": 0,
+        "memoryFactor": 1,
+        "deviceSplitCount": split,
+        "deviceMemoryScaling": 1,
+        "deviceCoreScaling": 1,
+        "enableNumaTopology": False,
+        "gpuCorePolicy": "default",
+        "libCudaLogLevel": 1,
+        "runtimeClassName": _hami_runtime_class(model),
+    }
+    return yaml.safe_dump({"nvidia": nvidia}, sort_keys=False)
+
+
+def _hami_runtime_class(model: Platform) -> str:
+    # On provider kubernetes the operator installs the toolkit and its `nvidia` runtime class.
+    return "nvidia" if model.target.provider is Provider.KUBERNETES else ""
+
+
 def hami_values(model: Platform) -> dict[str, Any] | None:
     """HAMi's values, or None without fractional pools.
 
@@ -122,15 +164,19 @@ def hami_values(model: Platform) -> dict[str, Any] | None:
     policy = model.scheduling.gpu_scheduler_policy
     device_plugin: dict[str, Any] = {
         "deviceSplitCount": max(p.sharing.replicas or 1 for p in pools),
-        "nvidiaNodeSelector": {SHARING_LABEL: SharingMode.FRACTIONAL.value},
+        # Written out whole: Helm would merge the chart's default `gpu: "on"` into any selector.
+        "nvidiaNodeSelector": {HAMI_NODE_LABEL: HAMI_NODE_LABEL_VALUE, SHARING_LABEL: SharingMode.FRACTIONAL.value},
         "tolerations": gpu_node_tolerations(model, pools),
     }
     if model.target.provider is Provider.KUBERNETES:
         # The operator installs the toolkit here: wait for it, and run pods with its runtime.
         device_plugin["gpuOperatorToolkitReady"] = {"enabled": True}
-        device_plugin["runtimeClassName"] = "nvidia"
+        device_plugin["runtimeClassName"] = _hami_runtime_class(model)
     return {
         "resourceName": HAMI_GPU_RESOURCE,
+        "resourceMem": HAMI_MEMORY_RESOURCE,
+        "resourceCores": HAMI_CORES_RESOURCE,
+        "device-config": {"content": hami_device_config(model, pools)},
         "scheduler": {
             # The spec's policy both picks the node (least / most used first) and the GPU on it.
             "defaultSchedulerPolicy": {"nodeSchedulerPolicy": policy, "gpuSchedulerPolicy": policy},

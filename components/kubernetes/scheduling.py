@@ -37,7 +37,7 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
 from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
-from ._quota import Flavor, flavor_spec, flavors, resource_groups
+from ._quota import flavor_spec, resource_groups
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
@@ -107,7 +107,7 @@ def cluster_queue_name(model: Platform, tenant: str) -> str:
     return f"{prefix(model)}-{tenant}"
 
 
-def cluster_queue_spec(model: Platform, tenant_name: str, all_flavors: Sequence[Flavor]) -> dict[str, Any]:
+def cluster_queue_spec(model: Platform, tenant_name: str, plan: Plan) -> dict[str, Any]:
     tenant = next(t for t in model.tenants if t.name == tenant_name)
     return {
         "cohortName": prefix(model),
@@ -118,7 +118,7 @@ def cluster_queue_spec(model: Platform, tenant_name: str, all_flavors: Sequence[
             "withinClusterQueue": "LowerPriority",
             "borrowWithinCohort": {"policy": "Never"},
         },
-        "resourceGroups": resource_groups(tenant, all_flavors),
+        "resourceGroups": resource_groups(model, tenant, plan),
     }
 
 
@@ -137,7 +137,7 @@ class Scheduling(pulumi.ComponentResource):
         self.kueue = kueue = chart_release(
             self, name, "kueue", kueue_values(), provider, pod_security="baseline", depends_on=args.depends_on
         )
-        all_flavors = flavors(model, args.plan)
+        all_flavors = args.plan.flavors
         flavor_resources = [
             k8s.apiextensions.CustomResource(
                 f"{name}-flavor-{flavor.key}",
@@ -158,7 +158,7 @@ class Scheduling(pulumi.ComponentResource):
                 api_version=KUEUE_API,
                 kind="ClusterQueue",
                 metadata=meta(queue),
-                spec=cluster_queue_spec(model, tenant.name, all_flavors),
+                spec=cluster_queue_spec(model, tenant.name, args.plan),
                 opts=child_opts(self, provider, [kueue, *flavor_resources]),
             )
             namespace = args.tenants.get(tenant.name)

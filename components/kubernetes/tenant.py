@@ -41,7 +41,7 @@ from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
 
 from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, platform_resources, prefix, reserved_namespaces
-from ._quota import flavors, quota_ceilings
+from ._quota import quota_ceilings
 
 TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
 EDIT_GROUP = "gpuplat:{tenant}"
@@ -66,7 +66,7 @@ def priority_class_name(model: Platform, tenant: str) -> str:
 
 
 def quota_hard(model: Platform, plan: Plan, tenant: TenantSpec) -> dict[str, str]:
-    ceilings = quota_ceilings(tenant, flavors(model, plan), platform_resources(model, plan))
+    ceilings = quota_ceilings(model, tenant, plan, platform_resources(plan))
     return {f"requests.{resource}": str(n) for resource, n in ceilings.items()}
 
 

@@ -16,7 +16,9 @@ Sources:
 - NVIDIA GPU Operator v26.7.0: an operand runs on a node unless its
   ``nvidia.com/gpu.deploy.<operand>`` label is ``false``; the device plugin reads its config
   name from ``nvidia.com/device-plugin.config``, mig-manager its layout from
-  ``nvidia.com/mig.config`` (CHARTS.md section 2, gpu-operator).
+  ``nvidia.com/mig.config``.
+- HAMi chart 2.10.0 (Project-HAMi/HAMi v2.10.0): ``devicePlugin.nvidiaNodeSelector`` defaults to
+  ``{gpu: "on"}``; rendering the chart with any other selector keeps that key (Helm merges maps).
 """
 
 from __future__ import annotations
@@ -33,12 +35,17 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"  # Karpenter's well-known label: spot | on-demand | reserved
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# HAMi's device plugin DaemonSet selects `gpu=on` whatever else it is given: Helm merges the
+# chart default `nvidiaNodeSelector: {gpu: "on"}` with ours, so fractional nodes must carry it.
+HAMI_NODE_LABEL = "gpu"
+HAMI_NODE_LABEL_VALUE = "on"
 
 # Exact keys and key prefixes, each with why the spec may not set it (GP209's message).
 _RESERVED_KEYS: dict[str, str] = {
     DEVICE_PLUGIN_CONFIG_LABEL: "the platform sets it to the pool's time-slicing / MPS device-plugin config",
     MIG_CONFIG_LABEL: "the platform sets it to the pool's MIG layout, which the GPU Operator applies",
     HOSTNAME_LABEL: "the kubelet sets it, and Karpenter's NodePool refuses it",
+    HAMI_NODE_LABEL: "the platform sets gpu=on on fractional pools, where HAMi's device plugin selects it",
 }
 _RESERVED_PREFIXES: tuple[tuple[str, str], ...] = (
     (PLATFORM_LABEL_PREFIX, "the platform sets its own domain (pool, sharing mode, fabric membership)"),

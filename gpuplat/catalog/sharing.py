@@ -4,11 +4,12 @@
 Sources:
 
 - Resource names: NVIDIA/k8s-device-plugin at 1b826acc (= v0.20.0, 2026-08-19):
-  time-slicing and MPS replicate ``nvidia.com/gpu`` (``api/config/v1``); with
+  time-slicing and MPS replicate ``nvidia.com/gpu``, advertised as ``nvidia.com/gpu.shared``
+  with ``renameByDefault`` (``api/config/v1``); with
   ``migStrategy: mixed`` each MIG profile becomes ``nvidia.com/mig-<profile>`` with '+'
-  replaced by '.' (``internal/rm/rm.go``). See shared/upstream/FORMATS.md section a.
+  replaced by '.' (``internal/rm/rm.go``).
 - HAMi resource names: the ``resourceName`` / ``resourceMem`` / ``resourceCores`` defaults
-  of the hami chart 2.10.0 (Project-HAMi/HAMi tag v2.10.0, 4707fb02); CHARTS.md section 2.
+  of the hami chart 2.10.0 (Project-HAMi/HAMi tag v2.10.0, 4707fb02).
 - Replica bounds (DESIGN.md section 3): the device plugin rejects ``replicas`` < 2; 48 is
   the number of client CUDA contexts per GPU the NVIDIA MPS documentation gives for Volta
   and later, and the platform applies the same bound to time-slicing and HAMi.
@@ -43,19 +44,24 @@ SHARING_OVERHEAD: Mapping[str, float] = MappingProxyType(
 GPU_RESOURCE = "nvidia.com/gpu"
 HAMI_MEMORY_RESOURCE = "nvidia.com/gpumem"  # MiB per vGPU
 HAMI_CORES_RESOURCE = "nvidia.com/gpucores"  # percent of the GPU's SMs
+# Time-sliced and MPS GPUs. The device plugin advertises replicated GPUs under their own name
+# (`renameByDefault: true` in its sharing config appends ".shared"), so a job asking for whole
+# GPUs (nvidia.com/gpu) is never placed on a replica, and quotas never count replicas as GPUs.
+REPLICATED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 # HAMi's vGPU count on fractional pools. Not nvidia.com/gpu: HAMi's webhook sends every pod that
 # asks for its resource to hami-scheduler, which only places pods on HAMi nodes, so sharing the
-# name would strand whole-GPU pods. The ".shared" suffix is the device plugin's own convention
-# for shared GPUs, and it keeps the GPU Operator's validator (prefix nvidia.com/gpu) satisfied.
-HAMI_GPU_RESOURCE = "nvidia.com/gpu.shared"
+# name would strand whole-GPU pods; not REPLICATED_GPU_RESOURCE either, which time-sliced and MPS
+# nodes advertise. The nvidia.com/gpu prefix keeps the GPU Operator's validator, which looks for
+# resources with that prefix, satisfied.
+HAMI_GPU_RESOURCE = "nvidia.com/gpu.fractional"
 
 # The schedulable unit of each mode. MIG is absent on purpose: under the mixed strategy
 # the resource depends on the profile, so use mig_resource_name().
 SHARING_RESOURCE: Mapping[str, str] = MappingProxyType(
     {
         "exclusive": GPU_RESOURCE,
-        "mps": GPU_RESOURCE,
-        "time-slicing": GPU_RESOURCE,
+        "mps": REPLICATED_GPU_RESOURCE,
+        "time-slicing": REPLICATED_GPU_RESOURCE,
         # HAMi's vGPU count; memory and cores are requested beside it.
         "fractional": HAMI_GPU_RESOURCE,
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import GpuNodePool, Platform
+from gpuplat.plan.capacity import flavors, node_overlays, node_pools, quotas
 from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import plan_procurement, reservations
@@ -43,7 +44,10 @@ def build_plan(model: Platform) -> PlanOutcome:
         )
         for p, shares in zip(model.pools, procurement.shares, strict=True)
     )
-    findings = (*findings, *flavor_limit_findings(model, pools))
+    planned_node_pools = node_pools(model, pools)
+    planned_flavors = flavors(model, pools, planned_node_pools)
+    planned_quotas, quota_findings = quotas(model, planned_flavors)
+    findings = (*findings, *flavor_limit_findings(model, pools), *quota_findings)
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
     plan = Plan(
@@ -56,6 +60,10 @@ def build_plan(model: Platform) -> PlanOutcome:
         cost=plan_cost(model, procurement.shares),
         fleet_targets=procurement.targets,
         fleet_tolerance=procurement.tolerance,
+        node_pools=planned_node_pools,
+        node_overlays=node_overlays(pools, planned_node_pools),
+        flavors=planned_flavors,
+        quotas=planned_quotas,
     )
     return PlanOutcome(plan, findings)
 

@@ -6,8 +6,9 @@
   offers per resource `count x gpus_per_node`; `resource` is the profile with the most units
   (ties: the larger profile, then the name), `resources` lists them all. `all-disabled`
   leaves whole GPUs (`nvidia.com/gpu` x1); `all-enabled` has no devices, so no units.
-- mps / time-slicing: `nvidia.com/gpu` x replicas per GPU (device-plugin replicas).
-- fractional: HAMi's vGPU count `nvidia.com/gpu` x replicas (tasks) per GPU.
+- mps / time-slicing: `nvidia.com/gpu.shared` x replicas per GPU (device-plugin replicas,
+  renamed so a replica is never taken for a whole GPU).
+- fractional: HAMi's vGPU count `nvidia.com/gpu.fractional` x replicas (tasks) per GPU.
 
 GPU-equivalents per node = gpus_per_node x used x (1 - overhead), the overhead being the
 catalog assumption or the pool's `sharing.overhead` (already resolved in the model), and

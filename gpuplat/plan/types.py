@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
 from gpuplat.spec.positions import PathPart
+
+if TYPE_CHECKING:
+    from gpuplat.plan.capacity import FlavorPlan, NodeOverlayPlan, NodePoolPlan, QuotaPlan
 
 
 @dataclass(frozen=True)
@@ -146,9 +150,25 @@ class Plan:
     # GPUs of one node of the largest pool allowing the market). Empty on provider kubernetes.
     fleet_targets: Mapping[Market, float] = field(default_factory=lambda: {})
     fleet_tolerance: Mapping[Market, int] = field(default_factory=lambda: {})
+    # What gets provisioned from these numbers (gpuplat/plan/capacity.py): Karpenter NodePools and
+    # NodeOverlays (aws), Kueue flavors and the tenants' nominal quotas on them.
+    node_pools: tuple[NodePoolPlan, ...] = ()
+    node_overlays: tuple[NodeOverlayPlan, ...] = ()
+    flavors: tuple[FlavorPlan, ...] = ()
+    quotas: tuple[QuotaPlan, ...] = ()
 
     def pool(self, name: str) -> PoolPlan:
         return next(p for p in self.pools if p.name == name)
+
+    def pool_node_pools(self, pool: str) -> tuple[NodePoolPlan, ...]:
+        return tuple(n for n in self.node_pools if n.pool == pool)
+
+    def flavor(self, key: str) -> FlavorPlan:
+        return next(f for f in self.flavors if f.key == key)
+
+    def tenant_quotas(self, tenant: str) -> dict[str, int]:
+        """Flavor key -> the tenant's nominal GPUs there."""
+        return {q.flavor: q.gpus for q in self.quotas if q.tenant == tenant}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,244 @@
+"""The capacity objects the plan owns: Karpenter NodePools and NodeOverlays, Kueue flavors and
+the tenants' nominal quotas on them. Components and reports iterate these lists; none of them
+re-derives which markets get a NodePool or how a tenant's GPUs spread over flavors.
+
+NodePools (provider aws): one per pool and market the procurement split gives nodes, named
+`<pool>-<market>`, whose `nvidia.com/gpu` limit is that share. Weights: reserved 100 > spot 50
+> on-demand 10, so Karpenter fills paid-for reservations first, then cheap spot, and falls back
+to on-demand.
+
+NodeOverlays: Karpenter knows an instance type's capacity from EC2 (`nvidia.com/gpu` = its
+GPUs) and nothing a device plugin advertises after boot. A pod asking for
+`nvidia.com/mig-1g.10gb`, `nvidia.com/gpu.shared` or HAMi's vGPUs matches no instance type, so
+those pools would never scale up. An overlay adds the resources a node of the pool advertises
+(the plan's units per node) to the instance types of the pool's NodePools.
+
+Flavors: one per NodePool on aws (node labels: pool and capacity type), one per pool on
+provider kubernetes (the pool at max size). Capacity in GPUs.
+
+Quotas: each tenant's `gpus` become nominal quotas on its allowed flavors, spread in
+proportion to the flavors' capacity and never promising a flavor more GPUs than it has across
+all tenants: Kueue lends only quota nobody uses, so promises beyond a flavor's capacity cannot
+all be kept, and a tenant could not reclaim its own share. Hard-isolation tenants are placed
+first; the spread is a maximum flow (tenants -> flavors, each flavor capped by its capacity)
+started from the proportional split, so it finds an assignment whenever one exists. A hard
+tenant whose GPUs cannot be placed is an error (GP234): its guarantee would be fiction. A soft
+tenant's remainder is promised anyway on its flavors in proportion to their size, with a
+warning (GP351): soft quotas may oversubscribe, and such a tenant gets the remainder only when
+others leave it idle.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuplat.catalog import GPU_RESOURCE
+from gpuplat.diagnostics import Level
+from gpuplat.model import Market, Platform, Provider, Tenant, isolation_permits
+from gpuplat.plan.types import PlanFinding, PoolPlan
+
+MARKET_WEIGHT: Mapping[Market, int] = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
+
+
+@dataclass(frozen=True)
+class NodePoolPlan:
+    pool: str
+    market: Market
+    name: str  # the NodePool's metadata.name
+    nodes: int
+    gpus: int  # its nvidia.com/gpu limit
+    weight: int
+
+
+@dataclass(frozen=True)
+class NodeOverlayPlan:
+    pool: str
+    name: str
+    node_pools: tuple[str, ...]  # the NodePools whose instance types it applies to
+    capacity: Mapping[str, int]  # extended resource -> units one node advertises
+
+
+@dataclass(frozen=True)
+class FlavorPlan:
+    key: str  # stable suffix of Pulumi names: pool, or pool-market
+    name: str  # the ResourceFlavor's metadata.name
+    pool: str
+    market: Market | None  # None on provider kubernetes
+    gpus: int  # capacity
+    units: Mapping[str, int]  # resource -> units one GPU of the pool advertises
+
+
+@dataclass(frozen=True)
+class QuotaPlan:
+    """A tenant's nominal GPUs on one flavor."""
+
+    tenant: str
+    flavor: str  # FlavorPlan.key
+    gpus: int
+
+
+def node_pool_name(pool: str, market: Market) -> str:
+    return f"{pool}-{market.value}"
+
+
+def unit_resources(pool: PoolPlan) -> dict[str, int]:
+    """Extended resources one GPU of the pool advertises -> how many units of each."""
+    units = pool.units
+    per_node = units.resources or {units.resource: units.per_node}
+    return {resource: count // pool.gpus_per_node for resource, count in per_node.items() if count > 0}
+
+
+def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan, ...]:
+    if model.target.provider is not Provider.AWS:
+        return ()
+    result: list[NodePoolPlan] = []
+    for pool in pools:
+        for market, share in pool.markets.items():
+            if share.nodes > 0:
+                name = node_pool_name(pool.name, market)
+                result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market]))
+    return tuple(result)
+
+
+def node_overlays(pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[NodeOverlayPlan, ...]:
+    result: list[NodeOverlayPlan] = []
+    for pool in pools:
+        names = tuple(p.name for p in planned if p.pool == pool.name)
+        capacity = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
+        if names and capacity:
+            result.append(NodeOverlayPlan(pool.name, f"{pool.name}-units", names, capacity))
+    return tuple(result)
+
+
+def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[FlavorPlan, ...]:
+    if model.scheduling.queueing != "kueue":
+        return ()
+    prefix = model.metadata.name
+    by_name = {p.name: p for p in pools}
+    if model.target.provider is Provider.AWS:
+        return tuple(
+            FlavorPlan(n.name, f"{prefix}-{n.name}", n.pool, n.market, n.gpus, unit_resources(by_name[n.pool]))
+            for n in planned
+        )
+    return tuple(
+        FlavorPlan(p.name, f"{prefix}-{p.name}", p.name, None, p.nodes.max * p.gpus_per_node, unit_resources(p))
+        for p in pools
+    )
+
+
+def tenant_flavors(model: Platform, tenant: Tenant, all_flavors: Sequence[FlavorPlan]) -> list[FlavorPlan]:
+    """The flavors a tenant may use: its allowed pools its isolation permits, in plan order."""
+    pools = model.pools_by_name
+    return [f for f in all_flavors if f.pool in tenant.pools and isolation_permits(tenant.isolation, pools[f.pool])]
+
+
+def proportional(total: int, weights: Sequence[int]) -> list[int]:
+    """`total` in whole parts proportional to `weights` (largest remainder; ties: first)."""
+    if not weights:
+        return []
+    if sum(weights) <= 0:
+        weights = [1] * len(weights)
+    whole = sum(weights)
+    exact = [total * w / whole for w in weights]
+    parts = [int(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - parts[i]), i))
+    for i in order[: total - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+class _Flow:
+    """Tenants -> flavors assignment with flavor capacities, completed by augmenting paths."""
+
+    def __init__(self, capacity: dict[str, int]) -> None:
+        self.capacity = capacity
+        self.flow: dict[tuple[int, str], int] = {}
+        self.used = dict.fromkeys(capacity, 0)
+
+    def add(self, tenant: int, flavor: str, gpus: int) -> int:
+        take = min(gpus, self.capacity[flavor] - self.used[flavor])
+        if take > 0:
+            self.flow[tenant, flavor] = self.flow.get((tenant, flavor), 0) + take
+            self.used[flavor] += take
+        return max(take, 0)
+
+    def augment(self, tenant: int, edges: Mapping[int, Sequence[str]]) -> bool:
+        """Place one more GPU of `tenant`, moving other tenants' GPUs between flavors if needed."""
+        parent: dict[str, tuple[int, str | None]] = {}  # flavor -> (tenant reaching it, flavor it came from)
+        queue: deque[tuple[int, str | None]] = deque([(tenant, None)])
+        seen_tenants = {tenant}
+        while queue:
+            current, via = queue.popleft()
+            for flavor in edges[current]:
+                if flavor in parent:
+                    continue
+                parent[flavor] = (current, via)
+                if self.used[flavor] < self.capacity[flavor]:
+                    self._apply(flavor, parent)
+                    return True
+                for (other, held), gpus in self.flow.items():
+                    if held == flavor and gpus > 0 and other not in seen_tenants:
+                        seen_tenants.add(other)
+                        queue.append((other, flavor))
+        return False
+
+    def _apply(self, flavor: str, parent: Mapping[str, tuple[int, str | None]]) -> None:
+        self.used[flavor] += 1
+        current: str | None = flavor
+        while current is not None:
+            tenant, via = parent[current]
+            self.flow[tenant, current] = self.flow.get((tenant, current), 0) + 1
+            if via is not None:
+                self.flow[tenant, via] -= 1  # the tenant gives up one GPU of `via` to the tenant before it
+            current = via
+        # The first tenant on the path gained a GPU; the others moved one, so only `flavor` grew.
+
+
+def quotas(model: Platform, all_flavors: Sequence[FlavorPlan]) -> tuple[tuple[QuotaPlan, ...], list[PlanFinding]]:
+    flow = _Flow({f.key: f.gpus for f in all_flavors})
+    edges: dict[int, list[str]] = {}
+    findings: list[PlanFinding] = []
+    overcommitted: dict[tuple[int, str], int] = {}
+    order = sorted(range(len(model.tenants)), key=lambda i: model.tenants[i].isolation != "hard")
+    for index in order:
+        tenant = model.tenants[index]
+        allowed = tenant_flavors(model, tenant, all_flavors)
+        edges[index] = [f.key for f in allowed]
+        placed = sum(
+            flow.add(index, f.key, share)
+            for f, share in zip(allowed, proportional(tenant.gpus, [f.gpus for f in allowed]), strict=True)
+        )
+        while placed < tenant.gpus and flow.augment(index, edges):
+            placed += 1
+        if placed < tenant.gpus and allowed:
+            findings.append(_overcommitted(index, tenant, allowed, placed))
+            rest = proportional(tenant.gpus - placed, [f.gpus for f in allowed])
+            overcommitted.update({(index, f.key): n for f, n in zip(allowed, rest, strict=True) if n > 0})
+    totals = dict(flow.flow)
+    for key, gpus in overcommitted.items():
+        totals[key] = totals.get(key, 0) + gpus
+    result = tuple(QuotaPlan(model.tenants[t].name, key, gpus) for (t, key), gpus in sorted(totals.items()) if gpus > 0)
+    return result, findings
+
+
+def _overcommitted(index: int, tenant: Tenant, allowed: Sequence[FlavorPlan], placed: int) -> PlanFinding:
+    pools = ", ".join(sorted({f.pool for f in allowed}))
+    if tenant.isolation == "hard":
+        return PlanFinding(
+            "GP234",
+            Level.ERROR,
+            ("tenants", index, "gpus"),
+            f"hard-isolation tenant {tenant.name} is guaranteed {tenant.gpus} GPUs, but the pools it may use "
+            f"({pools}) have only {placed} left after the other hard tenants' quotas: Kueue lends only unused "
+            f"quota, so a guarantee beyond a pool's capacity cannot be kept; lower the quotas or raise the pools' max",
+        )
+    return PlanFinding(
+        "GP351",
+        Level.WARNING,
+        ("tenants", index, "gpus"),
+        f"tenant {tenant.name} is promised {tenant.gpus} GPUs, but the pools it may use ({pools}) have only "
+        f"{placed} left after the other tenants' quotas: the other {tenant.gpus - placed} oversubscribe them "
+        f"and are there only while other tenants leave them idle",
+    )
