@@ -223,7 +223,9 @@ def test_even_spread() -> None:
 def test_build_plan_of_the_example() -> None:
     outcome = build_plan(model())
     plan = outcome.plan
-    assert plan is not None and not outcome.findings
+    # The example's training pool autoscales, so its flavors are not topology-aware (GP352).
+    assert plan is not None and [f.code for f in outcome.findings] == ["GP352"]
+    assert not any(f.topology_aware for f in plan.flavors)
     assert plan.fleet_gpus == 360
     assert sum(plan.fleet_markets.values()) == 360
     for p in plan.pools:
@@ -261,3 +263,14 @@ def test_kubernetes_plan_has_no_markets() -> None:
     # nicsPerNode 8 x 16 nodes = 128 host ports; no EFA off aws.
     assert plan.fabric is not None and (plan.fabric.hosts, plan.fabric.zone) == (128, None)
     assert plan.pool("train").efa_interfaces == 0
+
+
+def test_a_fixed_size_fabric_pool_is_placed_topology_aware() -> None:
+    def fixed(doc: Doc) -> None:
+        doc["gpuNodePools"][0]["nodes"] = {"min": 32, "max": 32}
+
+    outcome = build_plan(model(fixed))
+    assert outcome.plan is not None and not outcome.findings
+    train = [f for f in outcome.plan.flavors if f.pool == "train"]
+    assert train and all(f.topology_aware for f in train)
+    assert not any(f.topology_aware for f in outcome.plan.flavors if f.pool != "train")

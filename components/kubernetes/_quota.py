@@ -49,7 +49,7 @@ def flavor_spec(model: Platform, flavor: FlavorPlan) -> dict[str, Any]:
         # A node taint, not a toleration: Kueue only assigns this flavor to workloads that
         # tolerate the spot taint themselves, i.e. declare that they may be interrupted.
         spec["nodeTaints"] = [{"key": SPOT_TAINT_KEY, "value": "true", "effect": "NoSchedule"}]
-    if pool.fabric and model.scheduling.topology_aware and model.network.fabric is not None:
+    if flavor.topology_aware:
         spec["topologyName"] = topology_name(model)
     return spec
 

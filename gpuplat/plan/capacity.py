@@ -14,7 +14,14 @@ those pools would never scale up. An overlay adds the resources a node of the po
 (the plan's units per node) to the instance types of the pool's NodePools.
 
 Flavors: one per NodePool on aws (node labels: pool and capacity type), one per pool on
-provider kubernetes (the pool at max size). Capacity in GPUs.
+provider kubernetes (the pool at max size). Capacity in GPUs. A fabric pool's flavors are
+topology-aware (Kueue places a job's pods by the fabric's levels) only where the nodes exist
+before the job: Kueue admits topology-aware work only onto existing nodes, and Karpenter adds
+nodes only for pods that exist, so on an autoscaled aws pool a job larger than the idle nodes
+would wait forever. That holds on provider kubernetes (fixed nodes) and for aws pools of fixed
+size (nodes.min == nodes.max, all kept by the capacity floor). Other aws fabric pools keep
+their locality through the pool's cluster placement group (one zone, EC2's closest
+placement), and `check` warns (GP352) that topology-aware admission is off for them.
 
 Quotas: each tenant's `gpus` become nominal quotas on its allowed flavors, spread in
 proportion to the flavors' capacity and never promising a flavor more GPUs than it has across
@@ -68,6 +75,7 @@ class FlavorPlan:
     market: Market | None  # None on provider kubernetes
     gpus: int  # capacity
     units: Mapping[str, int]  # resource -> units one GPU of the pool advertises
+    topology_aware: bool = False  # names the fabric's Kueue Topology
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,16 @@ def node_overlays(pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) ->
     return tuple(result)
 
 
+def wants_topology(model: Platform) -> bool:
+    return model.scheduling.queueing == "kueue" and model.scheduling.topology_aware and model.network.fabric is not None
+
+
+def topology_aware(model: Platform, pool: PoolPlan) -> bool:
+    """Whether Kueue may place this pool's jobs by the fabric's levels (see the module docstring)."""
+    fixed = model.target.provider is Provider.KUBERNETES or pool.nodes.min == pool.nodes.max
+    return wants_topology(model) and model.pools_by_name[pool.name].fabric and fixed
+
+
 def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[FlavorPlan, ...]:
     if model.scheduling.queueing != "kueue":
         return ()
@@ -119,13 +137,48 @@ def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePo
     by_name = {p.name: p for p in pools}
     if model.target.provider is Provider.AWS:
         return tuple(
-            FlavorPlan(n.name, f"{prefix}-{n.name}", n.pool, n.market, n.gpus, unit_resources(by_name[n.pool]))
+            FlavorPlan(
+                n.name,
+                f"{prefix}-{n.name}",
+                n.pool,
+                n.market,
+                n.gpus,
+                unit_resources(by_name[n.pool]),
+                topology_aware(model, by_name[n.pool]),
+            )
             for n in planned
         )
     return tuple(
-        FlavorPlan(p.name, f"{prefix}-{p.name}", p.name, None, p.nodes.max * p.gpus_per_node, unit_resources(p))
+        FlavorPlan(
+            p.name,
+            f"{prefix}-{p.name}",
+            p.name,
+            None,
+            p.nodes.max * p.gpus_per_node,
+            unit_resources(p),
+            topology_aware(model, p),
+        )
         for p in pools
     )
+
+
+def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFinding]:
+    if model.target.provider is not Provider.AWS or not wants_topology(model):
+        return []
+    return [
+        PlanFinding(
+            "GP352",
+            Level.WARNING,
+            ("gpuNodePools", index, "nodes", "min"),
+            f"fabric pool {pool.name} autoscales ({pool.nodes.min}-{pool.nodes.max} nodes), so its Kueue flavors are "
+            f"not topology-aware: Kueue admits topology-aware work only onto nodes that exist, and Karpenter adds "
+            f"nodes only for pods that exist, so a job larger than the idle nodes would wait forever; its jobs keep "
+            f"their locality through the pool's cluster placement group. Set nodes.min to nodes.max for "
+            f"topology-aware placement",
+        )
+        for index, pool in enumerate(pools)
+        if model.pools_by_name[pool.name].fabric and not topology_aware(model, pool)
+    ]
 
 
 def tenant_flavors(model: Platform, tenant: Tenant, all_flavors: Sequence[FlavorPlan]) -> list[FlavorPlan]:
