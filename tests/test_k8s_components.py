@@ -26,6 +26,7 @@ from components.conventions import (
     pool_node_labels,
 )
 from components.kubernetes.pool_labels import label_args
+from gpuplat.catalog import gpu_model
 from gpuplat.catalog.labels import reserved_label
 from gpuplat.model import Sharing, SharingMode
 from gpuplat.preview import RecordedResource, record_program
@@ -223,6 +224,15 @@ def test_fractional_pools_run_hami_instead_of_the_nvidia_device_plugin() -> None
     policy = values["scheduler"]["defaultSchedulerPolicy"]
     assert policy == {"nodeSchedulerPolicy": "binpack", "gpuSchedulerPolicy": "binpack"}
     assert values["scheduler"]["kubeScheduler"]["image"]["registry"] == "registry.k8s.io"
+    # Helm merges the chart's default selector {gpu: "on"} into ours: the nodes must carry it.
+    assert {"gpu": "on"}.items() <= selector.items()
+    # A pod asking only for one vGPU gets one replicas-th of the GPU, not all of its memory.
+    config = yaml.safe_load(values["device-config"]["content"])["nvidia"]
+    gpu = gpu_model(lab.gpu_model)
+    assert gpu is not None and lab.sharing.replicas
+    assert config["defaultMemory"] == int(gpu.memory_gib * 1024) // lab.sharing.replicas
+    assert config["defaultCores"] == 100 // lab.sharing.replicas
+    assert config["resourceCountName"] == HAMI_GPU_RESOURCE == values["resourceName"]
     for stack in STACKS:  # no fractional pool on aws: no HAMi
         assert "hami" not in releases(recorded(stack)[2])
 
