@@ -274,3 +274,22 @@ def test_a_fixed_size_fabric_pool_is_placed_topology_aware() -> None:
     train = [f for f in outcome.plan.flavors if f.pool == "train"]
     assert train and all(f.topology_aware for f in train)
     assert not any(f.topology_aware for f in outcome.plan.flavors if f.pool != "train")
+
+
+def test_node_overlays_tell_karpenter_what_shared_nodes_advertise() -> None:
+    def fractional(doc: Doc) -> None:
+        doc["gpuNodePools"][2]["sharing"] = {"mode": "fractional", "replicas": 4}
+
+    plan = build_plan(model(fractional)).plan
+    assert plan is not None
+    overlays = {o.pool: o for o in plan.node_overlays}
+    assert "train" not in overlays  # whole GPUs: EC2 already says how many
+    assert overlays["infer"].capacity == {"nvidia.com/mig-1g.10gb": 56}
+    assert overlays["notebooks"].capacity == {"nvidia.com/gpu.shared": 32}  # L4 x4, MPS x8
+    # HAMi's pods also ask for memory (MiB) and cores: 4 x L40S (44.7 GiB usable, the catalog's).
+    assert overlays["dev"].capacity == {
+        "nvidia.com/gpu.fractional": 16,
+        "nvidia.com/gpumem": 4 * int(44.7 * 1024),
+        "nvidia.com/gpucores": 400,
+    }
+    assert set(overlays["dev"].node_pools) == {n.name for n in plan.node_pools if n.pool == "dev"}

@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpuplat.catalog import GPU_RESOURCE
+from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, Platform, Provider, Tenant, isolation_permits
 from gpuplat.plan.types import PlanFinding, PoolPlan
@@ -110,11 +110,21 @@ def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan
     return tuple(result)
 
 
+def _hami_extras(pool: PoolPlan) -> dict[str, int]:
+    """HAMi pods also ask for GPU memory (MiB) and cores (percent of a GPU). kube-scheduler leaves
+    them to HAMi's extender, but Karpenter's simulation counts them like any resource."""
+    gpu = gpu_model(pool.gpu_model)
+    memory_mib = int(gpu.memory_gib * 1024) if gpu is not None else 0
+    return {HAMI_MEMORY_RESOURCE: memory_mib * pool.gpus_per_node, HAMI_CORES_RESOURCE: 100 * pool.gpus_per_node}
+
+
 def node_overlays(pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[NodeOverlayPlan, ...]:
     result: list[NodeOverlayPlan] = []
     for pool in pools:
         names = tuple(p.name for p in planned if p.pool == pool.name)
         capacity = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
+        if HAMI_GPU_RESOURCE in capacity:
+            capacity.update(_hami_extras(pool))
         if names and capacity:
             result.append(NodeOverlayPlan(pool.name, f"{pool.name}-units", names, capacity))
     return tuple(result)
