@@ -57,6 +57,7 @@ COMPONENTS = {
 # The release whose chart installs each custom resource group's CRDs.
 CRD_RELEASE = {
     "kueue.x-k8s.io": "kueue",
+    "keda.sh": "keda",
     "monitoring.coreos.com": "kube-prometheus-stack",
     "sriovnetwork.openshift.io": "sriov-network-operator",
     "mellanox.com": "network-operator",

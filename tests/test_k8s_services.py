@@ -322,8 +322,9 @@ def test_gpu_utilization_rules_per_pool(which: str) -> None:
         "action": "replace",
     } in endpoint["relabelings"]
     (rule,) = by_kind(resources, "PrometheusRule")
-    records, alerts = (g["rules"] for g in rule["spec"]["groups"])
+    rules, alerts = (g["rules"] for g in rule["spec"]["groups"])
     window = model.autoscaling.window
+    records = [r for r in rules if r["record"] == f"pool:gpu_utilization:ratio_avg_{window}"]
     assert [r["labels"]["pool"] for r in records] == [p.name for p in model.pools]
     for record, pool in zip(records, model.pools, strict=True):
         assert f'{{pool="{pool.name}"}}[{window}]' in record["expr"]

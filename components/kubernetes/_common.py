@@ -23,6 +23,8 @@ PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
 # On each tenant's Namespace (Tenant); Kueue manages unlabelled jobs only where it is (Scheduling).
 TENANT_LABEL = "gpuplat.dev/tenant"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+# The pause image of the platform's placeholder containers (pool labelers, capacity floor).
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10.2"
 # Namespaces the platform must never create or own.
 _SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "default"})
 

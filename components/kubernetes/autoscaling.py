@@ -1,4 +1,4 @@
-"""Autoscaling: GPU-utilization signals per pool, alerts on them, and KEDA to scale workloads.
+"""Autoscaling: per pool, GPU utilization -> window average -> policy -> the pool's node count.
 
 Scraping: one ServiceMonitor for the GPU Operator's DCGM exporter (the operator's own is off,
 see GpuSharing). `honorLabels` keeps the exporter's `namespace` / `pod` / `container` labels,
@@ -7,15 +7,18 @@ which name the workload using the GPU, instead of overwriting them with the expo
 label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
 kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
 
-Signal per pool: `avg_over_time` over `autoscaling.window` of each GPU's utilization,
-averaged over the pool's GPUs, as a 0..1 ratio:
+Window average per pool (`pool:gpu_utilization:ratio_avg_<window>`): `avg_over_time` over
+`autoscaling.window` of each GPU's utilization, averaged over the pool's GPUs, as a 0..1 ratio:
 - DCGM_FI_DEV_GPU_UTIL (percent, hence / 100) for whole, time-sliced, MPS and HAMi GPUs;
 - DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio) for MIG pools, where GPU_UTIL is not reported
   per MIG device while the profiling metric is.
-Alerts: waste when the signal stays below `scaleDownBelow` for an hour, saturation when it
-stays above `scaleUpAbove` for the window. KEDA's Prometheus scaler can scale deployments on
-the recorded series (`pool:gpu_utilization:ratio_avg_<window>`); nodes are Karpenter's (aws)
-or fixed (kubernetes).
+Scaling signal per pool (`pool:gpu_floor_signal:ratio_avg_<window>`), recorded in the same rule
+group right after the averages (a group evaluates its rules in order, so the signal reads this
+evaluation's average): the policy with hysteresis, see capacity_floor.signal_expr.
+Policy -> nodes: KEDA and the capacity floor (capacity_floor.py) keep between `nodes.min` and
+`nodes.max` nodes per pool; the floor's docstring has the arithmetic.
+Alerts: waste when the average stays below `scaleDownBelow` for an hour, saturation when it
+stays above `scaleUpAbove` for the window (the floor may already be at `nodes.max`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,16 @@ from gpuplat.catalog import CHARTS
 from gpuplat.model import GpuNodePool, Platform, SharingMode
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from ._common import PSA_ENFORCE, chart_release, child_opts, meta, prefix, system_namespace
+from .capacity_floor import (
+    PRIORITY,
+    deployment_spec,
+    floor_bounds,
+    floor_name,
+    priority_class_name,
+    scaled_object_spec,
+    signal_expr,
+)
 from .observability import MONITORING_NAMESPACE
 
 WASTE_FOR = "1h"
@@ -49,6 +61,8 @@ class AutoscalingArgs:
     # The release that installs the monitoring.coreos.com CRDs (Observability.release).
     monitoring: pulumi.Resource | None = None
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+    # Earlier names of the system namespace resource (see side.py).
+    namespace_aliases: Sequence[pulumi.Alias] = field(default_factory=lambda: ())
 
 
 def _meta_label(label: str) -> str:
@@ -80,6 +94,10 @@ def utilization_record(model: Platform) -> str:
     return f"pool:gpu_utilization:ratio_avg_{model.autoscaling.window}"
 
 
+def signal_record(model: Platform) -> str:
+    return f"pool:gpu_floor_signal:ratio_avg_{model.autoscaling.window}"
+
+
 def utilization_expr(pool: GpuNodePool, window: str) -> str:
     if pool.sharing.mode is SharingMode.MIG:
         return f'avg by (pool) (avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool="{pool.name}"}}[{window}]))'
@@ -91,6 +109,14 @@ def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
     record = utilization_record(model)
     records = [
         {"record": record, "expr": utilization_expr(pool, auto.window), "labels": {"pool": pool.name}}
+        for pool in model.pools
+    ]
+    records += [
+        {
+            "record": signal_record(model),
+            "expr": signal_expr(f'{record}{{pool="{pool.name}"}}', auto.scale_up_above, auto.scale_down_below),
+            "labels": {"pool": pool.name},
+        }
         for pool in model.pools
     ]
     alerts: list[dict[str, Any]] = []
@@ -132,7 +158,10 @@ def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
 
 class Autoscaling(pulumi.ComponentResource):
     recording_rule: str
+    signal_rule: str
     keda: k8s.helm.v3.Release
+    namespace: k8s.core.v1.Namespace  # the platform's system namespace (Pod Security restricted)
+    floors: dict[str, k8s.apps.v1.Deployment]  # by pool; pools without a floor are absent
 
     def __init__(self, name: str, args: AutoscalingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Autoscaling", name, None, opts)
@@ -156,6 +185,60 @@ class Autoscaling(pulumi.ComponentResource):
             opts=child_opts(self, provider, deps),
         )
         self.recording_rule = utilization_record(model)
+        self.signal_rule = signal_record(model)
         # KEDA's webhooks, operator and metrics server need no host access.
         self.keda = chart_release(self, name, "keda", {}, provider, pod_security="baseline", depends_on=args.depends_on)
-        self.register_outputs({"recordingRule": self.recording_rule})
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-system-ns",
+            metadata=meta(system_namespace(model), labels={PSA_ENFORCE: "restricted"}),
+            opts=pulumi.ResourceOptions.merge(
+                child_opts(self, provider), pulumi.ResourceOptions(aliases=list(args.namespace_aliases))
+            ),
+        )
+        self.floors = self._capacity_floors(name, args)
+        self.register_outputs({"recordingRule": self.recording_rule, "signalRule": self.signal_rule})
+
+    def _capacity_floors(self, name: str, args: AutoscalingArgs) -> dict[str, k8s.apps.v1.Deployment]:
+        model, plan, provider = args.model, args.plan, args.provider
+        namespace = system_namespace(model)
+        inside = [*args.depends_on, self.namespace]
+        priority = k8s.scheduling.v1.PriorityClass(
+            f"{name}-floor-priority",
+            metadata=meta(priority_class_name(model)),
+            value=PRIORITY,
+            preemption_policy="Never",
+            global_default=False,
+            description="GPU capacity floor placeholders: evicted by any real work, never preempt",
+            opts=child_opts(self, provider, args.depends_on),
+        )
+        floors: dict[str, k8s.apps.v1.Deployment] = {}
+        for pool in model.pools:
+            bounds = floor_bounds(model, pool, plan.pool(pool.name))
+            if bounds is None:
+                continue
+            # Pulumi sets the replicas once; the HPA KEDA creates owns them afterwards.
+            deployment_opts = pulumi.ResourceOptions.merge(
+                child_opts(self, provider, [*inside, priority]),
+                pulumi.ResourceOptions(ignore_changes=["spec.replicas"]),
+            )
+            floors[pool.name] = deployment = k8s.apps.v1.Deployment(
+                f"{name}-floor-{pool.name}",
+                metadata=meta(
+                    floor_name(pool),
+                    namespace,
+                    {POOL_LABEL: pool.name},
+                    # A placeholder may wait long for a GPU node: do not hold `pulumi up` for it.
+                    annotations={"pulumi.com/skipAwait": "true"},
+                ),
+                spec=deployment_spec(model, pool, bounds[0]),
+                opts=deployment_opts,
+            )
+            k8s.apiextensions.CustomResource(
+                f"{name}-floor-{pool.name}-scaler",
+                api_version="keda.sh/v1alpha1",
+                kind="ScaledObject",
+                metadata=meta(floor_name(pool), namespace, {POOL_LABEL: pool.name}),
+                spec=scaled_object_spec(model, pool, bounds, signal_record(model)),
+                opts=child_opts(self, provider, [self.keda, deployment]),
+            )
+        return floors

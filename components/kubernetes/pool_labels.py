@@ -38,12 +38,11 @@ from components.conventions import (
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, child_opts, meta, prefix, system_namespace
+from ._common import PAUSE_IMAGE, child_opts, meta, prefix, system_namespace
 
 # kubectl matching the cluster's minor version (kubectl supports one minor of skew either
 # way); registry.k8s.io publishes an image per Kubernetes patch release, binary /bin/kubectl.
 KUBECTL_IMAGE = "registry.k8s.io/kubectl:v{version}.0"
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 _APP = "pool-labeler"
 # Labels only the platform writes; absent from a pool's wanted set means "remove".
 _MANAGED_OPTIONAL = (MIG_CONFIG_LABEL, DEVICE_PLUGIN_CONFIG_LABEL, FABRIC_LABEL)
@@ -59,6 +58,7 @@ class PoolLabelsArgs:
     model: Platform
     plan: Plan
     provider: pulumi.ProviderResource
+    namespace: pulumi.Resource  # the platform's system namespace (Autoscaling.namespace)
 
 
 def label_args(pool: GpuNodePool) -> list[str]:
@@ -146,11 +146,7 @@ class PoolLabels(pulumi.ComponentResource):
         self.namespace = system_namespace(model)
         cluster_name = f"{prefix(model)}-{_APP}"
 
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-ns",
-            metadata=meta(self.namespace, labels={PSA_ENFORCE: "restricted"}),
-            opts=child_opts(self, provider),
-        )
+        namespace = args.namespace
         account = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
             metadata=meta(_APP, self.namespace),

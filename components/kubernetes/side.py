@@ -5,6 +5,9 @@ the GPU stack, the tenants (their namespaces hold queues and claims), Scheduling
 CRDs FabricTopology's Topology needs), storage and autoscaling; PoolLabels only on provider
 kubernetes, where no Karpenter labels the nodes. Names are `<name>-<part>` and
 `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
+
+The platform's system namespace is Autoscaling's (its capacity floor runs there on both
+providers); PoolLabels runs there too. It used to be PoolLabels' own child, hence the alias.
 """
 
 from __future__ import annotations
@@ -71,11 +74,18 @@ def build_kubernetes_side(
     storage_classes = StorageClasses(
         f"{name}-storage-classes", StorageClassesArgs(model, plan, provider, storage, namespaces, ready), opts
     )
+    # Where the system namespace was before Autoscaling owned it: keep it, do not recreate it.
+    old_namespace = pulumi.Alias(
+        name=f"{name}-pool-labels-ns",
+        parent=pulumi.create_urn(f"{name}-pool-labels", "gpuplat:index:PoolLabels", parent=parent),
+    )
     autoscaling = Autoscaling(
-        f"{name}-autoscaling", AutoscalingArgs(model, plan, provider, observability.release, ready), opts
+        f"{name}-autoscaling",
+        AutoscalingArgs(model, plan, provider, observability.release, ready, namespace_aliases=[old_namespace]),
+        opts,
     )
     pool_labels = (
-        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, plan, provider), opts)
+        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, plan, provider, autoscaling.namespace), opts)
         if model.target.provider is Provider.KUBERNETES
         else None
     )

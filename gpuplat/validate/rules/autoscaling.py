@@ -63,3 +63,52 @@ def cooldown_shorter_than_window(data: Data) -> Iterator[Finding]:
         f"cooldown {cooldown} is shorter than the {window} utilization window, so a scaling action is judged "
         f"on readings taken before it took effect; use a cooldown of at least {window}",
     )
+
+
+# The HPA (which KEDA drives) changes a replica count only when the metric / target ratio is
+# off by more than its tolerance, 10 % unless the cluster's controller manager says otherwise.
+_HPA_TOLERANCE = 0.1
+# The longest stabilization window the HPA accepts (and KEDA's chart CRD allows).
+_HPA_MAX_WINDOW_SECONDS = 3600
+
+
+@rule(
+    "GP321",
+    "scale-up-unreachable",
+    Level.WARNING,
+    "The HPA acts only when utilization / scaleUpAbove exceeds 1.1 (its 10 % tolerance); utilization never exceeds 1.",
+)
+def scale_up_unreachable(data: Data) -> Iterator[Finding]:
+    auto = section(data, "autoscaling")
+    if auto is None or "scaleUpAbove" not in auto:
+        return
+    up = auto["scaleUpAbove"]
+    if not is_number(up) or up * (1 + _HPA_TOLERANCE) < 1:
+        return
+    yield Finding(
+        ("autoscaling", "scaleUpAbove"),
+        f"scaleUpAbove {show_number(up)} never adds nodes: the pool's utilization would have to exceed "
+        f"{show_number(round(up * (1 + _HPA_TOLERANCE), 3))} (the HPA's 10 % tolerance) and it is at most 1; "
+        f"use at most {show_number(0.9)}",
+    )
+
+
+@rule(
+    "GP322",
+    "cooldown-beyond-hpa-window",
+    Level.WARNING,
+    "The HPA's stabilization windows, which carry the cooldown, are at most one hour.",
+)
+def cooldown_beyond_hpa_window(data: Data) -> Iterator[Finding]:
+    auto = section(data, "autoscaling")
+    if auto is None:
+        return
+    cooldown = as_str(auto.get("cooldown", _DEFAULT_COOLDOWN))
+    seconds = _seconds(cooldown)
+    if seconds is None or seconds <= _HPA_MAX_WINDOW_SECONDS:
+        return
+    yield Finding(
+        ("autoscaling", "cooldown"),
+        f"cooldown {cooldown} is longer than the HPA's longest stabilization window (1h): the capacity floor "
+        f"moves again after an hour, and only taking a pool with nodes.min 0 to zero waits the full {cooldown}",
+    )
