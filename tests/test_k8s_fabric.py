@@ -133,6 +133,16 @@ def test_tenants_without_a_fabric_pool_get_no_rail_network(tmp_path: Path) -> No
     assert namespaces == {model.tenants[0].name}
 
 
+def test_networks_wait_for_the_crds_of_what_they_create() -> None:
+    _, _, resources = recorded("kubernetes")
+    by_release = releases(resources)
+    for network in _by_name(resources, "SriovNetwork").values():
+        # The NetworkAttachmentDefinition CRD ships in the network operator's chart.
+        assert by_release["network-operator"].urn in network.options["dependsOn"]
+        namespace = network.inputs["spec"]["networkNamespace"]
+        assert any(r.urn in network.options["dependsOn"] for r in resources if r.name.endswith(f"-{namespace}-ns"))
+
+
 def test_ip_pools_wait_for_the_nv_ipam_crd() -> None:
     _, _, resources = recorded("kubernetes")
     (nic,) = _by_name(resources, "NicClusterPolicy").values()

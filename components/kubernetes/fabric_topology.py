@@ -266,5 +266,7 @@ class FabricTopology(pulumi.ComponentResource):
                     kind=rail_network_kind(fabric),
                     metadata=meta(net, sriov_ns),
                     spec=rail_network_spec(model, tenant, i),
-                    opts=child_opts(self, provider, [sriov, *([namespace] if namespace else [])]),
+                    # The operator renders it into a NetworkAttachmentDefinition, whose CRD the network
+                    # operator's chart installs.
+                    opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
                 )
