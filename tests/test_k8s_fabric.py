@@ -147,7 +147,8 @@ def test_ip_pools_wait_for_the_nv_ipam_crd() -> None:
     _, _, resources = recorded("kubernetes")
     (nic,) = _by_name(resources, "NicClusterPolicy").values()
     wait = nic.inputs["metadata"]["annotations"]["pulumi.com/waitFor"]
-    assert "state-nv-ipam-cni" in wait and wait.endswith("=ready")
+    # Any reported state of nv-ipam: the operator applies its CRD before reporting one.
+    assert wait == "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')].state}"
     for pool in _by_name(resources, "IPPool").values():
         assert nic.urn in pool.options["dependsOn"]
 

@@ -81,9 +81,11 @@ _NETWORK_OPERATOR_TAG = "network-operator-v26.4.1"
 _DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
 # The network operator only reconciles the NicClusterPolicy of this name.
 NIC_CLUSTER_POLICY = "nic-cluster-policy"
-# Pulumi waits until the operator reports nv-ipam ready, so the IPPool CRD it installs exists
-# before the pools are created (Pulumi's own retries on a missing kind last only seconds).
-NV_IPAM_READY = "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')].state}=ready"
+# Pulumi waits until the operator reports any state of nv-ipam: it applies the state's objects,
+# the IPPool CRD among them, before it reports one, so the pools can be created (Pulumi's own
+# retries on a missing kind give up after about 30 s). Not `=ready`: that needs the nv-ipam
+# DaemonSet ready on every fabric node, and one node down would then fail every update.
+NV_IPAM_SYNCED = "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')].state}"
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ class FabricTopology(pulumi.ComponentResource):
             f"{name}-nic-policy",
             api_version="mellanox.com/v1alpha1",
             kind="NicClusterPolicy",
-            metadata=meta(NIC_CLUSTER_POLICY, annotations={"pulumi.com/waitFor": NV_IPAM_READY}),
+            metadata=meta(NIC_CLUSTER_POLICY, annotations={"pulumi.com/waitFor": NV_IPAM_SYNCED}),
             spec=nic_cluster_policy_spec(args.model),
             opts=child_opts(self, args.provider, [network]),
         )
