@@ -17,6 +17,9 @@ to the same leaf plane on every node). Per rail:
   the tenant's namespace. SR-IOV operator 1.6.0 reconciles networks only in its own namespace, so
   the names carry the tenant to stay unique there.
 
+NetworkPolicies do not reach these secondary interfaces: tenants on a rail share its subnet
+(fencing them needs per-tenant VLANs / partitions on the switches, which the spec lacks).
+
 A job then sets `k8s.v1.cni.cncf.io/networks: <tenant>-rail0,<tenant>-rail1,...` and requests
 `openshift.io/rdma_rail<i>: 1` for each rail (the operator's resource injector is off, so the
 request is the pod's own).
