@@ -131,6 +131,10 @@ def _recipe(i: int) -> tuple[str, str, bool]:
     return itype, mode, fabric
 
 
+# kubernetes: eight rails, each a /12 (room for 16 VFs on each of 65,000 fabric nodes, GP274).
+_RAILS = tuple({"pfName": f"ens{r + 1}np0", "subnet": f"10.{16 * r}.0.0/12"} for r in range(8))
+
+
 def _pool(i: int, provider: str) -> Spec:
     itype_name, mode, fabric = _recipe(i)
     itype = INSTANCE_TYPES[itype_name]
@@ -143,7 +147,8 @@ def _pool(i: int, provider: str) -> Spec:
         pool["gpu"] = {"model": itype.gpu_model, "count": itype.gpu_count}
         pool["nodeSelector"] = {"gpuplat.dev/pool": name, "node.kubernetes.io/instance-type": itype_name}
         if fabric:
-            pool["nicsPerNode"] = max(1, itype.network_cards // 4)
+            # Every fabric node carries all rails of the fabric (network.fabric.sriov.rails, GP271).
+            pool["nicsPerNode"] = len(_RAILS)
     pool["nodes"] = {"min": min(biggest, i % 3), "max": biggest}
     pool["sharing"] = _sharing(mode, itype.gpu, i)
     if fabric:
@@ -246,7 +251,7 @@ def generate(pools: int, tenants: int, provider: str = "aws", *, radix: int = 64
         fabric: Spec = {"transport": "efa"}
     else:
         target = {"provider": "kubernetes", "kubernetesVersion": "1.33", "context": "bench-admin@bench"}
-        fabric = {"transport": "roce", "sriov": {"vfsPerNic": 16}}
+        fabric = {"transport": "roce", "sriov": {"vfsPerNic": 16, "rails": list(_RAILS)}}
     spec: Spec = {
         "apiVersion": "gpuplat/v1",
         "kind": "Platform",

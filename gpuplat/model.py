@@ -114,8 +114,18 @@ class GpuNodePool:
 
 
 @dataclass(frozen=True)
+class Rail:
+    """One fabric NIC per node: its physical function and the subnet its VFs get addresses from."""
+
+    pf_name: str
+    subnet: str
+    gateway: str | None
+
+
+@dataclass(frozen=True)
 class Sriov:
     vfs_per_nic: int
+    rails: tuple[Rail, ...]  # rail order: rail i is rails[i]
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,7 @@ class Fabric:
     oversubscription: float
     transport: str
     sriov: Sriov | None
+    topology_labels: tuple[str, ...]  # provider kubernetes: node labels of switch levels, widest first
 
 
 @dataclass(frozen=True)
@@ -326,6 +337,13 @@ def _storage(raw: Data) -> Storage:
     )
 
 
+def _sriov(raw: Data | None) -> Sriov | None:
+    if raw is None:
+        return None
+    rails = tuple(Rail(r["pfName"], r["subnet"], r.get("gateway")) for r in raw["rails"])
+    return Sriov(raw["vfsPerNic"], rails)
+
+
 def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
     if provider is Provider.KUBERNETES:
         return None
@@ -379,7 +397,8 @@ def build_model(data: Data) -> Platform:
                 link_gbps=fabric["linkGbps"],
                 oversubscription=float(fabric.get("oversubscription", 1)),
                 transport=fabric.get("transport", "efa" if provider is Provider.AWS else "roce"),
-                sriov=Sriov(fabric["sriov"]["vfsPerNic"]) if "sriov" in fabric else None,
+                sriov=_sriov(fabric.get("sriov")),
+                topology_labels=tuple(fabric.get("topologyLabels", [])),
             )
             if fabric is not None
             else None,

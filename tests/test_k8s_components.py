@@ -61,6 +61,7 @@ CRD_RELEASE = {
     "monitoring.coreos.com": "kube-prometheus-stack",
     "sriovnetwork.openshift.io": "sriov-network-operator",
     "mellanox.com": "network-operator",
+    "nv-ipam.nvidia.com": "network-operator",  # via the NicClusterPolicy's nv-ipam state
 }
 
 
@@ -268,44 +269,3 @@ def test_every_node_label_the_platform_writes_is_reserved_for_it(which: str) -> 
             assert reserved_label(key) is not None, f"{which} {pool.name}: {key}"
     assert reserved_label(CAPACITY_TYPE_LABEL) is not None  # Karpenter's, in every aws flavor
     assert reserved_label("gpuplat.dev/pool") is not None and reserved_label("example.com/pool") is None
-
-
-# ------------------------------------------------------------------------- fabric / topology
-
-
-def test_topology_levels_are_labels_the_nodes_carry() -> None:
-    for which, levels in (
-        ("dev", [f"topology.k8s.aws/network-node-layer-{i}" for i in (1, 2, 3)] + ["kubernetes.io/hostname"]),
-        ("kubernetes", ["kubernetes.io/hostname"]),
-    ):
-        model, _, resources = recorded(which)
-        (topology,) = by_kind(resources, "Topology")
-        assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == levels
-        flavors = by_kind(resources, "ResourceFlavor")
-        # Topology-aware only where the nodes exist before the job: fixed pools (kubernetes),
-        # never an autoscaled aws pool (Kueue would wait for nodes Karpenter never adds).
-        fabric = {p.name for p in model.fabric_pools if which == "kubernetes" or p.nodes.min == p.nodes.max}
-        for flavor in flavors:
-            pool = flavor["spec"]["nodeLabels"][POOL_LABEL]
-            assert ("topologyName" in flavor["spec"]) == (pool in fabric)
-
-
-def test_sriov_and_network_operator_on_an_rdma_fabric() -> None:
-    model, _, resources = recorded("kubernetes")
-    fabric = model.network.fabric
-    assert fabric is not None and fabric.sriov is not None
-    policies = by_kind(resources, "SriovNetworkNodePolicy")
-    assert len(policies) == len(model.fabric_pools)
-    for policy, pool in zip(policies, model.fabric_pools, strict=True):
-        spec = policy["spec"]
-        assert spec["numVfs"] == fabric.sriov.vfs_per_nic
-        assert spec["nodeSelector"] == dict(pool.node_selector)
-        assert spec["isRdma"] is True and spec["nicSelector"] == {"vendor": "15b3"}
-        assert policy["metadata"]["namespace"] == releases(resources)["sriov-network-operator"].inputs["namespace"]
-    (nic,) = by_kind(resources, "NicClusterPolicy")
-    assert nic["metadata"]["name"] == "nic-cluster-policy"
-    assert "ofedDriver" in nic["spec"] and "rdmaSharedDevicePlugin" not in nic["spec"]
-    assert _values(resources, "network-operator")["nfd"]["enabled"] is False  # the GPU Operator's NFD serves
-    assert _values(resources, "gpu-operator")["driver"]["rdma"]["enabled"] is True
-    for stack in STACKS:
-        assert not {"sriov-network-operator", "network-operator"} & set(releases(recorded(stack)[2]))

@@ -7,30 +7,36 @@ labels the nodes really carry:
   the instance. These are AWS's real network nodes whatever `tiers` the spec draws, so all
   three are levels, then the host. Some instance types have a fourth layer; it is left out,
   because a level whose label a node lacks would keep that node out of placement.
-- provider kubernetes: the host only. The spec says how big the fabric is, not which leaf
-  each node is cabled to, so the platform cannot write leaf / spine labels that would be
-  true (and a wrong leaf is worse than none). Sites that already label nodes by leaf would
-  need a spec field naming that label to get a leaf level.
+- provider kubernetes: `network.fabric.topologyLabels` (the site's own node labels naming each
+  node's block / leaf switch, widest first), then the host. The platform does not write those
+  labels: it knows how big the fabric is, not which leaf each node is cabled to, and a wrong
+  leaf is worse than none. Without them the host is the only level.
 Fabric pools' ResourceFlavors name this Topology (Scheduling). Needs Kueue (its CRD): no
-Topology with `queueing: none` or `topologyAware: false`.
+Topology with `queueing: none` or `topologyAware: false`. Kueue 0.19 refuses any change to
+the levels, and a replacement would wait forever on the finalizer flavors in use hold: the
+levels change only with the provider or `topologyLabels`, and such a change needs the fabric
+flavors drained and the Topology deleted by hand first.
 
 provider kubernetes with a RoCE / InfiniBand fabric:
-- `sriov`: the SR-IOV network operator (Helm, pinned; its config daemon only on fabric nodes)
-  and one SriovNetworkNodePolicy per fabric pool: `vfsPerNic` VFs on every Mellanox (15b3)
-  NIC of the pool's nodes, RDMA-capable for pods (resource `openshift.io/<pool>_rdma`).
-  Creating VFs may drain a node once (the operator's default).
+- `sriov`: the SR-IOV network operator (Helm, pinned; its config daemon only on fabric nodes
+  whose DOCA-OFED driver is up, see sriov_values) and per rail a node policy, an IP pool and
+  per fabric tenant a network (_rails). Creating VFs may drain a node once (the operator's
+  default).
 - the NVIDIA network operator (Helm, pinned) and its NicClusterPolicy on fabric nodes:
   the DOCA-OFED driver (GPUDirect RDMA: the GPU Operator's peermem builds against it), Multus
   and CNI plugins and NVIDIA IPAM for the secondary networks pods attach VFs with; without
   `sriov` the RDMA shared device plugin instead, so pods share each NIC's RDMA device. It
-  reuses the GPU Operator's Node Feature Discovery (two NFD instances would fight over labels).
-Custom resources depend on the release that installs their CRD.
+  reuses the GPU Operator's Node Feature Discovery (two NFD instances would fight over labels),
+  so its release waits for the GPU Operator's, which installs the NodeFeatureRule CRD its
+  chart's rules need.
+Custom resources depend on the release that installs their CRD; the IP pools on the
+NicClusterPolicy, whose nv-ipam state installs theirs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +45,24 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
-from gpuplat.model import GpuNodePool, Platform, Provider
+from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, gpu_node_tolerations, meta, prefix, topology_name
+from ._common import chart_release, child_opts, gpu_node_tolerations, meta, topology_name
+from ._rails import (
+    MELLANOX_VENDOR,
+    NV_IPAM_API,
+    SRIOV_API,
+    fabric_node_selector,
+    fabric_tenants,
+    ip_pool_spec,
+    rail_network_kind,
+    rail_network_name,
+    rail_network_spec,
+    rail_policy_name,
+    rail_pool_name,
+    sriov_policy_spec,
+)
 from .scheduling import KUEUE_API
 
 EKS_TOPOLOGY_LEVELS = (
@@ -51,7 +71,9 @@ EKS_TOPOLOGY_LEVELS = (
     "topology.k8s.aws/network-node-layer-3",
 )
 HOST_LEVEL = "kubernetes.io/hostname"
-MELLANOX_VENDOR = "15b3"
+# The network operator sets this node label to "true" while the node's DOCA-OFED driver
+# container is not ready and to "false" once it is (its bundled SR-IOV chart selects on it).
+MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
 _RDMA_TRANSPORTS = frozenset({"roce", "infiniband"})
 # Component images of network-operator 26.4.1 (its example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml).
 _NVIDIA_MELLANOX = "nvcr.io/nvidia/mellanox"
@@ -59,6 +81,11 @@ _NETWORK_OPERATOR_TAG = "network-operator-v26.4.1"
 _DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
 # The network operator only reconciles the NicClusterPolicy of this name.
 NIC_CLUSTER_POLICY = "nic-cluster-policy"
+# Pulumi waits until the operator reports any state of nv-ipam: it applies the state's objects,
+# the IPPool CRD among them, before it reports one, so the pools can be created (Pulumi's own
+# retries on a missing kind give up after about 30 s). Not `=ready`: that needs the nv-ipam
+# DaemonSet ready on every fabric node, and one node down would then fail every update.
+NV_IPAM_SYNCED = "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')].state}"
 
 
 @dataclass(frozen=True)
@@ -68,12 +95,15 @@ class FabricTopologyArgs:
     provider: pulumi.ProviderResource
     kueue: pulumi.Resource | None = None  # Scheduling.kueue: installs the Topology CRD
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+    gpu_operator: pulumi.Resource | None = None  # GpuSharing.gpu_operator: installs the NFD CRDs
+    namespaces: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})  # tenant -> Namespace
 
 
 def topology_levels(model: Platform) -> list[str]:
     if model.target.provider is Provider.AWS:
         return [*EKS_TOPOLOGY_LEVELS, HOST_LEVEL]
-    return [HOST_LEVEL]
+    fabric = model.network.fabric
+    return [*(fabric.topology_labels if fabric is not None else ()), HOST_LEVEL]
 
 
 def wants_topology(model: Platform) -> bool:
@@ -95,28 +125,13 @@ def rdma_fabric(model: Platform) -> bool:
     )
 
 
-def sriov_resource_name(pool: GpuNodePool) -> str:
-    # The operator's webhook accepts only [A-Za-z0-9_] here.
-    return f"{pool.name.replace('-', '_')}_rdma"
-
-
-def sriov_policy_spec(model: Platform, pool: GpuNodePool) -> dict[str, Any]:
-    fabric = model.network.fabric
-    assert fabric is not None and fabric.sriov is not None
-    return {
-        "resourceName": sriov_resource_name(pool),
-        "nodeSelector": dict(pool.node_selector),
-        "numVfs": fabric.sriov.vfs_per_nic,
-        "nicSelector": {"vendor": MELLANOX_VENDOR},
-        "deviceType": "netdevice",
-        "isRdma": True,
-        "linkType": "ib" if fabric.transport == "infiniband" else "eth",
-        "priority": 50,
-    }
-
-
 def sriov_values() -> dict[str, Any]:
-    return {"sriovOperatorConfig": {"deploy": True, "configDaemonNodeSelector": {FABRIC_LABEL: "true"}}}
+    # The config daemon resets and creates VFs through the mlx5 driver; the DOCA-OFED container
+    # reloads that driver when it starts, which would drop VFs made before. So the daemon runs
+    # only where the network operator reports the driver ready, and leaves a node while it is
+    # not (a DaemonSet leaves nodes that stop matching its selector).
+    selector = {FABRIC_LABEL: "true", MOFED_WAIT_LABEL: "false"}
+    return {"sriovOperatorConfig": {"deploy": True, "configDaemonNodeSelector": selector}}
 
 
 def network_operator_values() -> dict[str, Any]:
@@ -131,13 +146,7 @@ def nic_cluster_policy_spec(model: Platform) -> dict[str, Any]:
     fabric = model.network.fabric
     assert fabric is not None
     spec: dict[str, Any] = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": FABRIC_LABEL, "operator": "In", "values": ["true"]}]}
-                ]
-            }
-        },
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": fabric_node_selector()},
         "tolerations": gpu_node_tolerations(model, model.fabric_pools),
         "ofedDriver": {
             **_image("doca-driver", _DOCA_DRIVER_VERSION),
@@ -167,11 +176,12 @@ def nic_cluster_policy_spec(model: Platform) -> dict[str, Any]:
 class FabricTopology(pulumi.ComponentResource):
     topology: str | None
     sriov_policies: list[str]
+    rail_networks: list[str]
 
     def __init__(self, name: str, args: FabricTopologyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:FabricTopology", name, None, opts)
         model, provider = args.model, args.provider
-        self.topology, self.sriov_policies = None, []
+        self.topology, self.sriov_policies, self.rail_networks = None, [], []
         if wants_topology(model):
             self.topology = topology_name(model)
             k8s.apiextensions.CustomResource(
@@ -180,49 +190,85 @@ class FabricTopology(pulumi.ComponentResource):
                 kind="Topology",
                 metadata=meta(self.topology),
                 spec={"levels": [{"nodeLabel": label} for label in topology_levels(model)]},
-                # Kueue 0.19 refuses changes to the levels, and a replacement would wait forever on
-                # the finalizer flavors in use hold; the levels only change with the provider.
                 opts=child_opts(self, provider, [*args.depends_on, *([args.kueue] if args.kueue else [])]),
             )
+        if rdma_fabric(model):
+            network, nic_policy = self._network_operator(name, args)
+            if model.network.fabric is not None and model.network.fabric.sriov is not None:
+                self._rails(name, args, network, nic_policy)
+        self.register_outputs(
+            {"topology": self.topology, "sriovPolicies": self.sriov_policies, "railNetworks": self.rail_networks}
+        )
+
+    def _network_operator(self, name: str, args: FabricTopologyArgs) -> tuple[pulumi.Resource, pulumi.Resource]:
+        # NFD comes from the GPU Operator: the chart's NodeFeatureRules need its CRD.
+        deps = [*args.depends_on, *([args.gpu_operator] if args.gpu_operator else [])]
+        network = chart_release(
+            self,
+            name,
+            "network-operator",
+            network_operator_values(),
+            args.provider,
+            pod_security="privileged",
+            depends_on=deps,
+        )
+        nic_policy = k8s.apiextensions.CustomResource(
+            f"{name}-nic-policy",
+            api_version="mellanox.com/v1alpha1",
+            kind="NicClusterPolicy",
+            metadata=meta(NIC_CLUSTER_POLICY, annotations={"pulumi.com/waitFor": NV_IPAM_SYNCED}),
+            spec=nic_cluster_policy_spec(args.model),
+            opts=child_opts(self, args.provider, [network]),
+        )
+        return network, nic_policy
+
+    def _rails(
+        self, name: str, args: FabricTopologyArgs, network: pulumi.Resource, nic_policy: pulumi.Resource
+    ) -> None:
+        model, provider = args.model, args.provider
         fabric = model.network.fabric
-        if rdma_fabric(model) and fabric is not None:
-            if fabric.sriov is not None:
-                sriov = chart_release(
-                    self,
-                    name,
-                    "sriov-network-operator",
-                    sriov_values(),
-                    provider,
-                    pod_security="privileged",
-                    depends_on=args.depends_on,
-                )
-                namespace = CHARTS["sriov-network-operator"].namespace
-                for pool in model.fabric_pools:
-                    policy = f"{prefix(model)}-{pool.name}"
-                    self.sriov_policies.append(policy)
-                    k8s.apiextensions.CustomResource(
-                        f"{name}-sriov-{pool.name}",
-                        api_version="sriovnetwork.openshift.io/v1",
-                        kind="SriovNetworkNodePolicy",
-                        metadata=meta(policy, namespace),
-                        spec=sriov_policy_spec(model, pool),
-                        opts=child_opts(self, provider, [sriov]),
-                    )
-            network = chart_release(
-                self,
-                name,
-                "network-operator",
-                network_operator_values(),
-                provider,
-                pod_security="privileged",
-                depends_on=args.depends_on,
+        assert fabric is not None and fabric.sriov is not None
+        sriov = chart_release(
+            self,
+            name,
+            "sriov-network-operator",
+            sriov_values(),
+            provider,
+            pod_security="privileged",
+            depends_on=args.depends_on,
+        )
+        sriov_ns = CHARTS["sriov-network-operator"].namespace
+        ipam_ns = CHARTS["network-operator"].namespace
+        for i, rail in enumerate(fabric.sriov.rails):
+            policy = rail_policy_name(model, i)
+            self.sriov_policies.append(policy)
+            k8s.apiextensions.CustomResource(
+                f"{name}-sriov-rail{i}",
+                api_version=SRIOV_API,
+                kind="SriovNetworkNodePolicy",
+                metadata=meta(policy, sriov_ns),
+                spec=sriov_policy_spec(fabric, i, rail),
+                opts=child_opts(self, provider, [sriov]),
             )
             k8s.apiextensions.CustomResource(
-                f"{name}-nic-policy",
-                api_version="mellanox.com/v1alpha1",
-                kind="NicClusterPolicy",
-                metadata=meta(NIC_CLUSTER_POLICY),
-                spec=nic_cluster_policy_spec(model),
-                opts=child_opts(self, provider, [network]),
+                f"{name}-ippool-rail{i}",
+                api_version=NV_IPAM_API,
+                kind="IPPool",
+                metadata=meta(rail_pool_name(model, i), ipam_ns),
+                spec=ip_pool_spec(fabric, rail),
+                opts=child_opts(self, provider, [network, nic_policy]),
             )
-        self.register_outputs({"topology": self.topology, "sriovPolicies": self.sriov_policies})
+            for tenant in fabric_tenants(model):
+                net = rail_network_name(tenant, i)
+                self.rail_networks.append(f"{tenant.name}/{net}")
+                namespace = args.namespaces.get(tenant.name)
+                k8s.apiextensions.CustomResource(
+                    f"{name}-net-{tenant.name}-rail{i}",
+                    api_version=SRIOV_API,
+                    kind=rail_network_kind(fabric),
+                    metadata=meta(net, sriov_ns),
+                    spec=rail_network_spec(model, tenant, i),
+                    # The operator renders it into a NetworkAttachmentDefinition, whose CRD the network
+                    # operator's chart installs.
+                    opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
+                )

@@ -68,9 +68,10 @@ def build_kubernetes_side(
     }
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
     scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
-    fabric_topology = FabricTopology(
-        f"{name}-fabric-topology", FabricTopologyArgs(model, plan, provider, scheduling.kueue, ready), opts
+    fabric_args = FabricTopologyArgs(
+        model, plan, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
     )
+    fabric_topology = FabricTopology(f"{name}-fabric-topology", fabric_args, opts)
     storage_classes = StorageClasses(
         f"{name}-storage-classes", StorageClassesArgs(model, plan, provider, storage, namespaces, ready), opts
     )
