@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import GpuNodePool, Platform
-from gpuplat.plan.capacity import flavors, node_overlays, node_pools, quotas, topology_findings
+from gpuplat.plan.capacity import flavors, floor_findings, node_overlays, node_pools, quotas, topology_findings
 from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import plan_procurement, reservations
@@ -47,7 +47,13 @@ def build_plan(model: Platform) -> PlanOutcome:
     planned_node_pools = node_pools(model, pools)
     planned_flavors = flavors(model, pools, planned_node_pools)
     planned_quotas, quota_findings = quotas(model, planned_flavors)
-    findings = (*findings, *flavor_limit_findings(model, pools), *quota_findings, *topology_findings(model, pools))
+    findings = (
+        *findings,
+        *flavor_limit_findings(model, pools),
+        *quota_findings,
+        *topology_findings(model, pools),
+        *floor_findings(model, pools),
+    )
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
     plan = Plan(

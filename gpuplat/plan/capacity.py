@@ -172,6 +172,28 @@ def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePo
     )
 
 
+def floor_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFinding]:
+    """On aws nodes.min is kept by placeholders that never run on spot (spot could take the
+    minimum away), so only a pool's reserved and on-demand nodes can hold it."""
+    findings: list[PlanFinding] = []
+    if model.target.provider is not Provider.AWS:
+        return findings
+    for index, pool in enumerate(pools):
+        held = pool.share(Market.RESERVED).nodes + pool.share(Market.ON_DEMAND).nodes
+        if pool.nodes.min > held:
+            findings.append(
+                PlanFinding(
+                    "GP353",
+                    Level.WARNING,
+                    ("gpuNodePools", index, "nodes", "min"),
+                    f"pool {pool.name} keeps at most {held} of its {pool.nodes.min} minimum nodes: the minimum is "
+                    f"held on reserved and on-demand capacity only (spot can be taken away at any time), and the "
+                    f"split gives the pool {held} such nodes; allow on-demand or lower nodes.min",
+                )
+            )
+    return findings
+
+
 def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFinding]:
     if model.target.provider is not Provider.AWS or not wants_topology(model):
         return []

@@ -6,8 +6,10 @@ discount: 0 on-demand, spotDiscount for spot, reservedDiscount for reserved. Spe
 (`procurement.prices`) win over the catalog, per instance type and per discount.
 The headline assumes every pool runs at max size all month: the split sizes capacity for
 max, and reserved capacity is paid whether it runs or not. The min-size figure is the floor:
-the reserved nodes in full plus the rest of `nodes.min` on spot first, then on-demand
-(Karpenter's order: reserved > spot > on-demand).
+the reserved nodes in full plus the rest of `nodes.min` on on-demand, where the capacity floor
+keeps them (its placeholders never run on spot, which could take the minimum away; Karpenter
+fills reservations first). Minimum nodes beyond the pool's reserved and on-demand nodes are not
+held (GP353) and cost nothing here.
 savings percent = (1 - monthly / all on-demand) x 100.
 A pool whose instance type has no price is an error (GP232) at its instanceType.
 """
@@ -60,9 +62,8 @@ def _min_size_nodes(min_nodes: int, shares: Mapping[Market, MarketShare]) -> dic
         return shares.get(m, MarketShare(0, 0)).nodes
 
     reserved = nodes(Market.RESERVED)
-    running = max(0, min_nodes - reserved)
-    spot = min(nodes(Market.SPOT), running)
-    return {Market.RESERVED: reserved, Market.SPOT: spot, Market.ON_DEMAND: running - spot}
+    on_demand = min(nodes(Market.ON_DEMAND), max(0, min_nodes - reserved))
+    return {Market.RESERVED: reserved, Market.SPOT: 0, Market.ON_DEMAND: on_demand}
 
 
 def plan_cost(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -> CostPlan | None:
