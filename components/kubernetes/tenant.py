@@ -17,7 +17,8 @@
   exclusive GPUs. Nor can a quota enforce the pool allow-list or hard isolation; only
   Kueue's flavors do (`manageJobsWithoutQueueName` in tenant namespaces, Scheduling). Other
   namespaces have neither a quota nor Kueue: RBAC must keep tenants out of them.
-- LimitRange: default CPU / memory requests and limits for containers that set none.
+- LimitRange: default CPU / memory requests for containers that set none, and no default
+  limits: a default limit below what a container requests gets the pod rejected.
 - NetworkPolicies: deny all ingress and egress, then allow DNS to the cluster DNS and all
   traffic within the namespace (distributed jobs talk to each other: NCCL bootstrap, Ray,
   rendezvous). FSx and S3 mounts are made by node-level clients, outside pod policies.
@@ -45,9 +46,14 @@ from ._quota import flavors, quota_ceilings
 
 TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
 EDIT_GROUP = "gpuplat:{tenant}"
+# Requests only. A `default` limit is set on every container that names no limit, also on one
+# that requests more: a job asking for 32 CPUs and 512Gi without limits would get the default
+# limit below its request and the API server would reject the pod (requests must not exceed
+# limits). No `max` / `min` either: a GPU node's CPU and memory are the tenant's to size per
+# job, and the GPU ResourceQuota and Kueue already bound what a tenant can hold. A container
+# that sets neither gets these requests, so the scheduler still reserves something for it.
 _CONTAINER_DEFAULTS: k8s.core.v1.LimitRangeItemArgsDict = {
     "type": "Container",
-    "default": {"cpu": "2", "memory": "8Gi"},
     "default_request": {"cpu": "500m", "memory": "1Gi"},
 }
 
