@@ -7,12 +7,17 @@ pod validation, and the emitted ValidatingAdmissionPolicy's CEL run against samp
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from decimal import Decimal
 from typing import Any
 
+import celpy
 import pytest
+from celpy.adapter import json_to_cel
 
-from tests.support_k8s import STACKS, by_kind, recorded
+from components.kubernetes.pod_security import safe_sysctls
+from tests.support_k8s import STACKS, by_kind, record_side, recorded
 
 SPECS = ("kubernetes", *STACKS)
 
@@ -90,3 +95,181 @@ def test_a_big_container_passes_the_limit_range(which: str) -> None:
         (item,) = items
         assert set(item["defaultRequest"]) == {"cpu", "memory"}
         assert not {"default", "max", "maxLimitRequestRatio"} & set(item)
+
+
+# ------------------------------------------------------------------------------ pod security
+
+IPC_LOCK_POD: dict[str, Any] = {
+    "metadata": {
+        "name": "nccl",
+        "annotations": {"container.apparmor.security.beta.kubernetes.io/w": "runtime/default"},
+    },
+    "spec": {
+        "securityContext": {
+            "seccompProfile": {"type": "RuntimeDefault"},
+            "sysctls": [{"name": "net.ipv4.tcp_keepalive_time"}],
+        },
+        "initContainers": [{"name": "init", "securityContext": {"capabilities": {"add": ["CHOWN"]}}}],
+        "containers": [
+            {
+                "name": "worker",
+                "ports": [{"containerPort": 29500, "hostPort": 0}],
+                "resources": {"limits": {"vpc.amazonaws.com/efa": "32", "nvidia.com/gpu": "8"}},
+                "securityContext": {"capabilities": {"add": ["IPC_LOCK"], "drop": ["NET_RAW"]}, "privileged": False},
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+            }
+        ],
+        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+    },
+}
+
+
+def _set(pod: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A deep copy of `pod` with `path` (dots; a number indexes a list) set to `value`."""
+    out = copy.deepcopy(pod)
+    node: Any = out
+    *parents, last = path.split(".")
+    for key in parents:
+        node = node[int(key)] if key.isdigit() else node.setdefault(key, {})
+    node[int(last) if last.isdigit() else last] = value
+    return out
+
+
+BREACHES = {
+    "hostNetwork": ("spec.hostNetwork", True),
+    "hostPID": ("spec.hostPID", True),
+    "hostIPC": ("spec.hostIPC", True),
+    "privileged": ("spec.containers.0.securityContext.privileged", True),
+    "privileged init": ("spec.initContainers.0.securityContext.privileged", True),
+    "SYS_ADMIN": ("spec.containers.0.securityContext.capabilities.add", ["IPC_LOCK", "SYS_ADMIN"]),
+    "NET_RAW on init": ("spec.initContainers.0.securityContext.capabilities.add", ["NET_RAW"]),
+    "NET_ADMIN ephemeral": (
+        "spec.ephemeralContainers",
+        [{"name": "d", "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}}],
+    ),
+    "hostPath": ("spec.volumes", [{"name": "root", "hostPath": {"path": "/"}}]),
+    "hostPort": ("spec.containers.0.ports.0.hostPort", 8080),
+    "hostProcess": ("spec.securityContext.windowsOptions", {"hostProcess": True}),
+    "apparmor field": ("spec.containers.0.securityContext.appArmorProfile", {"type": "Unconfined"}),
+    "apparmor annotation": ("metadata.annotations", {"container.apparmor.security.beta.kubernetes.io/w": "unconfined"}),
+    "selinux type": ("spec.securityContext.seLinuxOptions", {"type": "spc_t"}),
+    "selinux user": ("spec.containers.0.securityContext.seLinuxOptions", {"user": "system_u"}),
+    "procMount": ("spec.containers.0.securityContext.procMount", "Unmasked"),
+    "seccomp pod": ("spec.securityContext.seccompProfile.type", "Unconfined"),
+    "seccomp container": ("spec.containers.0.securityContext.seccompProfile", {"type": "Unconfined"}),
+    "sysctl": ("spec.securityContext.sysctls", [{"name": "kernel.msgmax"}]),
+    "probe host": ("spec.containers.0.livenessProbe.httpGet.host", "169.254.169.254"),
+    "hook host": ("spec.containers.0.lifecycle", {"preStop": {"tcpSocket": {"port": 22, "host": "10.0.0.1"}}}),
+}
+
+
+def _policy(which: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    _, _, resources = recorded(which)
+    (policy,) = by_kind(resources, "ValidatingAdmissionPolicy")
+    (binding,) = by_kind(resources, "ValidatingAdmissionPolicyBinding")
+    return policy, binding
+
+
+def denials(policy: dict[str, Any], pod: dict[str, Any]) -> list[str]:
+    """The messages of the policy's validations that `pod` fails, as the API server runs them."""
+    env = celpy.Environment()
+    activation = {"object": json_to_cel(pod)}
+    failed = []
+    for validation in policy["spec"]["validations"]:
+        if not env.program(env.compile(validation["expression"])).evaluate(activation):
+            failed.append(validation["message"])
+    return failed
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    for expression in selector.get("matchExpressions", []):
+        key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in labels and labels[key] in values:
+            return False
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_fabric_tenants_may_lock_memory_and_nothing_else_beyond_baseline(which: str) -> None:
+    policy, binding = _policy(which)
+    assert denials(policy, IPC_LOCK_POD) == []
+    for breach, (path, value) in BREACHES.items():
+        assert denials(policy, _set(IPC_LOCK_POD, path, value)), breach
+    minimal = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    assert denials(policy, minimal) == []
+    spec = binding["spec"]
+    assert spec["policyName"] == policy["metadata"]["name"] and spec["validationActions"] == ["Deny"]
+    rules = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert rules == [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["pods", "pods/ephemeralcontainers"],
+        }
+    ]
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_every_tenant_namespace_is_held_to_baseline_by_one_of_the_two(which: str) -> None:
+    """The built-in admission enforces baseline, or the policy's binding selects the namespace."""
+    model, _, resources = recorded(which)
+    _, binding = _policy(which)
+    selector = binding["spec"]["matchResources"]["namespaceSelector"]
+    namespaces = {n["metadata"]["name"]: n["metadata"]["labels"] for n in by_kind(resources, "Namespace")}
+    for tenant in model.tenants:
+        labels = namespaces[tenant.name]
+        fabric = any(model.pools_by_name[p].fabric for p in tenant.pools)
+        enforce = labels["pod-security.kubernetes.io/enforce"]
+        assert enforce == ("privileged" if fabric else "baseline"), tenant.name
+        assert _selects(selector, labels) == fabric, tenant.name
+        # A label removed by hand leaves the namespace to the policy, not unguarded.
+        unlabelled = {k: v for k, v in labels.items() if k != "pod-security.kubernetes.io/enforce"}
+        assert _selects(selector, unlabelled)
+    # Platform namespaces (privileged node agents) carry no tenant label and are not selected.
+    assert not any(
+        _selects(selector, labels) for name, labels in namespaces.items() if name not in {t.name for t in model.tenants}
+    )
+
+
+def test_an_unchanged_pod_spec_is_not_judged_again() -> None:
+    policy, _ = _policy("dev")
+    (condition,) = policy["spec"]["matchConditions"]
+    env = celpy.Environment()
+    program = env.program(env.compile(condition["expression"]))
+    spec = IPC_LOCK_POD["spec"]
+
+    def judged(operation: str, old: dict[str, Any] | None) -> bool:
+        return bool(
+            program.evaluate(
+                {
+                    "request": json_to_cel({"operation": operation}),
+                    "object": json_to_cel({"spec": spec}),
+                    "oldObject": json_to_cel({"spec": old} if old else {}),
+                }
+            )
+        )
+
+    assert judged("CREATE", None)
+    assert not judged("UPDATE", spec)
+    assert judged("UPDATE", {**spec, "ephemeralContainers": []})
+
+
+def test_safe_sysctls_follow_the_clusters_version() -> None:
+    # The kubelet of an older minor refuses a sysctl a newer one calls safe, so the policy does too.
+    assert "net.ipv4.tcp_rmem" not in safe_sysctls("1.31")
+    assert {"net.ipv4.tcp_rmem", "net.ipv4.tcp_keepalive_time", "kernel.shm_rmid_forced"} <= set(safe_sysctls("1.32"))
+
+
+def test_without_fabric_tenants_there_is_no_policy() -> None:
+    model, plan, _ = recorded("prod")
+    partners = next(t for t in model.tenants if t.name == "partners")
+    only = dataclasses.replace(model, tenants=(partners,))
+    resources = tuple(record_side(only, plan, "prod"))
+    assert by_kind(resources, "ValidatingAdmissionPolicy") == []
+    (namespace,) = [n for n in by_kind(resources, "Namespace") if n["metadata"]["name"] == "partners"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"

@@ -2,7 +2,10 @@
 
 - Namespace named after the tenant; Pod Security `baseline` enforced (GPU jobs need no host
   access; many ML images still run as root, which `restricted` would refuse), `restricted`
-  warned and audited.
+  warned and audited. A tenant that may use a fabric pool needs IPC_LOCK for RDMA, which
+  `baseline` refuses: its namespace enforces `privileged` and the platform's
+  ValidatingAdmissionPolicy holds it to baseline plus IPC_LOCK (TenantPodSecurity); the
+  namespace is created only once that policy is bound.
 - ResourceQuota on GPU resources, a backstop for pods Kueue does not manage, and a cap across
   flavors on those it does (a ClusterQueue limits each flavor, not their sum): per resource
   the most units the tenant's `gpus` GPUs yield on its allowed pools, filled from the pool
@@ -43,6 +46,7 @@ from gpuplat.plan import Plan
 
 from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, platform_resources, prefix, reserved_namespaces
 from ._quota import flavors, quota_ceilings
+from .pod_security import enforce_level
 
 TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
 EDIT_GROUP = "gpuplat:{tenant}"
@@ -115,7 +119,7 @@ class Tenant(pulumi.ComponentResource):
                 ns,
                 labels={
                     TENANT_LABEL: tenant.name,
-                    PSA_ENFORCE: "baseline",
+                    PSA_ENFORCE: enforce_level(model, tenant),
                     "pod-security.kubernetes.io/warn": "restricted",
                     "pod-security.kubernetes.io/audit": "restricted",
                 },
