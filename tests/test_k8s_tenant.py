@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import ipaddress
 from decimal import Decimal
 from typing import Any
 
@@ -273,3 +274,82 @@ def test_without_fabric_tenants_there_is_no_policy() -> None:
     assert by_kind(resources, "ValidatingAdmissionPolicy") == []
     (namespace,) = [n for n in by_kind(resources, "Namespace") if n["metadata"]["name"] == "partners"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+
+
+# --------------------------------------------------------------------------- network policies
+
+KUBE_DNS = {"namespace": "kube-system", "pod": {"k8s-app": "kube-dns"}}
+PROMETHEUS = {"namespace": "monitoring", "pod": {"app.kubernetes.io/name": "prometheus"}}
+
+
+def _peer_matches(peer: dict[str, Any], other: dict[str, Any], namespace: str) -> bool:
+    """Does a NetworkPolicyPeer select `other` ({namespace, pod labels} or {ip})?"""
+    if "ipBlock" in peer:
+        if "ip" not in other:
+            return False
+        block = peer["ipBlock"]
+        address = ipaddress.ip_address(other["ip"])
+        network = ipaddress.ip_network(block["cidr"])
+        if address.version != network.version or address not in network:
+            return False
+        return not any(address in ipaddress.ip_network(e) for e in block.get("except", []))
+    if "ip" in other:
+        return False
+    in_namespace = (
+        _selects(peer["namespaceSelector"], {"kubernetes.io/metadata.name": other["namespace"]})
+        if "namespaceSelector" in peer
+        else other["namespace"] == namespace
+    )
+    return in_namespace and _selects(peer.get("podSelector", {}), other.get("pod", {}))
+
+
+def allowed(policies: list[dict[str, Any]], direction: str, other: dict[str, Any], port: int, proto: str) -> bool:
+    """Whether a pod of the namespace may talk to / hear from `other` on port/proto (all policies
+    select every pod): allowed when some policy of that direction has a matching rule."""
+    key, peers = ("egress", "to") if direction == "Egress" else ("ingress", "from")
+    for policy in policies:
+        spec, namespace = policy["spec"], policy["metadata"]["namespace"]
+        assert spec["podSelector"] == {}
+        if direction not in spec["policyTypes"]:
+            continue
+        for rule in spec.get(key, []):
+            ports = rule.get("ports")
+            if ports and not any(p["port"] == port and p.get("protocol", "TCP") == proto for p in ports):
+                continue
+            if not rule.get(peers) or any(_peer_matches(p, other, namespace) for p in rule[peers]):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_tenant_traffic_is_what_jobs_need_and_no_more(which: str) -> None:
+    model, _, resources = recorded(which)
+    aws = which != "kubernetes"
+    for tenant in model.tenants:
+        policies = [p for p in by_kind(resources, "NetworkPolicy") if p["metadata"]["namespace"] == tenant.name]
+        neighbour = {"namespace": tenant.name, "pod": {"job": "x"}}
+        other_tenant = {"namespace": next(t.name for t in model.tenants if t.name != tenant.name), "pod": {}}
+        egress = {
+            "DNS": (KUBE_DNS, 53, "UDP"),
+            "a peer in the namespace": (neighbour, 29500, "TCP"),
+            "S3 over HTTPS": ({"ip": "52.216.8.1"}, 443, "TCP"),
+            "an STS interface endpoint in the VPC": ({"ip": "10.40.3.7"}, 443, "TCP"),
+            "an IPv6 object store": ({"ip": "2600:1f18::1"}, 443, "TCP"),
+        }
+        for what, (peer, port, proto) in egress.items():
+            assert allowed(policies, "Egress", peer, port, proto), (tenant.name, what)
+        for address in ("169.254.170.23", "fd00:ec2::23"):
+            assert allowed(policies, "Egress", {"ip": address}, 80, "TCP") == aws, (tenant.name, address)
+        denied_egress = {
+            "plain HTTP out": ({"ip": "52.216.8.1"}, 80, "TCP"),
+            "the instance metadata service": ({"ip": "169.254.169.254"}, 80, "TCP"),
+            "another DNS server": ({"ip": "8.8.8.8"}, 53, "UDP"),
+            "another tenant's pods": (other_tenant, 29500, "TCP"),
+            "the agent on another port": ({"ip": "169.254.170.23"}, 8080, "TCP"),
+        }
+        for what, (peer, port, proto) in denied_egress.items():
+            assert not allowed(policies, "Egress", peer, port, proto), (tenant.name, what)
+        assert allowed(policies, "Ingress", PROMETHEUS, 9400, "TCP"), tenant.name
+        assert allowed(policies, "Ingress", neighbour, 29500, "TCP"), tenant.name
+        for stranger in (other_tenant, KUBE_DNS, {"ip": "10.40.3.7"}, {"ip": "52.216.8.1"}):
+            assert not allowed(policies, "Ingress", stranger, 8080, "TCP"), (tenant.name, stranger)
