@@ -27,8 +27,9 @@
   rendezvous), HTTPS out (object stores, AWS APIs, the Kubernetes API), scraping from the
   monitoring namespace and, on aws, the node's Pod Identity agent. FSx and S3 CSI mounts are
   made by node-level clients, outside pod policies.
-- RoleBinding of the `edit` ClusterRole to the group `gpuplat:<tenant>` (the identity
-  provider or EKS access entries map people into that group).
+- RoleBinding of the `edit` ClusterRole to the group `gpuplat:<tenant>`: on aws the EKS
+  access entries of the tenant's `principals` (TenantAccess) map IAM roles and users into it,
+  on provider kubernetes the cluster's identity provider does.
 - PriorityClass `<platform>-tenant-<tenant>` at the tenant's priority; pods pick it with
   `priorityClassName`, Kueue orders and preempts workloads by it. The values stay below the
   storage QoS class `<platform>-critical` (StorageClasses), which outranks every tenant.
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.conventions import TENANT_GROUP
 from gpuplat.model import Platform, Provider
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
@@ -52,7 +54,6 @@ from .observability import MONITORING_NAMESPACE
 from .pod_security import enforce_level
 
 TENANT_PRIORITY = {"low": 1_000, "normal": 10_000, "high": 100_000, "critical": 500_000}
-EDIT_GROUP = "gpuplat:{tenant}"
 # Requests only. A `default` limit is set on every container that names no limit, also on one
 # that requests more: a job asking for 32 CPUs and 512Gi without limits would get the default
 # limit below its request and the API server would reject the pod (requests must not exceed
@@ -195,7 +196,7 @@ class Tenant(pulumi.ComponentResource):
             metadata=meta("gpuplat-edit", ns),
             role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
             subjects=[
-                {"api_group": "rbac.authorization.k8s.io", "kind": "Group", "name": EDIT_GROUP.format(tenant=ns)}
+                {"api_group": "rbac.authorization.k8s.io", "kind": "Group", "name": TENANT_GROUP.format(tenant=ns)}
             ],
             opts=inside,
         )

@@ -17,6 +17,7 @@ from gpuplat.validate.rules._common import (
     listing,
     pool_max_gpus,
     pools,
+    provider,
     section,
     sharing_mode,
     tenants,
@@ -246,4 +247,24 @@ def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
                 f"tenant {_tenant_name(tenant, i)} may use fabric pool(s) {', '.join(fabric)}, whose RDMA jobs need "
                 f"IPC_LOCK; gpuplat admits it with a ValidatingAdmissionPolicy, served from Kubernetes 1.30, but "
                 f"kubernetesVersion is 1.{minor}; upgrade the cluster or keep the tenant off fabric pools",
+            )
+
+
+@rule(
+    "GP286",
+    "tenant-principals-on-kubernetes",
+    Level.ERROR,
+    "principals become EKS access entries; on an existing cluster its identity provider maps the tenant group.",
+)
+def tenant_principals_on_kubernetes(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, tenant in tenants(data):
+        if "principals" in tenant:
+            yield Finding(
+                ("tenants", i, "principals"),
+                f"tenant {_tenant_name(tenant, i)} names principals, which gpuplat maps into the group "
+                f"gpuplat:{_tenant_name(tenant, i)} with EKS access entries on provider aws only; on provider "
+                f"kubernetes map people into that group in the cluster's identity provider and remove principals",
+                at_key=True,
             )
