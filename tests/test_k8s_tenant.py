@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 import celpy
+import kubernetes_validate
 import pytest
 from celpy.adapter import json_to_cel
 
@@ -235,6 +236,14 @@ def test_every_tenant_namespace_is_held_to_baseline_by_one_of_the_two(which: str
     assert not any(
         _selects(selector, labels) for name, labels in namespaces.items() if name not in {t.name for t in model.tenants}
     )
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_policy_objects_are_valid_for_the_target_version(which: str) -> None:
+    model, _, _ = recorded(which)
+    for obj in _policy(which):
+        assert obj["apiVersion"] == "admissionregistration.k8s.io/v1"
+        kubernetes_validate.validate(obj, model.target.kubernetes_version, strict=True)
 
 
 def test_an_unchanged_pod_spec_is_not_judged_again() -> None:
