@@ -29,6 +29,9 @@ TAG_POOL = "gpuplat:pool"  # AWS tag linking reservations / placement groups to 
 # with this name); the AWS side grants it S3 access through an EKS Pod Identity association.
 S3_CSI_NAMESPACE = "kube-system"
 S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
+# The Kubernetes group a tenant's RoleBinding grants `edit` in its namespace; EKS access entries
+# (aws) or the cluster's identity provider (kubernetes) put people into it.
+TENANT_GROUP = "gpuplat:{tenant}"
 
 
 def resource_prefix(model: Platform) -> str:

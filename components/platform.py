@@ -1,8 +1,8 @@
 """GpuPlatform: the root component, wiring the AWS side and then the Kubernetes side.
 
-On provider aws: an AWS provider for the spec's region -> Network -> Cluster -> a Kubernetes
-provider built from the cluster's kubeconfig -> Karpenter, Fabric, Procurement, one
-GpuNodePool per pool, StorageTiers.
+On provider aws: an AWS provider for the spec's region -> Network -> Cluster -> TenantAccess
+(when a tenant names principals) and a Kubernetes provider built from the cluster's
+kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, StorageTiers.
 On provider kubernetes: only the Kubernetes provider, from stack config.
 
 The spec's target.region decides where the platform lives, not the stack's `aws:region`:
@@ -35,6 +35,7 @@ from .aws.karpenter import Karpenter, KarpenterArgs
 from .aws.network import Network, NetworkArgs
 from .aws.procurement import Procurement, ProcurementArgs
 from .aws.storage import StorageTiers, StorageTiersArgs
+from .aws.tenant_access import TenantAccess, TenantAccessArgs
 from .kubernetes.side import KubernetesSide, build_kubernetes_side
 from .kubernetes.storage_classes import AwsStorageRefs
 
@@ -58,6 +59,7 @@ class AwsOutputs:
     node_pools: dict[str, GpuNodePool]
     fabric: Fabric | None
     storage: StorageTiers | None
+    tenant_access: TenantAccess | None = None
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -119,6 +121,12 @@ class GpuPlatform(pulumi.ComponentResource):
             f"{name}-cluster",
             ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones]),
             mine,
+        )
+        # IAM principals into the tenants' Kubernetes groups, which their RoleBindings name.
+        access = (
+            TenantAccess(f"{name}-tenant-access", TenantAccessArgs(model, cluster, eks.cluster_name), mine)
+            if any(t.principals for t in model.tenants)
+            else None
         )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=eks.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
         on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider, aws_provider])
@@ -183,7 +191,8 @@ class GpuPlatform(pulumi.ComponentResource):
             if storage_spec.hot or storage_spec.warm or storage_spec.cold
             else None
         )
-        return AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage), provider
+        outputs = AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage, access)
+        return outputs, provider
 
     def _kubernetes_side(
         self, name: str, model: Platform, plan: Plan, provider: k8s.Provider, aws_side: AwsOutputs | None

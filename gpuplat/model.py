@@ -232,6 +232,8 @@ class Tenant:
     priority: str
     isolation: str  # hard | soft
     pools: tuple[str, ...]  # resolved allow-list: explicit, or every pool its isolation permits
+    # aws: IAM role / user ARNs mapped into the tenant's Kubernetes group by EKS access entries
+    principals: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -375,7 +377,16 @@ def build_model(data: Data) -> Platform:
     for t in data.get("tenants", []):
         isolation = t.get("isolation", "soft")
         allowed = t.get("pools") or [p.name for p in pools if isolation_permits(isolation, p)]
-        tenants.append(Tenant(t["name"], t["gpus"], t.get("priority", "normal"), isolation, tuple(allowed)))
+        tenants.append(
+            Tenant(
+                t["name"],
+                t["gpus"],
+                t.get("priority", "normal"),
+                isolation,
+                tuple(allowed),
+                principals=tuple(t.get("principals", [])),
+            )
+        )
     window, cooldown = auto.get("window", "5m"), auto.get("cooldown", "10m")
     return Platform(
         metadata=Metadata(data["metadata"]["name"], _frozen_map(data["metadata"].get("tags"))),

@@ -46,7 +46,7 @@ def record(model: Platform, plan: Plan, stack: str, config: dict[str, str] | Non
     return record_program(program, project=PROJECT, stack=stack, config=settings)
 
 
-def overlay_with(directory: Path, stack: str, **sections: dict[str, Any]) -> Path:
+def overlay_with(directory: Path, stack: str, **sections: Any) -> Path:
     """The stack's overlay with whole top-level sections replaced (target, metadata, ...)."""
     overlay = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text(encoding="utf-8"))
     overlay.update(sections)
@@ -57,7 +57,7 @@ def overlay_with(directory: Path, stack: str, **sections: dict[str, Any]) -> Pat
 
 AWS_COMPONENTS = frozenset(
     f"gpuplat:index:{n}"
-    for n in ("Network", "Cluster", "Karpenter", "Fabric", "Procurement", "GpuNodePool", "StorageTiers")
+    for n in ("Network", "Cluster", "Karpenter", "Fabric", "Procurement", "GpuNodePool", "StorageTiers", "TenantAccess")
 )
 
 

@@ -51,6 +51,7 @@ COMPONENTS = {
     "gpuplat:index:StorageClasses",
     "gpuplat:index:Scheduling",
     "gpuplat:index:Tenant",
+    "gpuplat:index:TenantPodSecurity",  # every shipped spec has a tenant allowed a fabric pool
     "gpuplat:index:Autoscaling",
     "gpuplat:index:Observability",
 }

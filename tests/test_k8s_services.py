@@ -203,10 +203,11 @@ def test_tenant_objects(which: str) -> None:
     critical = priorities[f"{model.metadata.name}-critical"]["value"]
     for tenant in model.tenants:
         ns = namespaces[tenant.name]["metadata"]["labels"]
-        assert ns["pod-security.kubernetes.io/enforce"] == "baseline"
+        fabric = any(model.pools_by_name[p].fabric for p in tenant.pools)
+        assert ns["pod-security.kubernetes.io/enforce"] == ("privileged" if fabric else "baseline")
         objects = [r.inputs for r in resources if r.inputs.get("metadata", {}).get("namespace") == tenant.name]
         kinds = sorted(o["kind"] for o in objects)
-        assert kinds.count("NetworkPolicy") == 3
+        assert kinds.count("NetworkPolicy") == (5 if which == "kubernetes" else 6)
         assert {"ResourceQuota", "LimitRange", "RoleBinding", "LocalQueue"} <= set(kinds)
         deny = next(o for o in objects if o["metadata"]["name"] == "default-deny")["spec"]
         assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}

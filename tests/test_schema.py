@@ -173,6 +173,10 @@ def test_limits_are_inclusive(validator: Draft202012Validator, design_example: D
     doc["autoscaling"]["cooldown"] = "1h"
     doc["observability"]["retention"] = "1y"
     doc["procurement"]["prices"] = {"onDemandHourly": {"p5.48xlarge": 55.04}, "asOf": "2025-06-01"}
+    doc["tenants"][0]["principals"] = [
+        "arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_ML_0123abcd",
+        "arn:aws-us-gov:iam::123456789012:user/ops@example.com",
+    ]
     assert [e.message for e in _errors(validator, doc)] == []
 
 
@@ -248,6 +252,22 @@ NEGATIVE = [
         ("procurement", "prices", "asOf"),
     ),
     _case("bad-cidr", ("network", "vpcCidr"), "10.40.0.0/33", "pattern"),
+    # EKS access entries take the role's ARN; a session's (sts assumed-role) is refused.
+    _case(
+        "principal-assumed-role",
+        ("tenants", 0, "principals"),
+        ["arn:aws:sts::123456789012:assumed-role/admins/alice"],
+        "pattern",
+        ("tenants", 0, "principals", 0),
+    ),
+    _case(
+        "principal-no-account",
+        ("tenants", 0, "principals"),
+        ["arn:aws:iam:::role/x"],
+        "pattern",
+        ("tenants", 0, "principals", 0),
+    ),
+    _case("principals-empty", ("tenants", 0, "principals"), [], "minItems"),
 ]
 
 

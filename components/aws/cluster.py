@@ -40,6 +40,10 @@ SYSTEM_ROOT_GIB = 50
 # how Karpenter gets credentials); CoreDNS waits for the system nodes it runs on.
 EARLY_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 LATE_ADDONS = ("coredns",)
+# Add-on settings (each add-on's configuration schema, `aws eks describe-addon-configuration`).
+# The VPC CNI enforces NetworkPolicies only with its network policy agent on: without it the
+# tenants' default-deny and allow policies are accepted and silently ignored.
+ADDON_CONFIGURATION: dict[str, dict[str, str]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
 
 
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str) -> str:
@@ -162,10 +166,12 @@ class Cluster(pulumi.ComponentResource):
         )
 
         def addon(addon_name: str, depends_on: Sequence[pulumi.Resource] = ()) -> aws.eks.Addon:
+            configuration = ADDON_CONFIGURATION.get(addon_name)
             return aws.eks.Addon(
                 f"{name}-addon-{addon_name}",
                 cluster_name=eks.name,
                 addon_name=addon_name,
+                configuration_values=json.dumps(configuration, sort_keys=True) if configuration else None,
                 # Take over whatever is there at creation; keep hand-made config edits on update.
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="PRESERVE",

@@ -8,6 +8,7 @@ from .autoscaling import Autoscaling, AutoscalingArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
+from .pod_security import TenantPodSecurity, TenantPodSecurityArgs
 from .pool_labels import PoolLabels, PoolLabelsArgs
 from .scheduling import Scheduling, SchedulingArgs
 from .side import KubernetesSide, build_kubernetes_side
@@ -33,5 +34,7 @@ __all__ = [
     "StorageClassesArgs",
     "Tenant",
     "TenantArgs",
+    "TenantPodSecurity",
+    "TenantPodSecurityArgs",
     "build_kubernetes_side",
 ]

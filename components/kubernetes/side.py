@@ -1,9 +1,10 @@
 """The Kubernetes side in one call: what GpuPlatform's hook constructs, in dependency order.
 
 Observability first (its release brings the monitoring CRDs Autoscaling's objects need), then
-the GPU stack, the tenants (their namespaces hold queues and claims), Scheduling (Kueue, whose
-CRDs FabricTopology's Topology needs), storage and autoscaling; PoolLabels only on provider
-kubernetes, where no Karpenter labels the nodes. Names are `<name>-<part>` and
+the GPU stack, the admission policy of tenants that may use a fabric pool (TenantPodSecurity,
+before their namespaces relax Pod Security), the tenants (their namespaces hold queues and
+claims), Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and
+autoscaling; PoolLabels only on provider kubernetes, where no Karpenter labels the nodes. Names are `<name>-<part>` and
 `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
@@ -24,6 +25,7 @@ from .autoscaling import Autoscaling, AutoscalingArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
+from .pod_security import TenantPodSecurity, TenantPodSecurityArgs, needs_ipc_lock
 from .pool_labels import PoolLabels, PoolLabelsArgs
 from .scheduling import Scheduling, SchedulingArgs
 from .storage_classes import AwsStorageRefs, StorageClasses, StorageClassesArgs
@@ -35,6 +37,7 @@ class KubernetesSide:
     observability: Observability
     gpu_sharing: GpuSharing
     tenants: dict[str, Tenant]
+    pod_security: TenantPodSecurity | None
     scheduling: Scheduling
     fabric_topology: FabricTopology
     storage_classes: StorageClasses
@@ -62,8 +65,19 @@ def build_kubernetes_side(
     ready = list(ready)
     observability = Observability(f"{name}-observability", ObservabilityArgs(model, plan, provider, ready), opts)
     gpu_sharing = GpuSharing(f"{name}-gpu-sharing", GpuSharingArgs(model, plan, provider, ready), opts)
+    fabric_tenants = {t.name for t in model.tenants if needs_ipc_lock(model, t)}
+    pod_security = (
+        TenantPodSecurity(f"{name}-pod-security", TenantPodSecurityArgs(model, provider, ready), opts)
+        if fabric_tenants
+        else None
+    )
+    relaxed = [*ready, *(pod_security.ready if pod_security is not None else [])]
     tenants = {
-        t.name: Tenant(f"{name}-tenant-{t.name}", TenantArgs(model, plan, provider, t, ready), opts)
+        t.name: Tenant(
+            f"{name}-tenant-{t.name}",
+            TenantArgs(model, plan, provider, t, relaxed if t.name in fabric_tenants else ready),
+            opts,
+        )
         for t in model.tenants
     }
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
@@ -91,5 +105,13 @@ def build_kubernetes_side(
         else None
     )
     return KubernetesSide(
-        observability, gpu_sharing, tenants, scheduling, fabric_topology, storage_classes, autoscaling, pool_labels
+        observability,
+        gpu_sharing,
+        tenants,
+        pod_security,
+        scheduling,
+        fabric_topology,
+        storage_classes,
+        autoscaling,
+        pool_labels,
     )

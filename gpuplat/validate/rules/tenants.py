@@ -17,6 +17,8 @@ from gpuplat.validate.rules._common import (
     listing,
     pool_max_gpus,
     pools,
+    provider,
+    section,
     sharing_mode,
     tenants,
 )
@@ -213,3 +215,56 @@ def tenant_quotas_exceed_fleet(data: Data) -> Iterator[Finding]:
             f"can use its full quota at once",
             at_key=True,
         )
+
+
+# admissionregistration.k8s.io/v1 (ValidatingAdmissionPolicy) is served from this minor on.
+ADMISSION_POLICY_MINOR = 30
+
+
+def _minor(data: Data) -> int | None:
+    target = section(data, "target")
+    version = as_str(target.get("kubernetesVersion")) if target is not None else None
+    if version is None or not version.startswith("1.") or not version[2:].isdigit():
+        return None
+    return int(version[2:])
+
+
+@rule(
+    "GP287",
+    "fabric-tenant-needs-admission-policy",
+    Level.ERROR,
+    "RDMA needs IPC_LOCK, admitted by a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30+).",
+)
+def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
+    minor = _minor(data)
+    if minor is None or minor >= ADMISSION_POLICY_MINOR:
+        return
+    for i, tenant in tenants(data):
+        fabric = [name for name, pool in _allowed(data, tenant).items() if pool.get("fabric") is True]
+        if fabric:
+            yield Finding(
+                ("tenants", i, "name"),
+                f"tenant {_tenant_name(tenant, i)} may use fabric pool(s) {', '.join(fabric)}, whose RDMA jobs need "
+                f"IPC_LOCK; gpuplat admits it with a ValidatingAdmissionPolicy, served from Kubernetes 1.30, but "
+                f"kubernetesVersion is 1.{minor}; upgrade the cluster or keep the tenant off fabric pools",
+            )
+
+
+@rule(
+    "GP286",
+    "tenant-principals-on-kubernetes",
+    Level.ERROR,
+    "principals become EKS access entries; on an existing cluster its identity provider maps the tenant group.",
+)
+def tenant_principals_on_kubernetes(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, tenant in tenants(data):
+        if "principals" in tenant:
+            yield Finding(
+                ("tenants", i, "principals"),
+                f"tenant {_tenant_name(tenant, i)} names principals, which gpuplat maps into the group "
+                f"gpuplat:{_tenant_name(tenant, i)} with EKS access entries on provider aws only; on provider "
+                f"kubernetes map people into that group in the cluster's identity provider and remove principals",
+                at_key=True,
+            )
