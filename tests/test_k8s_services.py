@@ -14,12 +14,13 @@ import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._common import unit_resources
+from components.kubernetes._hot_volumes import directory_job_name
 from components.kubernetes._quota import flavors, split
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
 from gpuplat.plan import Plan
-from tests.support_k8s import RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
+from tests.support_k8s import AWS_REFS, RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
 
 SPECS = ("kubernetes", *STACKS)
 
@@ -255,12 +256,11 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
     claims = {
         (c["metadata"]["namespace"], c["metadata"]["name"]): c for c in by_kind(resources, "PersistentVolumeClaim")
     }
+    assert plan.storage.hot is not None
     for tenant in model.tenants:
         hot = volumes[f"atlas-hot-{tenant.name}"]["spec"]
         assert hot["csi"]["driver"] == "fsx.csi.aws.com"
-        assert hot["csi"]["volumeHandle"] == "fs-0123456789abcdef0"
         assert set(hot["csi"]["volumeAttributes"]) == {"dnsname", "mountname"}
-        assert plan.storage.hot is not None and hot["capacity"]["storage"] == f"{plan.storage.hot.capacity_gib}Gi"
         for tier in ("warm", "cold"):
             spec = volumes[f"atlas-{tier}-{tenant.name}"]["spec"]
             assert spec["csi"]["driver"] == "s3.csi.aws.com"
@@ -270,10 +270,69 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
             claim = claims[(tenant.name, tier)]["spec"]
             assert claim["volumeName"] == f"atlas-{tier}-{tenant.name}"
             assert volumes[claim["volumeName"]]["spec"]["claimRef"] == {"namespace": tenant.name, "name": tier}
-    handles = [
-        v["spec"]["csi"]["volumeHandle"] for v in volumes.values() if v["spec"]["csi"]["driver"] == "s3.csi.aws.com"
-    ]
-    assert len(handles) == len(set(handles))
+
+
+def test_every_volume_has_its_own_handle() -> None:
+    """Two PVs with one volumeHandle are one volume to Kubernetes: the second's pods never start."""
+    for which in STACKS:
+        volumes = by_kind(recorded(which)[2], "PersistentVolume")
+        handles = [(v["spec"]["csi"]["driver"], v["spec"]["csi"]["volumeHandle"]) for v in volumes]
+        assert len(handles) == len(set(handles)), which
+
+
+@pytest.mark.parametrize("which", STACKS)
+def test_a_tenants_hot_volume_mounts_only_its_own_directory(which: str) -> None:
+    model, plan, resources = recorded(which)
+    volumes = _named(by_kind(resources, "PersistentVolume"))
+    file_systems = {
+        "critical": (AWS_REFS["file_system_id"], AWS_REFS["dns_name"], AWS_REFS["mount_name"]),
+        "standard": (
+            AWS_REFS["standard_file_system_id"],
+            AWS_REFS["standard_dns_name"],
+            AWS_REFS["standard_mount_name"],
+        ),
+    }
+    assert plan.storage.hot is not None
+    for tenant in model.tenants:
+        which_fs = "standard" if tenant.name in plan.storage.hot.standard_tenants else "critical"
+        assert (which_fs == "critical") == (tenant.priority in ("high", "critical"))
+        fs_id, dns, mount = file_systems[which_fs]
+        csi = volumes[f"atlas-hot-{tenant.name}"]["spec"]["csi"]
+        assert csi["volumeHandle"] == f"{fs_id}::{tenant.name}"
+        assert csi["volumeAttributes"] == {"dnsname": dns, "mountname": f"{mount}/{tenant.name}"}
+    # Only the root volumes in kube-system (for the directory Jobs) mount a file system's root.
+    roots = {
+        n: v["spec"]
+        for n, v in volumes.items()
+        if v["spec"]["csi"]["volumeAttributes"].get("mountname")
+        in (AWS_REFS["mount_name"], AWS_REFS["standard_mount_name"])
+    }
+    assert all(spec["claimRef"]["namespace"] == "kube-system" for spec in roots.values())
+    assert set(roots) <= {"atlas-fsx-root", "atlas-fsx-standard-root"}
+
+
+def test_a_job_creates_each_tenants_directory_before_its_volume() -> None:
+    model, plan, resources = recorded("prod")
+    jobs = {r.inputs["metadata"]["name"]: r for r in resources if r.inputs.get("kind") == "Job"}
+    assert plan.storage.hot is not None
+    for tenant in model.tenants:
+        job = jobs[f"atlas-hot-dir-{tenant.name}"]
+        assert job.inputs["metadata"]["namespace"] == "kube-system"
+        pod = job.inputs["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["command"][-1] == tenant.name
+        assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+        root = "atlas-fsx-standard-root" if tenant.name in plan.storage.hot.standard_tenants else "atlas-fsx-root"
+        assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == root
+        pv = next(r for r in resources if r.name == f"atlas-storage-classes-pv-hot-{tenant.name}")
+        assert job.urn in pv.options["dependsOn"]
+        assert job.options["deleteBeforeReplace"] is True
+
+
+def test_directory_job_names_stay_label_values() -> None:
+    name = directory_job_name("atlas", "t" * 63)
+    assert len(name) <= 63 and name != directory_job_name("atlas", "t" * 62 + "u")
+    assert directory_job_name("atlas", "research") == "atlas-hot-dir-research"
 
 
 def test_storage_on_kubernetes_uses_the_named_classes() -> None:
