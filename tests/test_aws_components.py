@@ -68,7 +68,7 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     single(resources, "aws:eks/cluster:Cluster")
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
-    assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    assert addons == ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
     assert single(resources, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"
     associations = {
         r.inputs["serviceAccount"] for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
@@ -415,3 +415,26 @@ def test_standard_work_gets_its_own_file_system_and_the_critical_one_keeps_its_s
     }
     assert exports["atlas-storage-hot-export"].endswith("/hot/")
     assert exports["atlas-storage-hot-standard-export"].endswith("/hot-standard/")
+
+
+
+def test_ebs_csi_driver_gets_its_managed_policy_through_pod_identity() -> None:
+    _, _, resources = recorded("dev")
+    (addon,) = [r for r in of_type(resources, "aws:eks/addon:Addon") if r.inputs["addonName"] == "aws-ebs-csi-driver"]
+    (association,) = addon.inputs["podIdentityAssociations"]
+    assert association["serviceAccount"] == "ebs-csi-controller-sa"
+    roles = {r.name: r for r in of_type(resources, "aws:iam/role:Role")}
+    role = roles["atlas-cluster-ebs-csi"]
+    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert sorted(trust["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    attached = [
+        r.inputs["policyArn"]
+        for r in of_type(resources, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("atlas-cluster-ebs-csi-")
+    ]
+    assert attached == ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"]
+    # The controller runs on the system nodes and takes credentials from the Pod Identity agent.
+    deps = set(addon.options["dependsOn"])
+    nodegroup = single(resources, "aws:eks/nodeGroup:NodeGroup")
+    assert nodegroup.urn in deps

@@ -16,6 +16,7 @@ from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._common import unit_resources
 from components.kubernetes._hot_volumes import directory_job_name
 from components.kubernetes._quota import flavors, split
+from components.kubernetes.observability import prometheus_volume_gib
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
@@ -247,8 +248,9 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
     keys = set(releases(resources))
     assert {"aws-fsx-csi-driver", "aws-mountpoint-s3-csi-driver"} <= keys
     classes = _named(by_kind(resources, "StorageClass"))
-    assert set(classes) == {f"atlas-{t}" for t in ("hot", "warm", "cold")}
-    assert all(c["provisioner"] == "kubernetes.io/no-provisioner" for c in classes.values())
+    tiers = {f"atlas-{t}" for t in ("hot", "warm", "cold")}
+    assert set(classes) == tiers | {"atlas-ebs-gp3"}  # and Prometheus's
+    assert all(classes[c]["provisioner"] == "kubernetes.io/no-provisioner" for c in tiers)
     assert classes["atlas-hot"]["metadata"]["annotations"]["gpuplat.dev/critical-iops-share"] == str(
         model.storage.critical_iops_share
     )
@@ -382,6 +384,34 @@ def test_prometheus_selects_every_monitor_and_keeps_the_retention(which: str) ->
     assert spec["retention"] == model.observability.retention
     for key in ("serviceMonitor", "podMonitor", "rule"):
         assert spec[f"{key}SelectorNilUsesHelmValues"] is False
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_prometheus_keeps_its_retention_on_a_persistent_volume(which: str) -> None:
+    model, _, resources = recorded(which)
+    spec = _values(which, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
+    claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert "emptyDir" not in spec["storageSpec"]
+    assert claim["accessModes"] == ["ReadWriteOnce"]
+    gib = int(claim["resources"]["requests"]["storage"].removesuffix("Gi"))
+    assert gib == prometheus_volume_gib(model) >= 20
+    assert int(spec["retentionSize"].removesuffix("GB")) < gib  # Prometheus trims before the disk fills
+    classes = _named(by_kind(resources, "StorageClass"))
+    if which == "kubernetes":
+        assert "storageClassName" not in claim  # the cluster's default class
+        return
+    gp3 = classes[claim["storageClassName"]]
+    assert gp3["provisioner"] == "ebs.csi.aws.com"
+    assert gp3["parameters"]["type"] == "gp3" and gp3["parameters"]["encrypted"] == "true"
+    assert gp3["volumeBindingMode"] == "WaitForFirstConsumer"
+
+
+def test_prometheus_volume_grows_with_retention_and_fleet() -> None:
+    model = recorded("prod")[0]
+    longer = dataclasses.replace(model, observability=dataclasses.replace(model.observability, retention="60d"))
+    assert prometheus_volume_gib(longer) > prometheus_volume_gib(model)
+    # 30 d, 58 pool nodes + 4: (50k + 5k x 62) series / 30 s x 2592000 s x 2 B x 1.5 = 87 GiB.
+    assert prometheus_volume_gib(model) == 87
 
 
 @pytest.mark.parametrize("which", SPECS)
