@@ -24,7 +24,8 @@ Storage QoS (`storage.qos.criticalIopsShare`):
   holds at least the share of the two's aggregate throughput (gpuplat/plan/storage.py). A
   standard tenant's pods have no volume on the critical file system, whatever priority
   class they pick. Within each file system nothing divides throughput between tenants
-  (FSx exposes no per-client QoS).
+  (FSx exposes no per-client QoS). The share is also written on the hot StorageClass
+  (annotation `gpuplat.dev/critical-iops-share`) for whoever audits it.
 - kubernetes: nothing beyond what the named hot StorageClass's backend gives. The platform
   cannot size or split an existing storage system; the share is recorded on no object there
   and enforced by nobody, unless the storage team configures the backend's own QoS.
