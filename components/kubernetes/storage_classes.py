@@ -155,11 +155,16 @@ def _capacity(plan: Plan, tier: str, tenant: str) -> str:
     return capacities[f"hot-{hot_file_system(plan, tenant)}" if tier == "hot" else tier]
 
 
-def _claim_spec(storage_class: str, capacity: str, volume: str) -> k8s.core.v1.PersistentVolumeClaimSpecArgsDict:
+def _claim_spec(
+    storage_class: str, capacity: str, volume: k8s.core.v1.PersistentVolume
+) -> k8s.core.v1.PersistentVolumeClaimSpecArgsDict:
     return {
         "access_modes": ["ReadWriteMany"],
         "storage_class_name": storage_class,
-        "volume_name": volume,
+        # The volume's output, not its name as a string: when the volume is replaced (a new
+        # file system or directory), Pulumi sees the claim depend on it and replaces the claim
+        # first. A bound volume cannot be deleted before its claim (pv-protection).
+        "volume_name": volume.metadata.apply(lambda m: m.name or ""),
         "resources": {"requests": {"storage": capacity}},
     }
 
@@ -295,7 +300,7 @@ class StorageClasses(pulumi.ComponentResource):
         k8s.core.v1.PersistentVolumeClaim(
             f"{name}-pvc-{tier}-{tenant}",
             metadata=meta(tier, tenant),
-            spec=_claim_spec(storage_class, _capacity(args.plan, tier, tenant), volume),
+            spec=_claim_spec(storage_class, _capacity(args.plan, tier, tenant), pv),
             opts=child_opts(self, args.provider, [pv, *([namespace] if namespace else [])]),
         )
 
@@ -331,7 +336,7 @@ class StorageClasses(pulumi.ComponentResource):
             claim = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-{suffix}-pvc",
                 metadata=meta(root, ADMIN_NAMESPACE),
-                spec=_claim_spec(storage_class, capacity, root),
+                spec=_claim_spec(storage_class, capacity, pv),
                 opts=child_opts(self, args.provider, [pv]),
             )
             roots[which] = (root, claim)
