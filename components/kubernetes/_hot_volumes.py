@@ -6,7 +6,11 @@ the volume's `mountname` attribute carries the directory, `<mountname>/<tenant>`
 subdirectory (fileset) mount, as FSx documents for mounting part of a file system. The
 tenant's pods cannot see the root or another tenant's directory; their namespace has only
 the claim bound to that volume, and PersistentVolumes are cluster-scoped objects tenants
-cannot create (the driver offers no inline volumes).
+cannot create (the driver offers no inline volumes); a claim of theirs naming another
+volume stays Pending, since every volume here is pre-bound (claimRef) to its own claim. The
+boundary is Kubernetes', not Lustre's: FSx exposes no server-side filesets (nodemaps), so
+root on a node could still mount the whole file system; Pod Security `baseline` keeps
+tenant pods unprivileged.
 
 volumeHandle: the driver never parses it for static volumes (it keys its in-flight mount
 operations on it), but Kubernetes treats two volumes with one handle as one volume, and
@@ -25,7 +29,10 @@ directory one owns needs none. The tenant's volume waits for its Job (Pulumi awa
 completion), so a first pod finds its directory.
 
 A tenant whose priority moves it to the other file system gets a new volume and directory
-there; its files stay on the old file system (and in the cold bucket's export of it).
+there; its files stay on the old file system (and in the cold bucket's export of it). Such a
+move, like the first upgrade from volumes on the file system's root, replaces volume and
+claim: Kubernetes deletes a claim only once no pod uses it, so the tenant's pods that mount
+`hot` must stop for the update to finish.
 """
 
 from __future__ import annotations
