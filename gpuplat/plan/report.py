@@ -290,7 +290,7 @@ def _storage_text(plan: Plan) -> str:
                     "hot (standard)",
                     f"{std.capacity_gib} GiB",
                     f"{std.throughput_mbps:,.0f} MB/s ({std.throughput_per_tib}/TiB)",
-                    f"tenants {', '.join(h.standard_tenants)}; the others keep "
+                    f"tenants {', '.join(h.standard_tenants)}; critical tenants keep "
                     f"{h.critical_throughput_share:.0%} of the hot throughput",
                 ]
             )
