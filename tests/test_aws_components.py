@@ -417,7 +417,6 @@ def test_standard_work_gets_its_own_file_system_and_the_critical_one_keeps_its_s
     assert exports["atlas-storage-hot-standard-export"].endswith("/hot-standard/")
 
 
-
 def test_ebs_csi_driver_gets_its_managed_policy_through_pod_identity() -> None:
     _, _, resources = recorded("dev")
     (addon,) = [r for r in of_type(resources, "aws:eks/addon:Addon") if r.inputs["addonName"] == "aws-ebs-csi-driver"]
