@@ -217,3 +217,11 @@ def test_gp257_fires_exactly_when_no_standard_file_system_fits(
     fits = fsx.standard_file_system(fsx.throughput_mbps(fsx.capacity_gib(tib * 1000), rate), share) is not None
     assert fires == (standard and not fits)  # the planner's own sizing agrees with the rule
     assert not _findings("GP257", {**data, "target": {"provider": "kubernetes"}})
+
+
+def test_gp258_keeps_tenants_out_of_the_hot_tiers_cold_exports() -> None:
+    storage = {"hot": {"capacityTiB": 4.8, "throughputPerTiB": 250}, "cold": {"expireAfterDays": 30}}
+    names = ["research", *fsx.COLD_EXPORT_PREFIXES.values()]
+    data = _aws(storage=storage, tenants=[{"name": n, "gpus": 1} for n in names])
+    assert len(_findings("GP258", data)) == len(fsx.COLD_EXPORT_PREFIXES)
+    assert not _findings("GP258", {**data, "storage": {"hot": storage["hot"]}})  # no cold bucket, no export

@@ -32,6 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from gpuplat.catalog import fsx
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
@@ -291,12 +292,14 @@ class StorageTiers(pulumi.ComponentResource):
         hot = args.plan.storage.hot
         assert hot is not None and hot.throughput_per_tib is not None
         group = self._lustre_group(name, args)
-        fs = self._lustre(name, "hot", args, hot.capacity_gib, hot.throughput_per_tib, zone, key, group, cold_bucket)
+        suffix = fsx.COLD_EXPORT_PREFIXES["critical"]  # "hot": the file system's name since the start
+        fs = self._lustre(name, suffix, args, hot.capacity_gib, hot.throughput_per_tib, zone, key, group, cold_bucket)
         self.file_system_id, self.dns_name, self.mount_name = fs.id, fs.dns_name, fs.mount_name
         if hot.standard is not None:
             std = hot.standard
+            suffix = fsx.COLD_EXPORT_PREFIXES["standard"]
             fs = self._lustre(
-                name, "hot-standard", args, std.capacity_gib, std.throughput_per_tib, zone, key, group, cold_bucket
+                name, suffix, args, std.capacity_gib, std.throughput_per_tib, zone, key, group, cold_bucket
             )
             self.standard_file_system_id, self.standard_dns_name = fs.id, fs.dns_name
             self.standard_mount_name = fs.mount_name

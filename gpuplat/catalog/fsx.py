@@ -23,6 +23,9 @@ THROUGHPUT_PER_TIB = (125, 250, 500, 1000)  # MB/s per TiB
 # Tenants of these priorities mount the critical (the spec's) hot file system on aws; the
 # others mount the standard one (standard_file_system), so they cannot take its throughput.
 CRITICAL_PRIORITIES = ("high", "critical")
+# Where each hot file system exports into the cold bucket (`<prefix>/`). Tenants read the
+# cold bucket under `<tenant>/`, so no tenant may be named like one (rule GP258).
+COLD_EXPORT_PREFIXES = {"critical": "hot", "standard": "hot-standard"}
 
 
 def capacity_gib(requested_gib: float) -> int:

@@ -255,6 +255,26 @@ def critical_share_reachable(data: Data) -> Iterator[Finding]:
 
 
 @rule(
+    "GP258",
+    "tenant-name-is-an-export-prefix",
+    Level.ERROR,
+    "The hot file systems export to hot/ and hot-standard/ in the cold bucket, which tenants see under <tenant>/.",
+)
+def tenant_name_is_an_export_prefix(data: Data) -> Iterator[Finding]:
+    if provider(data) != "aws" or section(data, "storage", "hot") is None or section(data, "storage", "cold") is None:
+        return
+    prefixes = set(fsx.COLD_EXPORT_PREFIXES.values())
+    for i, tenant in tenants(data):
+        name = tenant.get("name")
+        if name in prefixes:
+            yield Finding(
+                ("tenants", i, "name"),
+                f"tenant {name} would read the cold bucket under {name}/, where the hot tier exports every "
+                f"tenant's files; choose another name",
+            )
+
+
+@rule(
     "GP310",
     "hot-capacity-rounded",
     Level.WARNING,
