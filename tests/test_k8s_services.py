@@ -310,6 +310,7 @@ def test_a_tenants_hot_volume_mounts_only_its_own_directory(which: str) -> None:
         in (AWS_REFS["mount_name"], AWS_REFS["standard_mount_name"])
     }
     assert all(spec["claimRef"]["namespace"] == "kube-system" for spec in roots.values())
+    assert all(spec["csi"]["volumeHandle"].endswith("::/") for spec in roots.values())
     assert set(roots) <= {"atlas-fsx-root", "atlas-fsx-standard-root"}
 
 

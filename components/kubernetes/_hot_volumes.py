@@ -15,7 +15,8 @@ tenant pods unprivileged.
 volumeHandle: the driver never parses it for static volumes (it keys its in-flight mount
 operations on it), but Kubernetes treats two volumes with one handle as one volume, and
 pods of the second stay in ContainerCreating. So every volume has its own:
-`<file system id>::<tenant>`, and the bare id for the root volume below.
+`<file system id>::<tenant>`, and `<file system id>::/` for the root volume below (no tenant
+name holds a slash, and the bare id was every volume's handle before, during an upgrade).
 
 The directory must exist before the first mount (Lustre refuses to mount a missing
 fileset, and the driver creates nothing on the file system). A Job per tenant creates it:
@@ -82,7 +83,7 @@ def root_csi(fs: FsxRef) -> k8s.core.v1.CSIPersistentVolumeSourceArgsDict:
     """The whole file system: only the directory Jobs mount it."""
     return {
         "driver": FSX_DRIVER,
-        "volume_handle": fs.file_system_id,
+        "volume_handle": pulumi.Output.concat(fs.file_system_id, "::/"),
         "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
     }
 
