@@ -123,7 +123,7 @@ def tier_class_names(model: Platform) -> dict[str, str]:
 def fsx_values(model: Platform) -> dict[str, Any]:
     # Karpenter nodes allow one IMDS hop, so pods cannot look the region up: tell them.
     # node.region is absent from values.yaml, but chart 1.17.0's node DaemonSet renders it as
-    # AWS_REGION (CHARTS.md section 3); node.env is in values.yaml yet no template reads it.
+    # AWS_REGION (templates/node-daemonset.yaml); node.env is in values.yaml yet no template reads it.
     return {"controller": {"region": model.target.region}, "node": {"region": model.target.region}}
 
 
