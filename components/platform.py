@@ -210,6 +210,9 @@ class GpuPlatform(pulumi.ComponentResource):
                     file_system_id=tiers.file_system_id,
                     dns_name=tiers.dns_name,
                     mount_name=tiers.mount_name,
+                    standard_file_system_id=tiers.standard_file_system_id,
+                    standard_dns_name=tiers.standard_dns_name,
+                    standard_mount_name=tiers.standard_mount_name,
                     warm_bucket=tiers.warm_bucket,
                     cold_bucket=tiers.cold_bucket,
                 )

@@ -35,6 +35,9 @@ AWS_REFS = {
     "file_system_id": "fs-0123456789abcdef0",
     "dns_name": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
     "mount_name": "abcdefgh",
+    "standard_file_system_id": "fs-0fedcba9876543210",
+    "standard_dns_name": "fs-0fedcba9876543210.fsx.us-east-1.amazonaws.com",
+    "standard_mount_name": "hgfedcba",
     "warm_bucket": "atlas-warm--use1-az4--x-s3",
     "cold_bucket": "atlas-cold",
 }

@@ -69,7 +69,7 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     single(resources, "aws:eks/cluster:Cluster")
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
-    assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    assert addons == ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
     assert single(resources, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"
     associations = {
         r.inputs["serviceAccount"] for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
@@ -82,9 +82,11 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     assert len(custom_resources(resources, NODE_CLASS)) == len(model.pools)
     assert count["aws:ec2/placementGroup:PlacementGroup"] == len(model.fabric_pools)
     assert count.get("aws:ec2/capacityReservation:CapacityReservation", 0) == len(plan.reservations)
+    assert plan.storage.hot is not None
+    file_systems = 1 + (plan.storage.hot.standard is not None)  # critical, and standard if any
+    assert count["aws:fsx/lustreFileSystem:LustreFileSystem"] == file_systems
+    assert count["aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"] == file_systems
     for type_ in (
-        "aws:fsx/lustreFileSystem:LustreFileSystem",
-        "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation",
         "aws:s3/directoryBucket:DirectoryBucket",
         "aws:s3/bucket:Bucket",
         "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
@@ -159,7 +161,7 @@ def test_secure_defaults(stack: str) -> None:
         assert len(roots) == 1 and roots[0]["ebs"]["encrypted"] is True
         assert spec["instanceStorePolicy"] == "RAID0"
 
-    assert single(resources, "aws:fsx/lustreFileSystem:LustreFileSystem").inputs["kmsKeyId"]
+    assert all(fs.inputs["kmsKeyId"] for fs in of_type(resources, "aws:fsx/lustreFileSystem:LustreFileSystem"))
     sse = of_type(resources, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
     kms_encrypted = {
         r.name.removesuffix("-sse")
@@ -412,3 +414,56 @@ def test_the_spec_region_wins_over_the_stack_region_through_one_explicit_provide
     assert eks.inputs["encryptionConfig"]["provider"]["keyArn"].startswith("arn:aws:kms:eu-west-1:")
     warm = single(resources, "aws:s3/directoryBucket:DirectoryBucket").inputs
     assert warm["location"]["name"] == "euw1-az1"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_standard_work_gets_its_own_file_system_and_the_critical_one_keeps_its_share(stack: str) -> None:
+    model, plan, resources = recorded(stack)
+    hot = plan.storage.hot
+    assert hot is not None and hot.throughput_mbps is not None
+    systems = {r.name: r for r in of_type(resources, "aws:fsx/lustreFileSystem:LustreFileSystem")}
+    critical = systems["atlas-storage-hot"]  # the existing file system keeps its name and size
+    assert (critical.inputs["storageCapacity"], critical.inputs["perUnitStorageThroughput"]) == (
+        hot.capacity_gib,
+        hot.throughput_per_tib,
+    )
+    standard = systems.get("atlas-storage-hot-standard")
+    assert (standard is not None) == any(t.priority not in ("high", "critical") for t in model.tenants)
+    if standard is None:
+        return
+    assert hot.standard is not None
+    size, rate = standard.inputs["storageCapacity"], standard.inputs["perUnitStorageThroughput"]
+    assert (size, rate) == (hot.standard.capacity_gib, hot.standard.throughput_per_tib)
+    critical_mbps, standard_mbps = hot.throughput_mbps, size / 1000 * rate
+    assert standard_mbps / (critical_mbps + standard_mbps) <= 1 - model.storage.critical_iops_share + 1e-9
+    for key in ("subnetIds", "securityGroupIds", "kmsKeyId", "deploymentType", "fileSystemTypeVersion"):
+        assert standard.inputs[key] == critical.inputs[key], key
+    assert standard.options["protect"] and standard.options["retainOnDelete"]
+    exports = {
+        r.name: r.inputs["dataRepositoryPath"]
+        for r in of_type(resources, "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
+    }
+    assert exports["atlas-storage-hot-export"].endswith("/hot/")
+    assert exports["atlas-storage-hot-standard-export"].endswith("/hot-standard/")
+
+
+def test_ebs_csi_driver_gets_its_managed_policy_through_pod_identity() -> None:
+    _, _, resources = recorded("dev")
+    (addon,) = [r for r in of_type(resources, "aws:eks/addon:Addon") if r.inputs["addonName"] == "aws-ebs-csi-driver"]
+    (association,) = addon.inputs["podIdentityAssociations"]
+    assert association["serviceAccount"] == "ebs-csi-controller-sa"
+    roles = {r.name: r for r in of_type(resources, "aws:iam/role:Role")}
+    role = roles["atlas-cluster-ebs-csi"]
+    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert sorted(trust["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    attached = [
+        r.inputs["policyArn"]
+        for r in of_type(resources, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("atlas-cluster-ebs-csi-")
+    ]
+    assert attached == ["arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"]
+    # The controller runs on the system nodes and takes credentials from the Pod Identity agent.
+    deps = set(addon.options["dependsOn"])
+    nodegroup = single(resources, "aws:eks/nodeGroup:NodeGroup")
+    assert nodegroup.urn in deps

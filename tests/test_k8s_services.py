@@ -13,12 +13,14 @@ import pytest
 import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
+from components.kubernetes._hot_volumes import directory_job_name
+from components.kubernetes.observability import prometheus_volume_gib
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import proportional, unit_resources
-from tests.support_k8s import RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
+from tests.support_k8s import AWS_REFS, RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
 
 SPECS = ("kubernetes", *STACKS)
 
@@ -269,8 +271,9 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
     keys = set(releases(resources))
     assert {"aws-fsx-csi-driver", "aws-mountpoint-s3-csi-driver"} <= keys
     classes = _named(by_kind(resources, "StorageClass"))
-    assert set(classes) == {f"atlas-{t}" for t in ("hot", "warm", "cold")}
-    assert all(c["provisioner"] == "kubernetes.io/no-provisioner" for c in classes.values())
+    tiers = {f"atlas-{t}" for t in ("hot", "warm", "cold")}
+    assert set(classes) == tiers | {"atlas-ebs-gp3"}  # and Prometheus's
+    assert all(classes[c]["provisioner"] == "kubernetes.io/no-provisioner" for c in tiers)
     assert classes["atlas-hot"]["metadata"]["annotations"]["gpuplat.dev/critical-iops-share"] == str(
         model.storage.critical_iops_share
     )
@@ -278,12 +281,11 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
     claims = {
         (c["metadata"]["namespace"], c["metadata"]["name"]): c for c in by_kind(resources, "PersistentVolumeClaim")
     }
+    assert plan.storage.hot is not None
     for tenant in model.tenants:
         hot = volumes[f"atlas-hot-{tenant.name}"]["spec"]
         assert hot["csi"]["driver"] == "fsx.csi.aws.com"
-        assert hot["csi"]["volumeHandle"] == "fs-0123456789abcdef0"
         assert set(hot["csi"]["volumeAttributes"]) == {"dnsname", "mountname"}
-        assert plan.storage.hot is not None and hot["capacity"]["storage"] == f"{plan.storage.hot.capacity_gib}Gi"
         for tier in ("warm", "cold"):
             spec = volumes[f"atlas-{tier}-{tenant.name}"]["spec"]
             assert spec["csi"]["driver"] == "s3.csi.aws.com"
@@ -293,10 +295,71 @@ def test_storage_on_aws_is_static_volumes_per_tenant() -> None:
             claim = claims[(tenant.name, tier)]["spec"]
             assert claim["volumeName"] == f"atlas-{tier}-{tenant.name}"
             assert volumes[claim["volumeName"]]["spec"]["claimRef"] == {"namespace": tenant.name, "name": tier}
-    handles = [
-        v["spec"]["csi"]["volumeHandle"] for v in volumes.values() if v["spec"]["csi"]["driver"] == "s3.csi.aws.com"
-    ]
-    assert len(handles) == len(set(handles))
+
+
+def test_every_volume_has_its_own_handle() -> None:
+    """Two PVs with one volumeHandle are one volume to Kubernetes: the second's pods never start."""
+    for which in STACKS:
+        volumes = by_kind(recorded(which)[2], "PersistentVolume")
+        handles = [v["spec"]["csi"]["volumeHandle"] for v in volumes]  # FSx and S3 alike
+        assert len(handles) == len(set(handles)), which
+        assert len(volumes) > 3 * len(recorded(which)[0].tenants)  # every tier's, and the roots
+
+
+@pytest.mark.parametrize("which", STACKS)
+def test_a_tenants_hot_volume_mounts_only_its_own_directory(which: str) -> None:
+    model, plan, resources = recorded(which)
+    volumes = _named(by_kind(resources, "PersistentVolume"))
+    file_systems = {
+        "critical": (AWS_REFS["file_system_id"], AWS_REFS["dns_name"], AWS_REFS["mount_name"]),
+        "standard": (
+            AWS_REFS["standard_file_system_id"],
+            AWS_REFS["standard_dns_name"],
+            AWS_REFS["standard_mount_name"],
+        ),
+    }
+    assert plan.storage.hot is not None
+    for tenant in model.tenants:
+        which_fs = "standard" if tenant.name in plan.storage.hot.standard_tenants else "critical"
+        assert (which_fs == "critical") == (tenant.priority in ("high", "critical"))
+        fs_id, dns, mount = file_systems[which_fs]
+        csi = volumes[f"atlas-hot-{tenant.name}"]["spec"]["csi"]
+        assert csi["volumeHandle"] == f"{fs_id}::{tenant.name}"
+        assert csi["volumeAttributes"] == {"dnsname": dns, "mountname": f"{mount}/{tenant.name}"}
+    # Only the root volumes in kube-system (for the directory Jobs) mount a file system's root.
+    roots = {
+        n: v["spec"]
+        for n, v in volumes.items()
+        if v["spec"]["csi"]["volumeAttributes"].get("mountname")
+        in (AWS_REFS["mount_name"], AWS_REFS["standard_mount_name"])
+    }
+    assert all(spec["claimRef"]["namespace"] == "kube-system" for spec in roots.values())
+    assert all(spec["csi"]["volumeHandle"].endswith("::/") for spec in roots.values())
+    assert set(roots) <= {"atlas-fsx-root", "atlas-fsx-standard-root"}
+
+
+def test_a_job_creates_each_tenants_directory_before_its_volume() -> None:
+    model, plan, resources = recorded("prod")
+    jobs = {r.inputs["metadata"]["name"]: r for r in resources if r.inputs.get("kind") == "Job"}
+    assert plan.storage.hot is not None
+    for tenant in model.tenants:
+        job = jobs[f"atlas-hot-dir-{tenant.name}"]
+        assert job.inputs["metadata"]["namespace"] == "kube-system"
+        pod = job.inputs["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["command"][-1] == tenant.name
+        assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+        root = "atlas-fsx-standard-root" if tenant.name in plan.storage.hot.standard_tenants else "atlas-fsx-root"
+        assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == root
+        pv = next(r for r in resources if r.name == f"atlas-storage-classes-pv-hot-{tenant.name}")
+        assert job.urn in pv.options["dependsOn"]
+        assert job.options["deleteBeforeReplace"] is True
+
+
+def test_directory_job_names_stay_label_values() -> None:
+    name = directory_job_name("atlas", "t" * 63)
+    assert len(name) <= 63 and name != directory_job_name("atlas", "t" * 62 + "u")
+    assert directory_job_name("atlas", "research") == "atlas-hot-dir-research"
 
 
 def test_storage_on_kubernetes_uses_the_named_classes() -> None:
@@ -347,6 +410,34 @@ def test_prometheus_selects_every_monitor_and_keeps_the_retention(which: str) ->
     assert spec["retention"] == model.observability.retention
     for key in ("serviceMonitor", "podMonitor", "rule"):
         assert spec[f"{key}SelectorNilUsesHelmValues"] is False
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_prometheus_keeps_its_retention_on_a_persistent_volume(which: str) -> None:
+    model, _, resources = recorded(which)
+    spec = _values(which, "kube-prometheus-stack")["prometheus"]["prometheusSpec"]
+    claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert "emptyDir" not in spec["storageSpec"]
+    assert claim["accessModes"] == ["ReadWriteOnce"]
+    gib = int(claim["resources"]["requests"]["storage"].removesuffix("Gi"))
+    assert gib == prometheus_volume_gib(model) >= 20
+    assert int(spec["retentionSize"].removesuffix("GB")) < gib  # Prometheus trims before the disk fills
+    classes = _named(by_kind(resources, "StorageClass"))
+    if which == "kubernetes":
+        assert "storageClassName" not in claim  # the cluster's default class
+        return
+    gp3 = classes[claim["storageClassName"]]
+    assert gp3["provisioner"] == "ebs.csi.aws.com"
+    assert gp3["parameters"]["type"] == "gp3" and gp3["parameters"]["encrypted"] == "true"
+    assert gp3["volumeBindingMode"] == "WaitForFirstConsumer"
+
+
+def test_prometheus_volume_grows_with_retention_and_fleet() -> None:
+    model = recorded("prod")[0]
+    longer = dataclasses.replace(model, observability=dataclasses.replace(model.observability, retention="60d"))
+    assert prometheus_volume_gib(longer) > prometheus_volume_gib(model)
+    # 30 d, 58 pool nodes + 4: (50k + 5k x 62) series / 30 s x 2592000 s x 2 B x 1.5 = 87 GiB.
+    assert prometheus_volume_gib(model) == 87
 
 
 @pytest.mark.parametrize("which", SPECS)

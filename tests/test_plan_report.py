@@ -59,6 +59,14 @@ def test_plan_json_of_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["fabric"]["hosts"] == 256 and doc["fabric"]["bisectionGbps"] == 51200
     assert doc["storage"]["hot"]["capacityGiB"] == 48000  # 48 TiB as FSx counts them, a size it accepts
     assert doc["storage"]["hot"]["throughputMBps"] == 48000  # 48 TiB x 1000 MB/s per TiB
+    # product (normal) is on a standard file system of 12 TiB: critical keeps 48000 / 60000 = 80 %.
+    assert doc["storage"]["hot"]["standard"] == {
+        "capacityGiB": 12000,
+        "throughputPerTiB": 1000,
+        "throughputMBps": 12000,
+        "tenants": ["product"],
+    }
+    assert doc["storage"]["hot"]["criticalThroughputShare"] == 0.8
     assert 25 <= doc["cost"]["savingsPercent"] <= 34
     assert doc["cost"]["monthlyUsd"] < doc["cost"]["allOnDemandMonthlyUsd"]
 
@@ -108,3 +116,12 @@ def test_text_tables_are_aligned() -> None:
     starts = [i for i, ch in enumerate(rule) if ch == "-" and (i == 0 or rule[i - 1] == " ")]
     assert all(lines[header][i - 1] == " " for i in starts[1:])
     assert table(["a", "bb"], [["ccc", "1"]], frozenset({1})) == "a    bb\n---  --\nccc   1\n"
+
+
+def test_text_shows_the_standard_hot_file_system() -> None:
+    compiled = compile_stack("dev", overlay="")
+    assert compiled.model is not None and compiled.plan is not None
+    text = plan_text(compiled.model, compiled.plan)
+    row = next(line for line in text.splitlines() if line.startswith("hot (standard)"))
+    assert "12000 GiB" in row and "12,000 MB/s (1000/TiB)" in row
+    assert "tenants product" in row and "80%" in row

@@ -11,6 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpuplat.catalog.fsx import capacity_gib as fsx_capacity_gib
+from gpuplat.catalog.fsx import largest_size_within, standard_file_system
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, Platform, build_model
 from gpuplat.plan import build_plan
@@ -135,6 +136,45 @@ def test_hot_tier_of_the_example_with_a_workload() -> None:
     assert small is not None
     # 4900 GiB -> 7200 GiB (3 steps of 2400); 7.2 TiB x 250 = 1800 MB/s, AWS's own formula.
     assert (small.capacity_gib, small.rounded, small.throughput_mbps) == (7200, True, 1800.0)
+
+
+def test_standard_file_system_keeps_the_critical_share() -> None:
+    # dev: 4.8 TiB x 250 = 1200 MB/s critical; 80 % leaves 300 MB/s: 1.2 TiB x 250 is exactly that.
+    assert standard_file_system(1200, 0.8) == (1200, 250)
+    # The example: 48000 MB/s; 12000 MB/s fits 12000 GiB (5 steps of 2400) at 1000/TiB.
+    assert standard_file_system(48000, 0.8) == (12000, 1000)
+    # 6000 MB/s -> 1500 MB/s: 12000 GiB x 125 beats every higher rate's largest fitting size.
+    assert standard_file_system(6000, 0.8) == (12000, 125)
+    # Equal throughput, smaller (cheaper) file system: 600 MB/s as 1200 x 500, not 4800 x 125.
+    assert standard_file_system(2400, 0.8) == (1200, 500)
+    # Share 0.5 or less: never more than the critical file system has.
+    assert standard_file_system(1200, 0.3) == (1200, 1000)
+    # 150 MB/s x 0.25 = 37.5 MB/s, below the smallest file system; share 1 leaves nothing.
+    assert standard_file_system(150, 0.8) is None and standard_file_system(48000, 1.0) is None
+    assert largest_size_within(1199.9999999) == 1200 and largest_size_within(7199) == 4800
+
+
+def test_hot_tier_splits_by_tenant_priority() -> None:
+    hot = plan_storage(model()).hot
+    assert hot is not None and hot.standard is not None
+    # research is high (critical file system), product normal (standard file system).
+    assert hot.standard_tenants == ("product",)
+    assert (hot.standard.capacity_gib, hot.standard.throughput_per_tib, hot.standard.throughput_mbps) == (
+        12000,
+        1000,
+        12000.0,
+    )
+    assert hot.critical_throughput_share == pytest.approx(0.8)
+    assert hot.capacity_gib == 48000  # the spec's file system is the critical one, unchanged
+
+    def all_critical(d: Doc) -> None:
+        for t in d["tenants"]:
+            t["priority"] = "critical"
+
+    hot = plan_storage(model(all_critical)).hot
+    assert hot is not None and (hot.standard, hot.standard_tenants, hot.critical_throughput_share) == (None, (), None)
+    hot = plan_storage(model(base=K8S)).hot
+    assert hot is not None and hot.standard is None and hot.standard_tenants == ()
 
 
 def test_cold_lifecycle_and_warm_zone() -> None:

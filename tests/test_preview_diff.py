@@ -343,8 +343,11 @@ def test_adding_a_tenant_only_creates(project: Project) -> None:
 def test_the_base_runs_its_own_components(project: Project) -> None:
     run = project.preview(base="patched")
     assert run.code == 0, run.err
-    (change,) = run.json()["changes"]
-    assert (change["name"], change["op"], change["fields"]) == ("atlas-storage-hot", "update", ["dataCompressionType"])
+    changes = run.json()["changes"]
+    # Both hot file systems (critical and standard) are built by the patched function.
+    assert [(c["name"], c["op"], c["fields"]) for c in changes] == [
+        (name, "update", ["dataCompressionType"]) for name in ("atlas-storage-hot", "atlas-storage-hot-standard")
+    ]
     text = project.preview(base="patched", fmt="text").out
     assert 'dataCompressionType: "NONE" -> "LZ4"' in text
     assert Path(sys.modules["gpuplat"].__file__ or "").resolve().is_relative_to(ROOT)

@@ -122,7 +122,7 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
     assert run.code == 0, run.err
     assert run.out.startswith("## gpuplat preview: stack `dev`\n")
     resources = _section(run.out, "Resources")
-    assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 1 |" in resources
+    assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 2 |" in resources  # critical + standard
     assert "→" not in _section(run.out, "Capacity and markets")
     assert "| total |" in _section(run.out, "Monthly cost")
     _section(run.out, "Policy")

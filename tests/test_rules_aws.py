@@ -14,6 +14,7 @@ import pytest
 
 from components.aws._common import directory_bucket_name, physical_name
 from components.aws.network import subnet_cidrs
+from gpuplat.catalog import fsx
 from gpuplat.catalog.regions import PRIVATE_PREFIX_MAX, REGIONS, SUBNET_PREFIX_MAX, VPC_PREFIX_MAX, ZONE_LETTERS
 from gpuplat.model import Platform
 from gpuplat.validate.registry import RULES
@@ -188,3 +189,39 @@ def test_the_shipped_stacks_keep_their_physical_names(stack: str) -> None:
     by_type = {r.type: r.inputs for r in resources}
     assert by_type["aws:eks/cluster:Cluster"]["name"] == f"atlas-{stack}"
     assert by_type["aws:s3/directoryBucket:DirectoryBucket"]["bucket"] == f"atlas-{stack}-warm--use1-az1--x-s3"
+
+
+# ------------------------------------------------------------------------------ storage QoS
+
+
+@pytest.mark.parametrize(
+    ("tib", "rate", "share", "priorities", "fires"),
+    [
+        (1.2, 125, 0.8, ("high", "normal"), True),  # 150 MB/s x 0.25 = 37.5 < 150
+        (1.2, 125, 0.5, ("high", "normal"), False),  # 150 MB/s: 1200 GiB x 125 fits exactly
+        (4.8, 250, 1.0, ("high", "low"), True),  # share 1 leaves nothing for `low`
+        (4.8, 250, 1.0, ("high", "critical"), False),  # no standard tenant, no second file system
+        (4.8, 250, 0.8, ("normal",), False),
+    ],
+)
+def test_gp257_fires_exactly_when_no_standard_file_system_fits(
+    tib: float, rate: int, share: float, priorities: tuple[str, ...], fires: bool
+) -> None:
+    data = _aws(
+        storage={"hot": {"capacityTiB": tib, "throughputPerTiB": rate}, "qos": {"criticalIopsShare": share}},
+        tenants=[{"name": f"t{i}", "gpus": 1, "priority": p} for i, p in enumerate(priorities)],
+    )
+    messages = _findings("GP257", data)
+    assert bool(messages) == fires
+    standard = any(p not in ("high", "critical") for p in priorities)
+    fits = fsx.standard_file_system(fsx.throughput_mbps(fsx.capacity_gib(tib * 1000), rate), share) is not None
+    assert fires == (standard and not fits)  # the planner's own sizing agrees with the rule
+    assert not _findings("GP257", {**data, "target": {"provider": "kubernetes"}})
+
+
+def test_gp258_keeps_tenants_out_of_the_hot_tiers_cold_exports() -> None:
+    storage = {"hot": {"capacityTiB": 4.8, "throughputPerTiB": 250}, "cold": {"expireAfterDays": 30}}
+    names = ["research", *fsx.COLD_EXPORT_PREFIXES.values()]
+    data = _aws(storage=storage, tenants=[{"name": n, "gpus": 1} for n in names])
+    assert len(_findings("GP258", data)) == len(fsx.COLD_EXPORT_PREFIXES)
+    assert not _findings("GP258", {**data, "storage": {"hot": storage["hot"]}})  # no cold bucket, no export

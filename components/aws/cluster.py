@@ -229,6 +229,7 @@ class Cluster(pulumi.ComponentResource):
             opts=own(self, [*system_attachments, early["vpc-cni"], early["kube-proxy"]]),
         )
         late = [addon(addon_name, [system]) for addon_name in LATE_ADDONS]
+        late.append(ebs_csi_addon(self, name, model, cluster_name, eks.name, [system, early["eks-pod-identity-agent"]]))
 
         node_access = aws.eks.AccessEntry(
             f"{name}-node-access",
@@ -263,3 +264,47 @@ class Cluster(pulumi.ComponentResource):
                 "secretsKeyArn": self.secrets_key_arn,
             }
         )
+
+
+# The EBS CSI add-on's controller service account (the add-on creates it in kube-system).
+EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+
+
+def ebs_csi_addon(
+    parent: pulumi.Resource,
+    name: str,
+    model: Platform,
+    cluster_name: str,
+    eks_name: pulumi.Input[str],
+    depends_on: Sequence[pulumi.Resource],
+) -> aws.eks.Addon:
+    """The EBS CSI driver add-on: EKS has no EBS provisioner without it (Prometheus's volume).
+
+    Its controller creates and attaches volumes with the AWS-managed AmazonEBSCSIDriverPolicy
+    (scoped to volumes and snapshots it tags), through a role the add-on binds by Pod Identity.
+    """
+    role = aws.iam.Role(
+        f"{name}-ebs-csi",
+        assume_role_policy=assume_role_policy("pods.eks.amazonaws.com", tag_session=True),
+        description=f"EBS CSI driver of {cluster_name} (EKS Pod Identity)",
+        tags=tags(model, f"{cluster_name}-ebs-csi"),
+        opts=own(parent),
+    )
+    policy = aws.iam.RolePolicyAttachment(
+        f"{name}-ebs-csi-AmazonEBSCSIDriverPolicy",
+        role=role.name,
+        policy_arn=f"arn:{partition(region_of(model))}:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
+        opts=own(parent),
+    )
+    return aws.eks.Addon(
+        f"{name}-addon-aws-ebs-csi-driver",
+        cluster_name=eks_name,
+        addon_name="aws-ebs-csi-driver",
+        pod_identity_associations=[
+            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=EBS_CSI_SERVICE_ACCOUNT)
+        ],
+        resolve_conflicts_on_create="OVERWRITE",
+        resolve_conflicts_on_update="PRESERVE",
+        tags=tags(model, f"{cluster_name}-aws-ebs-csi-driver"),
+        opts=own(parent, [*depends_on, policy]),
+    )

@@ -5,7 +5,15 @@ read and write them without crossing a zone. Everything written to the hot tier 
 exported to the cold bucket (a data repository association on `/`, NEW/CHANGED/DELETED),
 so a checkpoint survives the file system; the cold lifecycle then ages it out.
 
-The file system, both buckets and the key are stateful: protect=True and
+The hot tier is up to two FSx for Lustre file systems, because FSx throughput belongs to a
+file system and nothing inside one divides it: `<name>-hot` at the spec's size serves the
+critical tenants (priority high or critical), `<name>-hot-standard` at the plan's size
+serves the others, sized so the critical one keeps `criticalIopsShare` of the two's
+aggregate throughput (gpuplat/plan/storage.py). Same subnet, security group, key and
+settings; the standard one exports to `hot-standard/` in the cold bucket, the critical one
+to `hot/`. No standard tenant, no second file system.
+
+The file systems, both buckets and the key are stateful: protect=True and
 retain_on_delete=True, so neither a bad diff nor a `pulumi destroy` loses data.
 
 Key policy: the account administers the key (the default policy), and S3, S3 Express and
@@ -24,6 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from gpuplat.catalog import fsx
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
@@ -119,6 +128,10 @@ class StorageTiers(pulumi.ComponentResource):
     file_system_id: pulumi.Output[str] | None
     dns_name: pulumi.Output[str] | None
     mount_name: pulumi.Output[str] | None
+    # The standard tenants' file system (None when every tenant is critical).
+    standard_file_system_id: pulumi.Output[str] | None
+    standard_dns_name: pulumi.Output[str] | None
+    standard_mount_name: pulumi.Output[str] | None
     warm_bucket: pulumi.Output[str] | None
     cold_bucket: pulumi.Output[str] | None
     s3_csi_role_arn: pulumi.Output[str] | None
@@ -129,6 +142,7 @@ class StorageTiers(pulumi.ComponentResource):
         region = region_of(model)
         zone = fabric_zone(model, plan)
         self.file_system_id = self.dns_name = self.mount_name = None
+        self.standard_file_system_id = self.standard_dns_name = self.standard_mount_name = None
         self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
         bucket_arns: list[pulumi.Output[str]] = []
         directory_bucket_arns: list[pulumi.Output[str]] = []
@@ -250,7 +264,7 @@ class StorageTiers(pulumi.ComponentResource):
         if hot is not None:
             if hot.throughput_per_tib is None:  # the planner sets it on provider aws
                 raise ValueError("the hot tier needs a throughput per TiB on provider aws")
-            self._hot(name, args, hot.capacity_gib, hot.throughput_per_tib, zone, key, cold_bucket)
+            self._hot(name, args, zone, key, cold_bucket)
 
         self.register_outputs(
             {
@@ -258,6 +272,9 @@ class StorageTiers(pulumi.ComponentResource):
                 "fileSystemId": self.file_system_id,
                 "dnsName": self.dns_name,
                 "mountName": self.mount_name,
+                "standardFileSystemId": self.standard_file_system_id,
+                "standardDnsName": self.standard_dns_name,
+                "standardMountName": self.standard_mount_name,
                 "warmBucket": self.warm_bucket,
                 "coldBucket": self.cold_bucket,
                 "s3CsiRoleArn": self.s3_csi_role_arn,
@@ -268,12 +285,26 @@ class StorageTiers(pulumi.ComponentResource):
         self,
         name: str,
         args: StorageTiersArgs,
-        capacity_gib: int,
-        throughput_per_tib: int,
         zone: str,
         key: aws.kms.Key,
         cold_bucket: aws.s3.Bucket | None,
     ) -> None:
+        hot = args.plan.storage.hot
+        assert hot is not None and hot.throughput_per_tib is not None
+        group = self._lustre_group(name, args)
+        suffix = fsx.COLD_EXPORT_PREFIXES["critical"]  # "hot": the file system's name since the start
+        fs = self._lustre(name, suffix, args, hot.capacity_gib, hot.throughput_per_tib, zone, key, group, cold_bucket)
+        self.file_system_id, self.dns_name, self.mount_name = fs.id, fs.dns_name, fs.mount_name
+        if hot.standard is not None:
+            std = hot.standard
+            suffix = fsx.COLD_EXPORT_PREFIXES["standard"]
+            fs = self._lustre(
+                name, suffix, args, std.capacity_gib, std.throughput_per_tib, zone, key, group, cold_bucket
+            )
+            self.standard_file_system_id, self.standard_dns_name = fs.id, fs.dns_name
+            self.standard_mount_name = fs.mount_name
+
+    def _lustre_group(self, name: str, args: StorageTiersArgs) -> aws.ec2.SecurityGroup:
         model, cluster = args.model, args.cluster_name
         cidr = model.network.vpc_cidr
         group = aws.ec2.SecurityGroup(
@@ -306,8 +337,24 @@ class StorageTiers(pulumi.ComponentResource):
             tags=tags(model, f"{cluster}-lustre-out"),
             opts=own(self),
         )
+        return group
+
+    def _lustre(
+        self,
+        name: str,
+        suffix: str,
+        args: StorageTiersArgs,
+        capacity_gib: int,
+        throughput_per_tib: int,
+        zone: str,
+        key: aws.kms.Key,
+        group: aws.ec2.SecurityGroup,
+        cold_bucket: aws.s3.Bucket | None,
+    ) -> aws.fsx.LustreFileSystem:
+        """One hot file system `<name>-<suffix>`, exporting to `<suffix>/` in the cold bucket."""
+        model, cluster = args.model, args.cluster_name
         fs = aws.fsx.LustreFileSystem(
-            f"{name}-hot",
+            f"{name}-{suffix}",
             deployment_type="PERSISTENT_2",
             storage_type="SSD",
             storage_capacity=capacity_gib,
@@ -319,22 +366,20 @@ class StorageTiers(pulumi.ComponentResource):
             metadata_configuration=aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC"),
             file_system_type_version="2.15",
             copy_tags_to_backups=True,
-            tags=tags(model, f"{cluster}-hot"),
+            tags=tags(model, f"{cluster}-{suffix}"),
             opts=stateful(self),
         )
         if cold_bucket is not None:
             aws.fsx.DataRepositoryAssociation(
-                f"{name}-hot-export",
+                f"{name}-{suffix}-export",
                 file_system_id=fs.id,
                 file_system_path="/",
-                data_repository_path=cold_bucket.bucket.apply(lambda b: f"s3://{b}/hot/"),
+                data_repository_path=cold_bucket.bucket.apply(lambda b: f"s3://{b}/{suffix}/"),
                 batch_import_meta_data_on_create=False,
                 s3=aws.fsx.DataRepositoryAssociationS3Args(
                     auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS),
                 ),
-                tags=tags(model, f"{cluster}-hot-export"),
+                tags=tags(model, f"{cluster}-{suffix}-export"),
                 opts=own(self),
             )
-        self.file_system_id = fs.id
-        self.dns_name = fs.dns_name
-        self.mount_name = fs.mount_name
+        return fs

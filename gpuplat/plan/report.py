@@ -92,6 +92,15 @@ def _storage_json(storage: StoragePlan, model: Platform) -> Json:
             "throughputMBps": _opt(hot.throughput_mbps),
             "checkpointWriteSeconds": _opt(hot.checkpoint_write_seconds),
             "modelLoadSeconds": _opt(hot.model_load_seconds),
+            "standard": None
+            if hot.standard is None
+            else {
+                "capacityGiB": hot.standard.capacity_gib,
+                "throughputPerTiB": hot.standard.throughput_per_tib,
+                "throughputMBps": _num(hot.standard.throughput_mbps),
+                "tenants": list(hot.standard_tenants),
+            },
+            "criticalThroughputShare": _opt(hot.critical_throughput_share),
         },
         "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": warm.zone},
         "cold": None
@@ -274,6 +283,17 @@ def _storage_text(plan: Plan) -> str:
             f"model load {h.model_load_seconds:.1f} s" if h.model_load_seconds else "",
         ]
         rows.append(["hot", size, speed, ", ".join(t for t in times if t) or "-"])
+        if h.standard is not None and h.critical_throughput_share is not None:
+            std = h.standard
+            rows.append(
+                [
+                    "hot (standard)",
+                    f"{std.capacity_gib} GiB",
+                    f"{std.throughput_mbps:,.0f} MB/s ({std.throughput_per_tib}/TiB)",
+                    f"tenants {', '.join(h.standard_tenants)}; critical tenants keep "
+                    f"{h.critical_throughput_share:.0%} of the hot throughput",
+                ]
+            )
     if s.warm is not None:
         rows.append(["warm", f"{s.warm.capacity_tib:g} TiB", "-", f"zone {s.warm.zone}" if s.warm.zone else "-"])
     if s.cold_lifecycle:

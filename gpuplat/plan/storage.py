@@ -13,6 +13,16 @@ Hot tier on aws (FSx for Lustre PERSISTENT_2 SSD):
 Hot tier on kubernetes: an existing StorageClass; capacity is as requested (no rounding) and
 its throughput is unknown, so there are no times.
 
+Storage QoS on aws (`criticalIopsShare` s): FSx throughput belongs to one file system, so
+the hot tier is two. The file system above (the spec's size) is the critical one: tenants of
+priority high or critical mount it. The others mount a second, standard file system of the
+most throughput T_std with T_std / (T_crit + T_std) <= 1 - s and T_std <= T_crit, the
+smaller size on a tie (fsx.standard_file_system). With no standard tenant there is no second
+file system. Both are PERSISTENT_2 sizes, so the share is met exactly or with room to spare:
+critical work keeps at least s of the hot tier's aggregate throughput (and IOPS, which FSx
+scales with the same servers) whatever the standard tenants do. The times above are the
+critical file system's.
+
 Warm: the capacity (S3 Express One Zone has no provisioned throughput), in the fabric zone.
 Cold lifecycle: STANDARD at day 0, the transitions in day order, EXPIRE at expireAfterDays.
 """
@@ -23,7 +33,7 @@ import math
 
 from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
-from gpuplat.plan.types import HotTierPlan, LifecycleStep, StoragePlan, WarmTierPlan
+from gpuplat.plan.types import HotTierPlan, LifecycleStep, StandardHotPlan, StoragePlan, WarmTierPlan
 
 MB_PER_GIB = 1073.741824
 
@@ -46,6 +56,7 @@ def plan_storage(model: Platform) -> StoragePlan:
             mbps: float | None = fsx.throughput_mbps(capacity, per_tib)
         else:
             capacity, per_tib, mbps = math.ceil(requested - 1e-9), None, None
+        standard, tenants, share = _standard(model, mbps)
         hot = HotTierPlan(
             requested_tib=storage.hot.capacity_tib,
             capacity_gib=capacity,
@@ -54,6 +65,9 @@ def plan_storage(model: Platform) -> StoragePlan:
             checkpoint_write_seconds=transfer_seconds(storage.workload.checkpoint_gib, mbps),
             model_load_seconds=transfer_seconds(storage.workload.model_gib, mbps),
             rounded=capacity > requested + 1e-9,
+            standard=standard,
+            standard_tenants=tenants,
+            critical_throughput_share=share,
         )
     warm = WarmTierPlan(storage.warm.capacity_tib, zone) if storage.warm is not None else None
     steps: list[LifecycleStep] = []
@@ -64,3 +78,22 @@ def plan_storage(model: Platform) -> StoragePlan:
         if storage.cold.expire_after_days is not None:
             steps.append(LifecycleStep(storage.cold.expire_after_days, "EXPIRE"))
     return StoragePlan(hot, warm, tuple(steps))
+
+
+def standard_tenants(model: Platform) -> tuple[str, ...]:
+    """Tenants whose hot volume is on the standard file system (aws): priority below high."""
+    return tuple(t.name for t in model.tenants if t.priority not in fsx.CRITICAL_PRIORITIES)
+
+
+def _standard(
+    model: Platform, critical_mbps: float | None
+) -> tuple[StandardHotPlan | None, tuple[str, ...], float | None]:
+    tenants = standard_tenants(model)
+    if critical_mbps is None or not tenants:
+        return None, (), None
+    size = fsx.standard_file_system(critical_mbps, model.storage.critical_iops_share)
+    if size is None:  # validation refuses this spec (rule GP257)
+        raise ValueError("the critical IOPS share leaves no FSx size for the standard tenants")
+    gib, per_tib = size
+    mbps = fsx.throughput_mbps(gib, per_tib)
+    return StandardHotPlan(gib, per_tib, mbps), tenants, critical_mbps / (critical_mbps + mbps)

@@ -94,6 +94,18 @@ class HotTierPlan:
     checkpoint_write_seconds: float | None
     model_load_seconds: float | None
     rounded: bool = False  # capacity_gib is more than was asked for (FSx sizes)
+    # aws: the second FSx file system that standard work uses, so critical work keeps its
+    # share of the hot tier's throughput; None on kubernetes or when every tenant is critical.
+    standard: StandardHotPlan | None = None
+    standard_tenants: tuple[str, ...] = ()  # tenants whose hot volume is on `standard`
+    critical_throughput_share: float | None = None  # achieved: critical / (critical + standard)
+
+
+@dataclass(frozen=True)
+class StandardHotPlan:
+    capacity_gib: int  # a size FSx for Lustre PERSISTENT_2 accepts
+    throughput_per_tib: int
+    throughput_mbps: float
 
 
 @dataclass(frozen=True)

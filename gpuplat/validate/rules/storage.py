@@ -18,6 +18,7 @@ from gpuplat.validate.rules._common import (
     provider,
     section,
     show_number,
+    tenants,
 )
 
 # S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
@@ -217,6 +218,60 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
             ("storage", tier, "capacityTiB"),
             f"{tier} tier capacity {show_number(tib)} TiB is above {limit}",
         )
+
+
+@rule(
+    "GP257",
+    "critical-share-reachable",
+    Level.ERROR,
+    "FSx throughput is per file system; standard tenants need a second one, and its smallest "
+    "(1200 GiB at 125 MB/s/TiB) must fit under the share critical work keeps.",
+)
+def critical_share_reachable(data: Data) -> Iterator[Finding]:
+    hot = section(data, "storage", "hot")
+    tib = hot.get("capacityTiB") if hot is not None else None
+    rate = hot.get("throughputPerTiB") if hot is not None else None
+    qos = section(data, "storage", "qos")
+    share = qos.get("criticalIopsShare", 0.8) if qos is not None else 0.8
+    if provider(data) != "aws" or not is_number(tib) or not is_number(share) or rate not in fsx.THROUGHPUT_PER_TIB:
+        return  # kubernetes owns no file system; broken values have errors of their own
+    if not 0 < tib * fsx.GIB_PER_TIB <= fsx.MAX_GIB:
+        return
+    standard = [
+        str(t.get("name")) for _, t in tenants(data) if t.get("priority", "normal") not in fsx.CRITICAL_PRIORITIES
+    ]
+    critical_mbps = fsx.throughput_mbps(fsx.capacity_gib(tib * fsx.GIB_PER_TIB), int(rate))
+    if not standard or fsx.standard_file_system(critical_mbps, float(share)) is not None:
+        return
+    smallest = fsx.throughput_mbps(fsx.MIN_GIB, fsx.THROUGHPUT_PER_TIB[0])
+    left = critical_mbps * (1 - share) / share if share > 0 else critical_mbps
+    yield Finding(
+        ("storage", "qos", "criticalIopsShare") if qos is not None and "criticalIopsShare" in qos else ("storage",),
+        f"criticalIopsShare {show_number(share)} next to the hot tier's {critical_mbps:g} MB/s leaves "
+        f"{left:.4g} MB/s for the standard tenants ({', '.join(standard)}), less than the smallest FSx for "
+        f"Lustre file system ({smallest:g} MB/s): lower the share, enlarge the hot tier, or give those "
+        f"tenants priority high",
+    )
+
+
+@rule(
+    "GP258",
+    "tenant-name-is-an-export-prefix",
+    Level.ERROR,
+    "The hot file systems export to hot/ and hot-standard/ in the cold bucket, which tenants see under <tenant>/.",
+)
+def tenant_name_is_an_export_prefix(data: Data) -> Iterator[Finding]:
+    if provider(data) != "aws" or section(data, "storage", "hot") is None or section(data, "storage", "cold") is None:
+        return
+    prefixes = set(fsx.COLD_EXPORT_PREFIXES.values())
+    for i, tenant in tenants(data):
+        name = tenant.get("name")
+        if name in prefixes:
+            yield Finding(
+                ("tenants", i, "name"),
+                f"tenant {name} would read the cold bucket under {name}/, where the hot tier exports every "
+                f"tenant's files; choose another name",
+            )
 
 
 @rule(
