@@ -112,8 +112,9 @@ def quota_step(view: View, queue: Obj, pool: str, resource: str) -> Outcome:
         if not flavors:
             notes.append(f"flavor {name} is listed but no ResourceFlavor {name} is emitted")
             continue
-        if as_map(dig(flavors[0], "spec", "nodeLabels")).get(POOL_LABEL) != pool:
-            continue
+        labels = as_map(dig(flavors[0], "spec", "nodeLabels"))
+        if labels and labels.get(POOL_LABEL) != pool:
+            continue  # another pool's flavor; an unlabelled one may take this job too
         if available < 1:
             notes.append(f"flavor {name} has {available} {resource} (nominal + borrowable)")
             continue
