@@ -127,17 +127,72 @@ def test_every_flavor_of_the_pool_is_followed() -> None:
     assert "atlas-train-on-demand" in placements[1]
 
 
-# ---- today's defects are found ---------------------------------------------------------------------
+# ---- the defects of the issue, each (re)introduced into the recording -------------------------------
+# Written so they hold before and after the fix branches: each mutation puts the defect back.
 
 
-def test_today_defects_are_each_found() -> None:
-    dev, k8s = run("dev"), run("kubernetes")
-    assert_fails(journey(dev, "research", "train"), steps_.ADMISSION, "defaults the cpu limit to 2")
-    assert_fails(journey(dev, "research", "train"), steps_.ADMISSION, "IPC_LOCK")
-    assert_fails(journey(dev, "research", "train"), steps_.VOLUMES, "shares CSI volumeHandle")
-    assert_fails(journey(dev, "research", "infer"), steps_.CAPACITY, "no NodeOverlay")
-    assert_fails(journey(dev, "product", "dev"), steps_.DEVICE_PLUGIN, "shared replicas as nvidia.com/gpu")
-    assert_fails(journey(k8s, "applied-research", "lab"), steps_.DEVICE_PLUGIN, "do not carry gpu=on")
+def small_default_limits(resources: list[dict[str, Any]]) -> None:
+    for lr in objects(resources, "LimitRange"):
+        for item in lr["spec"]["limits"]:
+            item["default"] = {"cpu": "2", "memory": "8Gi"}
+
+
+def baseline_namespaces(resources: list[dict[str, Any]]) -> None:
+    for ns in objects(resources, "Namespace"):
+        if "gpuplat.dev/tenant" in ns["metadata"].get("labels", {}):
+            ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "baseline"
+
+
+def shared_hot_handle(resources: list[dict[str, Any]]) -> None:
+    for pv in objects(resources, "PersistentVolume"):
+        if pv["spec"]["csi"]["driver"] == "fsx.csi.aws.com":
+            pv["spec"]["csi"]["volumeHandle"] = "fs-0123456789abcdef0"
+
+
+def drop_overlays(resources: list[dict[str, Any]]) -> None:
+    resources[:] = [r for r in resources if r["inputs"].get("kind") != "NodeOverlay"]
+
+
+def replicas_as_whole_gpus(resources: list[dict[str, Any]]) -> None:
+    data = release(resources, "gpu-operator")["values"]["devicePlugin"]["config"]["data"]
+    data["dev"] = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, replicas: 4}\n"
+
+
+def hami_chart_default_selector(resources: list[dict[str, Any]]) -> None:
+    values = release(resources, "hami")["values"]
+    values["devicePlugin"]["nvidiaNodeSelector"] = {"gpuplat.dev/sharing": "fractional"}
+
+
+def test_limit_range_defaults_below_the_request_are_found() -> None:
+    j = journey(run("dev", small_default_limits), "research", "infer")
+    assert_fails(j, steps_.ADMISSION, "defaults the cpu limit to 2, below the request 16")
+    assert_fails(j, steps_.ADMISSION, "defaults the memory limit to 8Gi, below the request 128Gi")
+
+
+def test_baseline_refusing_ipc_lock_on_fabric_pools_is_found() -> None:
+    journeys = run("dev", lift_default_limits, baseline_namespaces)
+    assert_fails(journey(journeys, "research", "train"), steps_.ADMISSION, "baseline refuses the IPC_LOCK")
+    assert_ok(journey(journeys, "research", "infer"), steps_.ADMISSION)  # not a fabric pool
+
+
+def test_a_shared_hot_tier_volume_handle_is_found() -> None:
+    j = journey(run("dev", shared_hot_handle), "research", "train")
+    assert_fails(j, steps_.VOLUMES, "shares CSI volumeHandle fs-0123456789abcdef0 with 1 other volume(s)")
+
+
+def test_missing_node_overlays_are_found() -> None:
+    j = journey(run("dev", drop_overlays), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "no NodeOverlay matching it adds nvidia.com/mig-1g.10gb")
+
+
+def test_time_sliced_replicas_advertised_as_whole_gpus_are_found() -> None:
+    j = journey(run("dev", replicas_as_whole_gpus), "product", "dev")
+    assert_fails(j, steps_.DEVICE_PLUGIN, "nvidia.com/gpu")
+
+
+def test_the_hami_chart_default_selector_is_found() -> None:
+    j = journey(run("kubernetes", hami_chart_default_selector), "applied-research", "lab")
+    assert_fails(j, steps_.DEVICE_PLUGIN, "the pool's nodes do not carry gpu=on")
 
 
 # ---- step 1: LocalQueue -> ClusterQueue ------------------------------------------------------------
@@ -250,12 +305,16 @@ def test_nodes_on_kubernetes_need_the_labeler_for_labels_outside_the_selector() 
 def test_capacity_needs_a_node_overlay_and_its_feature_gate() -> None:
     mig = "nvidia.com/mig-1g.10gb"
     overlay = node_overlay("infer-on-demand", mig)
-    assert_fails(journey(run("dev", overlay), "research", "infer"), steps_.CAPACITY, "feature gate is off")
-    assert_ok(journey(run("dev", overlay, node_overlay_gate), "research", "infer"), steps_.CAPACITY)
+
+    def gate_off(resources: list[dict[str, Any]]) -> None:
+        release(resources, "karpenter")["values"]["settings"]["featureGates"]["nodeOverlay"] = False
+
+    j = journey(run("dev", drop_overlays, overlay, gate_off), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "feature gate is off (FEATURE_GATES")
+    assert_ok(journey(run("dev", drop_overlays, overlay, node_overlay_gate), "research", "infer"), steps_.CAPACITY)
     other_pool = node_overlay("train-on-demand", mig)
-    assert_fails(
-        journey(run("dev", other_pool, node_overlay_gate), "research", "infer"), steps_.CAPACITY, "no NodeOverlay"
-    )
+    j = journey(run("dev", drop_overlays, other_pool, node_overlay_gate), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "no NodeOverlay")
 
 
 def test_capacity_whole_gpus_come_from_the_instance_type() -> None:
@@ -297,10 +356,16 @@ def test_device_plugin_config_label_naming_no_config() -> None:
 def test_device_plugin_renamed_replicas_are_not_whole_gpus() -> None:
     def rename_by_default(resources: list[dict[str, Any]]) -> None:
         data = release(resources, "gpu-operator")["values"]["devicePlugin"]["config"]["data"]
-        data["dev"] = data["dev"].replace("timeSlicing:", "timeSlicing:\n    renameByDefault: true")
+        data["dev"] = (
+            "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+            "    resources:\n    - {name: nvidia.com/gpu, replicas: 4}\n"
+        )
 
     j = journey(run("dev", rename_by_default), "product", "dev")
-    assert_fails(j, steps_.DEVICE_PLUGIN, "advertises nvidia.com/gpu.shared (replicated), not nvidia.com/gpu")
+    (step,) = {s.detail.split(": ", 1)[1]: s for s in steps(j, steps_.DEVICE_PLUGIN)}.values()
+    assert "advertises nvidia.com/gpu.shared (replicated)" in step.detail
+    # Right exactly when the journey asks for the renamed resource (the plan's name for the pool).
+    assert step.ok is (j.resource == "nvidia.com/gpu.shared")
 
 
 def test_device_plugin_mig_config_that_does_not_exist() -> None:
@@ -333,13 +398,13 @@ def test_hami_device_plugin_checks() -> None:
         ]
 
     def other_name(resources: list[dict[str, Any]]) -> None:
-        release(resources, "hami")["values"]["resourceName"] = "nvidia.com/vgpu"
+        release(resources, "hami")["values"]["resourceName"] = "example.com/other"
 
     fixed = hami_selector_without_chart_default
     j = journey(run("kubernetes", fixed, no_tolerations), "applied-research", "lab")
     assert_ok(j, steps_.DEVICE_PLUGIN)  # the pool's own taint is PreferNoSchedule: it only prefers
     j = journey(run("kubernetes", fixed, other_name), "applied-research", "lab")
-    assert_fails(j, steps_.DEVICE_PLUGIN, "HAMi counts nvidia.com/vgpu (resourceCountName), not nvidia.com/gpu.shared")
+    assert_fails(j, steps_.DEVICE_PLUGIN, "HAMi counts example.com/other (resourceCountName), not")
 
 
 def test_hami_device_plugin_not_tolerating_a_hard_taint() -> None:
@@ -361,7 +426,7 @@ def test_hami_device_plugin_not_tolerating_a_hard_taint() -> None:
 
 def test_admission_limit_range_defaults() -> None:
     assert_ok(journey(run("dev", lift_default_limits), "research", "infer"), steps_.ADMISSION)
-    assert_fails(journey(run("dev"), "research", "infer"), steps_.ADMISSION, "below the request 128Gi")
+    assert_fails(journey(run("dev", small_default_limits), "research", "infer"), steps_.ADMISSION, "below the request")
 
 
 def test_admission_pod_security_and_bound_policies() -> None:
@@ -379,7 +444,8 @@ def test_admission_pod_security_and_bound_policies() -> None:
             {"type": "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", "inputs": binding}
         )
 
-    assert_fails(journey(run("dev", lift_default_limits), "research", "train"), steps_.ADMISSION, "baseline refuses")
+    j = journey(run("dev", lift_default_limits, baseline_namespaces), "research", "train")
+    assert_fails(j, steps_.ADMISSION, "baseline refuses")
     j = journey(run("dev", lift_default_limits, privileged), "research", "train")
     assert_ok(j, steps_.ADMISSION)
     assert "ValidatingAdmissionPolicy tenant-capabilities (binding tenant-caps)" in steps(j, steps_.ADMISSION)[0].detail
@@ -430,7 +496,7 @@ def test_volumes_on_kubernetes_use_the_tiers_classes() -> None:
 
 
 def test_output_formats() -> None:
-    journeys = run("dev")
+    journeys = run("dev", small_default_limits)
     document = json.loads(render_json(journeys))
     assert set(document) == {"journeys"}
     first = document["journeys"][0]
@@ -438,10 +504,20 @@ def test_output_formats() -> None:
     assert set(first["steps"][0]) == {"step", "ok", "detail"}
     text = render_text(journeys)
     assert "FAILED research -> train (nvidia.com/gpu)" in text
+    assert "    FAIL admission: LimitRange research/container-defaults defaults the cpu limit" in text
     assert text.endswith(f"{len(journeys)} journey(s): 0 ok, {len(journeys)} failed\n")
 
 
-def test_cli_text_and_json_exit_one_when_a_journey_fails(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_text_and_json_exit_one_when_a_journey_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gpuplat.verify.command as command
+
+    def with_defect(model: Any, plan: Any, resources: list[dict[str, Any]]) -> list[Journey]:
+        small_default_limits(resources)
+        return verify(model, plan, resources)
+
+    monkeypatch.setattr(command, "verify", with_defect)  # the real recording, one defect put in
     assert main(["verify", "--stack", "dev"]) == 1
     assert "FAIL admission" in capsys.readouterr().out
     assert main(["verify", "--stack", "dev", "--format", "json"]) == 1
@@ -486,3 +562,23 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytes
 def test_verify_passes_on_the_shipped_stacks_and_the_kubernetes_example(which: str) -> None:
     journeys = run(which)
     assert all(j.ok for j in journeys), render_text([j for j in journeys if not j.ok])
+
+
+def test_markdown_section_lists_failed_journeys_and_what_is_missing() -> None:
+    from gpuplat.verify.output import render_markdown
+
+    journeys = run("dev", small_default_limits, shared_hot_handle)
+    text = render_markdown(journeys)
+    assert text.startswith(f"### Verify\n\n0 of {len(journeys)} journey(s) reach a GPU.\n")
+    assert "| research | train | `nvidia.com/gpu` |" in text
+    assert "admission, volumes |" in text
+    assert "**volumes**: hot: PersistentVolume atlas-hot-product shares CSI volumeHandle" in text
+    ok = [Journey("t", "p", "r", (Step(steps_.QUEUE, True, "fine"),))]
+    assert render_markdown(ok) == "### Verify\n\n1 of 1 journey(s) reach a GPU.\n"
+
+
+def test_preview_markdown_carries_the_verify_section(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preview", "--stack", "dev", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "journey(s) reach a GPU." in out.split("### Verify\n\n", 1)[1]
+    assert out.index("### Policy") < out.index("### Verify") < out.index("### Platform")
