@@ -166,3 +166,30 @@ def test_chart_sources_are_package_data() -> None:
     pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8")
     assert "catalog/chart_sources/**/*" in pyproject
     assert (CHART_SOURCES / "SOURCES.md").is_file()
+
+
+def test_a_null_in_release_values_never_reaches_helm() -> None:
+    """The Pulumi SDK drops None-valued map entries before the engine sees them, so `key: None`
+    in a Release's values cannot delete a chart default: Helm merges the default back in."""
+    from gpuplat.preview import record_program
+
+    def program() -> None:
+        import pulumi_kubernetes as k8s
+
+        selector = {"gpu": None, "gpuplat.dev/sharing": "fractional"}
+        k8s.helm.v3.Release("hami", chart="hami", values={"devicePlugin": {"nvidiaNodeSelector": selector}})
+
+    (recorded_release,) = [r for r in record_program(program, project="p", stack="s") if r.type == RELEASE_TYPE]
+    assert recorded_release.inputs["values"] == {
+        "devicePlugin": {"nvidiaNodeSelector": {"gpuplat.dev/sharing": "fractional"}}
+    }
+    plugin = _hami_plugin(recorded_release.inputs["values"])
+    assert plugin["spec"]["template"]["spec"]["nodeSelector"]["gpu"] == "on"
+
+
+def test_value_yaml_files_are_refused_rather_than_guessed() -> None:
+    from gpuplat.verify.render import RenderError
+
+    inputs = {**release(recorded("kubernetes")[2], "hami"), "valueYamlFiles": [{"$asset": {"text": "a: 1\n"}}]}
+    with pytest.raises(RenderError, match="valueYamlFiles are not read"):
+        render_release(inputs)

@@ -234,3 +234,10 @@ def test_capacity_whole_gpus_come_from_the_instance_type() -> None:
 
     assert_ok(journey(run("dev"), "research", "train"), steps_.CAPACITY)
     assert_fails(journey(run("dev", cpu_only), "research", "train"), steps_.CAPACITY, "offer no nvidia.com/gpu")
+
+
+def test_nodes_node_class_missing() -> None:
+    def drop(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["inputs"].get("kind") != "EC2NodeClass"]
+
+    assert_fails(journey(run("dev", drop), "research", "train"), steps_.NODES, "names EC2NodeClass train, which is not")

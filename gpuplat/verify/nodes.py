@@ -93,7 +93,7 @@ def karpenter_nodes_step(view: View, placement: Placement) -> Outcome:
     for node_pool in pools:
         taints = [as_map(t) for t in as_list(dig(node_pool, "spec", "template", "spec", "taints"))]
         refused = untolerated(taints, placement.tolerations)
-        limit = _gpu_limit_problem(node_pool)
+        limit = _gpu_limit_problem(node_pool) or _node_class_problem(view, node_pool)
         if refused:
             problems.append(f"{describe(node_pool)} taints {', '.join(refused)}, which the job does not tolerate")
         elif limit:
@@ -107,6 +107,12 @@ def karpenter_nodes_step(view: View, placement: Placement) -> Outcome:
             )
             return Outcome(Step(NODES, True, detail), nodes)
     return Outcome(Step(NODES, False, f"{prefix}: " + "; ".join(problems)))
+
+
+def _node_class_problem(view: View, node_pool: Obj) -> str | None:
+    ref = as_map(dig(node_pool, "spec", "template", "spec", "nodeClassRef"))
+    kind, name = str(ref.get("kind") or "EC2NodeClass"), str(ref.get("name"))
+    return None if view.find(kind, name=name) else f"names {kind} {name}, which is not emitted"
 
 
 def _limit(node_pool: Obj) -> str:

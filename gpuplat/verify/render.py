@@ -98,6 +98,9 @@ def render_release(release: Mapping[str, Any]) -> list[dict[str, Any]]:
     directory = source_dir(chart) if chart is not None else None
     if directory is None:
         return []
+    if release.get("valueYamlFiles"):
+        # Their merge with `values` is the provider's, not Helm's; guessing it could pass a broken chart.
+        raise RenderError(f"release {release.get('name')}: valueYamlFiles are not read; pass the values inline")
     values = as_values(release.get("values"))
     name = str(release.get("name") or (chart.key if chart else ""))
     namespace = str(release.get("namespace") or "default")
