@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,17 +65,23 @@ def test_cli_invalid_spec_prints_diagnostics(capsys: pytest.CaptureFixture[str])
     assert json.loads(capsys.readouterr().out)["valid"] is False
 
 
-def test_cli_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+def test_cli_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert main(["verify", "--stack", "nope"]) == 2
     capsys.readouterr()
-    import sys
+    spec = str(Path("platform/platform.yaml").resolve())
+    with monkeypatch.context() as elsewhere:  # a valid spec, but no Pulumi program to record
+        elsewhere.chdir(tmp_path)
+        assert main(["verify", "--spec", spec, "--overlay", ""]) == 2
+    assert "no Pulumi program here" in capsys.readouterr().err
 
+
+def test_cli_without_helm_python(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuplat.verify import render
 
     render._render_cached.cache_clear()
-    monkeypatch.setitem(sys.modules, "helm_python", None)
+    monkeypatch.setitem(sys.modules, "helm_python", None)  # `import helm_python` raises ImportError
     assert main(["verify", "--stack", "dev"]) == 2
-    assert "pip install 'gpuplat[verify]'" in capsys.readouterr().err
+    assert "needs helm-python-sdk; install it with `pip install 'gpuplat[verify]'`" in capsys.readouterr().err
     render._render_cached.cache_clear()
 
 
