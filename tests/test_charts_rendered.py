@@ -21,7 +21,15 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from gpuplat.catalog import CHARTS
-from gpuplat.verify.render import CHART_SOURCES, RELEASE_TYPE, render_release, renderable, source_dir
+from gpuplat.verify.render import (
+    CHART_SOURCES,
+    RELEASE_TYPE,
+    VENDORED_VERSIONS,
+    RenderError,
+    render_release,
+    renderable,
+    source_dir,
+)
 from tests import support_k8s
 from tests.support_verify import SPECS, recorded, release
 
@@ -60,7 +68,9 @@ def _is_custom(obj: dict[str, Any]) -> bool:
 
 
 def test_every_vendored_chart_is_the_catalog_version() -> None:
+    assert set(VENDORED_VERSIONS) == set(VENDORED)
     for key in VENDORED:
+        assert VENDORED_VERSIONS[key] == CHARTS[key].version, key
         directory = source_dir(CHARTS[key])
         assert directory is not None, key
         chart = yaml.safe_load((directory / "Chart.yaml").read_text(encoding="utf-8"))
@@ -187,9 +197,13 @@ def test_a_null_in_release_values_never_reaches_helm() -> None:
     assert plugin["spec"]["template"]["spec"]["nodeSelector"]["gpu"] == "on"
 
 
-def test_value_yaml_files_are_refused_rather_than_guessed() -> None:
-    from gpuplat.verify.render import RenderError
+def test_a_release_of_another_version_is_refused_not_rendered_from_the_wrong_templates() -> None:
+    inputs = {**release(recorded("kubernetes")[2], "hami"), "version": "2.11.0"}
+    with pytest.raises(RenderError, match=r"installs hami 2.11.0, but the vendored sources are 2.10.0"):
+        render_release(inputs)
 
+
+def test_value_yaml_files_are_refused_rather_than_guessed() -> None:
     inputs = {**release(recorded("kubernetes")[2], "hami"), "valueYamlFiles": [{"$asset": {"text": "a: 1\n"}}]}
     with pytest.raises(RenderError, match="valueYamlFiles are not read"):
         render_release(inputs)

@@ -18,6 +18,7 @@ import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, cast
 
 import yaml
@@ -26,6 +27,12 @@ from gpuplat.catalog import CHARTS, Chart
 
 CHART_SOURCES = Path(__file__).resolve().parent.parent / "catalog" / "chart_sources"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+# The published chart version of each vendored source (chart_sources/SOURCES.md). Some upstream
+# Chart.yaml files carry a development version, so the version is recorded here; a release of
+# another version is refused, never rendered from the wrong templates.
+VENDORED_VERSIONS: Mapping[str, str] = MappingProxyType(
+    {"hami": "2.10.0", "gpu-operator": "v26.7.0", "karpenter": "1.14.1", "karpenter-crd": "1.14.1", "kueue": "0.19.2"}
+)
 
 
 class RenderUnavailable(Exception):
@@ -37,9 +44,9 @@ class RenderError(Exception):
 
 
 def catalog_chart(release: Mapping[str, Any]) -> Chart | None:
-    """The catalog chart a release installs (matched on chart reference and version)."""
+    """The catalog chart a release installs (matched on its chart reference)."""
     for chart in CHARTS.values():
-        if release.get("chart") == chart.release_chart and release.get("version") == chart.version:
+        if release.get("chart") == chart.release_chart:
             return chart
     return None
 
@@ -47,7 +54,7 @@ def catalog_chart(release: Mapping[str, Any]) -> Chart | None:
 def source_dir(chart: Chart) -> Path | None:
     """The vendored chart sources of `chart`, or None when they are not vendored."""
     directory = CHART_SOURCES / chart.key
-    return directory if (directory / "Chart.yaml").is_file() else None
+    return directory if chart.key in VENDORED_VERSIONS and (directory / "Chart.yaml").is_file() else None
 
 
 def as_values(value: Any) -> dict[str, Any]:
@@ -98,6 +105,12 @@ def render_release(release: Mapping[str, Any]) -> list[dict[str, Any]]:
     directory = source_dir(chart) if chart is not None else None
     if directory is None:
         return []
+    vendored = VENDORED_VERSIONS[chart.key] if chart else ""
+    if release.get("version") != vendored:
+        raise RenderError(
+            f"release {release.get('name')} installs {release.get('chart')} {release.get('version')}, but the "
+            f"vendored sources are {vendored}: vendor that version under {directory}"
+        )
     if release.get("valueYamlFiles"):
         # Their merge with `values` is the provider's, not Helm's; guessing it could pass a broken chart.
         raise RenderError(f"release {release.get('name')}: valueYamlFiles are not read; pass the values inline")
