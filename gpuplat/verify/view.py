@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .k8s import Obj, as_map, dig
-from .render import RELEASE_TYPE, render_release, renderable
+from .render import RELEASE_TYPE, catalog_chart, render_release, renderable
 
 Renderer = Callable[[Mapping[str, Any]], list[Obj]]
 
@@ -41,9 +41,7 @@ class View:
         return [o for o in self.rendered(release) if _is(o, kind, name, None)]
 
     def release_of_chart(self, chart_key: str) -> str | None:
-        """The release name installing catalog chart `chart_key` (releases are named after it)."""
-        from .render import catalog_chart
-
+        """The name of the release installing catalog chart `chart_key`."""
         for name, inputs in self.releases.items():
             chart = catalog_chart(inputs)
             if chart is not None and chart.key == chart_key:
@@ -67,6 +65,6 @@ def build_view(resources: Sequence[Mapping[str, Any]], renderer: Renderer = rend
         inputs = as_map(resource.get("inputs"))
         if type_ == RELEASE_TYPE:
             releases[str(inputs.get("name") or resource.get("name"))] = inputs
-        elif type_.startswith("kubernetes:") and not type_.startswith("pulumi:") and "kind" in inputs:
+        elif type_.startswith("kubernetes:") and "kind" in inputs:
             emitted.append(inputs)
     return View(emitted, releases, renderer)
