@@ -1,4 +1,4 @@
-"""`gpuplat check | plan | preview | policy | graph` — a thin shell over the pipeline.
+"""`gpuplat check | plan | preview | policy | verify | graph` — a thin shell over the pipeline.
 
 Exit codes (DESIGN section 7): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. Nothing here imports pulumi at module level: `check` and `plan`
@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
     _common(policy, ["text", "json"])
     policy.set_defaults(run=_lazy("gpuplat.preview.policy_command", "cmd_policy"))
+    verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
+    _common(verify, ["text", "json"])
+    verify.set_defaults(run=_lazy("gpuplat.verify.command", "cmd_verify"))
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_lazy("gpuplat.graph", "cmd_graph"))

@@ -22,6 +22,8 @@ from ruamel.yaml import YAML
 
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json, render_text
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
 
 from .diff import MISSING, BaseRefError, Change, Summary, checkout, diff_resources, summarize
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
@@ -199,6 +201,12 @@ def _refusal(summary: Summary) -> str:
     )
 
 
+def _verify_section(model: Platform, plan: Plan, resources: Sequence[RecordedResource]) -> str:
+    from gpuplat.verify.output import markdown_section
+
+    return markdown_section(model, plan, [r.to_json() for r in resources])
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok and args.format == "json":
@@ -240,6 +248,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
             base_plan=base.plan if base else None,
             policy=evaluate_policy(resources, args.stack, tuple(compiled.model.metadata.tags)),
             allow_replace=args.allow_replace,
+            verify=_verify_section(compiled.model, compiled.plan, resources),
         )
         sys.stdout.write(render_markdown(report))
     elif changes is not None and summary is not None and base is not None:

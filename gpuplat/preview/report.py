@@ -1,7 +1,8 @@
 """`gpuplat preview --format markdown`: the pull-request comment.
 
 Sections: resource changes (or, without --base, resources by type), per-pool capacity and
-market changes, monthly cost delta, policy results and a mermaid diagram of the platform.
+market changes, monthly cost delta, policy results, `gpuplat verify`'s journeys (when given)
+and a mermaid diagram of the platform.
 
 The numbers come from the plan JSON of DESIGN section 7 on both sides. The head's is built
 in-process; the base's comes from the base checkout's own `python -m gpuplat.cli plan`
@@ -70,6 +71,7 @@ class Report:
     base_plan: PlanResult | None
     policy: PolicyResult
     allow_replace: bool = False
+    verify: str | None = None  # `gpuplat verify`'s markdown section, when computed
 
 
 def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> PlanResult:
@@ -339,5 +341,7 @@ def render_markdown(report: Report) -> str:
     out.append("\n" + _capacity_section(head_plan, base))
     out.append("\n" + _cost_section(head_plan, base))
     out.append("\n" + _policy_section(report.policy))
+    if report.verify is not None:
+        out.append("\n" + report.verify)
     out.append("\n### Platform\n\n```mermaid\n" + platform_mermaid(report.model, report.plan) + "```\n")
     return "".join(out)

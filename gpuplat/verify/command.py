@@ -1,0 +1,47 @@
+"""`gpuplat verify`: compile the stack, record it offline, follow every tenant's job to a GPU.
+
+Imported only when the command runs: recording drives pulumi through the preview engine.
+Exit codes: 0 every journey reaches a GPU, 1 a journey fails (or the spec is invalid, or the
+program fails), 2 usage or IO (no Pulumi program here, helm-python-sdk missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.diagnostics import render_json as diagnostics_json
+from gpuplat.diagnostics import render_text as diagnostics_text
+
+from .journeys import verify
+from .output import render_json, render_text
+from .render import RenderError, RenderUnavailable
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    if not compiled.ok and args.format == "json":
+        sys.stdout.write(diagnostics_json(compiled.diagnostics))
+        return EXIT_FAILED
+    sys.stderr.write(diagnostics_text(compiled.diagnostics))
+    if not compiled.ok or compiled.model is None or compiled.plan is None:
+        return EXIT_FAILED
+    from gpuplat.preview.command import PreviewError, record_stack
+
+    try:
+        resources = record_stack(args.stack, args.spec, args.overlay)
+        journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources])
+    except (PreviewError, RenderUnavailable) as err:
+        sys.stderr.write(f"gpuplat verify: error: {err}\n")
+        return EXIT_USAGE
+    except RenderError as err:
+        sys.stderr.write(f"gpuplat verify: a chart failed to render: {err}\n")
+        return EXIT_FAILED
+    except Exception as err:  # a bug in a component: say where, without a traceback
+        sys.stderr.write(f"gpuplat verify: the program failed: {type(err).__name__}: {err}\n")
+        return EXIT_FAILED
+    sys.stdout.write(render_json(journeys) if args.format == "json" else render_text(journeys))
+    return EXIT_OK if all(j.ok for j in journeys) else EXIT_FAILED

@@ -1,0 +1,243 @@
+"""`gpuplat verify`: every tenant's job is followed to a GPU, and each broken link is named.
+
+Journeys run on the recorded stacks (tests/support_verify.py). Each step is broken on its own
+by mutating the recorded objects, and the journey must then fail at that step with a detail
+naming what is missing. Where today's output already breaks a step (the defects other branches
+fix), the test first repairs that in the recording, and each defect of the issue is put back in
+by a mutation, so these tests check verify, before and after the fixes. Steps 1-5 here; the
+device plugins, admission and volumes in test_verify_devices.py, output and CLI in
+test_verify_cli.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpuplat.model import isolation_permits
+from gpuplat.verify import types as steps_
+from tests.support_verify import (
+    SPECS,
+    assert_fails,
+    assert_ok,
+    baseline_namespaces,
+    drop_overlays,
+    find,
+    hami_chart_default_selector,
+    journey,
+    lift_default_limits,
+    node_overlay,
+    node_overlay_gate,
+    objects,
+    recorded,
+    release,
+    replicas_as_whole_gpus,
+    run,
+    shared_hot_handle,
+    small_default_limits,
+    steps,
+)
+
+# ---- enumeration -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_journeys_cover_every_tenant_and_allowed_pool(which: str) -> None:
+    model, plan, _ = recorded(which)
+    journeys = run(which)
+    expected = {
+        (t.name, p) for t in model.tenants for p in t.pools if isolation_permits(t.isolation, model.pools_by_name[p])
+    }
+    assert {(j.tenant, j.pool) for j in journeys} == expected
+    for j in journeys:
+        units = plan.pool(j.pool).units
+        assert j.resource in (units.resources or {units.resource: 1})
+        assert [s.step for s in j.steps][-2:] == [steps_.ADMISSION, steps_.VOLUMES]
+
+
+def test_a_custom_mig_layout_yields_a_journey_per_profile() -> None:
+    journeys = [j for j in run("kubernetes") if (j.tenant, j.pool) == ("applied-research", "infer")]
+    assert {j.resource for j in journeys} == {
+        "nvidia.com/mig-3g.40gb",
+        "nvidia.com/mig-2g.20gb",
+        "nvidia.com/mig-1g.10gb",
+    }
+
+
+def test_every_flavor_of_the_pool_is_followed() -> None:
+    j = journey(run("dev"), "research", "train")
+    placements = [s.detail for s in steps(j, steps_.PLACEMENT)]
+    assert len(placements) == 2
+    assert "atlas-train-spot" in placements[0] and "preemptible" in placements[0]
+    assert "atlas-train-on-demand" in placements[1]
+
+
+def test_limit_range_defaults_below_the_request_are_found() -> None:
+    j = journey(run("dev", small_default_limits), "research", "infer")
+    assert_fails(j, steps_.ADMISSION, "defaults the cpu limit to 2, below the request 16")
+    assert_fails(j, steps_.ADMISSION, "defaults the memory limit to 8Gi, below the request 128Gi")
+
+
+def test_baseline_refusing_ipc_lock_on_fabric_pools_is_found() -> None:
+    journeys = run("dev", lift_default_limits, baseline_namespaces)
+    assert_fails(journey(journeys, "research", "train"), steps_.ADMISSION, "baseline refuses the IPC_LOCK")
+    assert_ok(journey(journeys, "research", "infer"), steps_.ADMISSION)  # not a fabric pool
+
+
+def test_a_shared_hot_tier_volume_handle_is_found() -> None:
+    j = journey(run("dev", shared_hot_handle), "research", "train")
+    assert_fails(j, steps_.VOLUMES, "shares CSI volumeHandle fs-0123456789abcdef0 with 1 other volume(s)")
+
+
+def test_missing_node_overlays_are_found() -> None:
+    j = journey(run("dev", drop_overlays), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "no NodeOverlay matching it adds nvidia.com/mig-1g.10gb")
+
+
+def test_time_sliced_replicas_advertised_as_whole_gpus_are_found() -> None:
+    j = journey(run("dev", replicas_as_whole_gpus), "product", "dev")
+    assert_fails(j, steps_.DEVICE_PLUGIN, "nvidia.com/gpu")
+
+
+def test_the_hami_chart_default_selector_is_found() -> None:
+    j = journey(run("kubernetes", hami_chart_default_selector), "applied-research", "lab")
+    assert_fails(j, steps_.DEVICE_PLUGIN, "the pool's nodes do not carry gpu=on")
+
+
+# ---- step 1: LocalQueue -> ClusterQueue ------------------------------------------------------------
+
+
+def test_queue_missing_local_queue() -> None:
+    def drop(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["inputs"].get("kind") != "LocalQueue"]
+
+    assert_fails(journey(run("dev", drop), "research", "train"), steps_.QUEUE, "no LocalQueue default in namespace")
+
+
+def test_queue_cluster_queue_not_selecting_the_namespace() -> None:
+    def other(resources: list[dict[str, Any]]) -> None:
+        find(resources, "ClusterQueue", "atlas-research")["spec"]["namespaceSelector"] = {
+            "matchLabels": {"kubernetes.io/metadata.name": "elsewhere"}
+        }
+
+    j = journey(run("dev", other), "research", "train")
+    assert_fails(j, steps_.QUEUE, "does not select namespace research")
+    assert steps_.QUOTA not in [s.step for s in j.steps]
+
+
+# ---- step 2: quota ---------------------------------------------------------------------------------
+
+
+def test_quota_without_room_for_one_unit() -> None:
+    def empty(resources: list[dict[str, Any]]) -> None:
+        for cq in objects(resources, "ClusterQueue"):
+            for group in cq["spec"]["resourceGroups"]:
+                for flavor in group["flavors"]:
+                    for quota in flavor["resources"]:
+                        quota["nominalQuota"], quota["borrowingLimit"] = 0, 0
+
+    assert_fails(journey(run("dev", empty), "research", "train"), steps_.QUOTA, "no flavor of pool train")
+
+
+def test_quota_flavor_listed_but_not_emitted() -> None:
+    def drop(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["inputs"].get("kind") != "ResourceFlavor"]
+
+    assert_fails(journey(run("dev", drop), "research", "train"), steps_.QUOTA, "no ResourceFlavor atlas-train-spot")
+
+
+# ---- step 3: placement -----------------------------------------------------------------------------
+
+
+def test_placement_flavor_taint_no_job_tolerates() -> None:
+    def taint(resources: list[dict[str, Any]]) -> None:
+        flavor = find(resources, "ResourceFlavor", "atlas-train-on-demand")
+        flavor["spec"]["nodeTaints"] = [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]
+
+    assert_fails(journey(run("dev", taint), "research", "train"), steps_.PLACEMENT, "maintenance=true:NoSchedule")
+
+
+def test_placement_flavor_without_node_labels() -> None:
+    def bare(resources: list[dict[str, Any]]) -> None:
+        find(resources, "ResourceFlavor", "atlas-train-on-demand")["spec"]["nodeLabels"] = {}
+
+    # Kueue may admit any job asking for the resource into an unlabelled flavor: every pool's
+    # journey sharing that resource breaks there.
+    for pool in ("train", "dev"):
+        j = journey(run("dev", bare), "product", pool)
+        assert_fails(j, steps_.PLACEMENT, "ResourceFlavor atlas-train-on-demand has no nodeLabels")
+
+
+# ---- step 4: nodes -----------------------------------------------------------------------------------
+
+
+def test_nodes_no_node_pool_carries_the_labels() -> None:
+    def relabel(resources: list[dict[str, Any]]) -> None:
+        find(resources, "NodePool", "train-on-demand")["spec"]["template"]["metadata"]["labels"]["gpuplat.dev/pool"] = (
+            "x"
+        )
+
+    j = journey(run("dev", relabel), "research", "train")
+    assert_fails(j, steps_.NODES, "no Karpenter NodePool can launch nodes labelled gpuplat.dev/pool=train")
+
+
+def test_nodes_taint_the_job_does_not_tolerate() -> None:
+    def taint(resources: list[dict[str, Any]]) -> None:
+        spec = find(resources, "NodePool", "train-on-demand")["spec"]["template"]["spec"]
+        spec["taints"].append({"key": "dedicated", "value": "ops", "effect": "NoExecute"})
+
+    assert_fails(journey(run("dev", taint), "research", "train"), steps_.NODES, "dedicated=ops:NoExecute")
+
+
+def test_nodes_zero_gpu_limit() -> None:
+    def zero(resources: list[dict[str, Any]]) -> None:
+        find(resources, "NodePool", "train-on-demand")["spec"]["limits"]["nvidia.com/gpu"] = "0"
+
+    assert_fails(journey(run("dev", zero), "research", "train"), steps_.NODES, "limits nvidia.com/gpu to 0")
+
+
+def test_nodes_on_kubernetes_need_the_labeler_for_labels_outside_the_selector() -> None:
+    def want_workload(resources: list[dict[str, Any]]) -> None:
+        find(resources, "ResourceFlavor", "orion-infer")["spec"]["nodeLabels"]["workload"] = "inference"
+
+    def drop_labeler(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["inputs"].get("kind") != "DaemonSet"]
+
+    assert_ok(journey(run("kubernetes", want_workload), "applied-research", "infer"), steps_.NODES)
+    j = journey(run("kubernetes", want_workload, drop_labeler), "applied-research", "infer")
+    assert_fails(j, steps_.NODES, "do not carry workload=inference")
+
+
+# ---- step 5: capacity Karpenter knows -------------------------------------------------------------
+
+
+def test_capacity_needs_a_node_overlay_and_its_feature_gate() -> None:
+    mig = "nvidia.com/mig-1g.10gb"
+    overlay = node_overlay("infer-on-demand", mig)
+
+    def gate_off(resources: list[dict[str, Any]]) -> None:
+        release(resources, "karpenter")["values"]["settings"]["featureGates"]["nodeOverlay"] = False
+
+    j = journey(run("dev", drop_overlays, overlay, gate_off), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "feature gate is off (FEATURE_GATES")
+    assert_ok(journey(run("dev", drop_overlays, overlay, node_overlay_gate), "research", "infer"), steps_.CAPACITY)
+    other_pool = node_overlay("train-on-demand", mig)
+    j = journey(run("dev", drop_overlays, other_pool, node_overlay_gate), "research", "infer")
+    assert_fails(j, steps_.CAPACITY, "no NodeOverlay")
+
+
+def test_capacity_whole_gpus_come_from_the_instance_type() -> None:
+    def cpu_only(resources: list[dict[str, Any]]) -> None:
+        pool = find(resources, "NodePool", "train-on-demand")
+        pool["spec"]["template"]["spec"]["requirements"][0]["values"] = ["m7i.4xlarge"]
+
+    assert_ok(journey(run("dev"), "research", "train"), steps_.CAPACITY)
+    assert_fails(journey(run("dev", cpu_only), "research", "train"), steps_.CAPACITY, "offer no nvidia.com/gpu")
+
+
+def test_nodes_node_class_missing() -> None:
+    def drop(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r["inputs"].get("kind") != "EC2NodeClass"]
+
+    assert_fails(journey(run("dev", drop), "research", "train"), steps_.NODES, "names EC2NodeClass train, which is not")
