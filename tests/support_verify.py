@@ -151,5 +151,9 @@ def replicas_as_whole_gpus(resources: list[dict[str, Any]]) -> None:
 
 
 def hami_chart_default_selector(resources: list[dict[str, Any]]) -> None:
+    """The defect as it was: our selector without `gpu`, and pool nodes not labelled gpu=on."""
     values = release(resources, "hami")["values"]
     values["devicePlugin"]["nvidiaNodeSelector"] = {"gpuplat.dev/sharing": "fractional"}
+    for ds in objects(resources, "DaemonSet"):
+        for container in ds["spec"]["template"]["spec"].get("initContainers", []):
+            container["command"] = [arg for arg in container["command"] if arg != "gpu=on"]

@@ -154,17 +154,6 @@ def _fractional_node_labels() -> dict[str, str]:
     return existing_nodes(build_view(resources), pool).labels
 
 
-def test_today_hami_device_plugin_selects_a_label_no_pool_node_carries() -> None:
-    """The defect as it is: the chart default `gpu: "on"` is merged into the emitted selector."""
-    values = release(recorded("kubernetes")[2], "hami")["values"]
-    selector = _hami_plugin(values)["spec"]["template"]["spec"]["nodeSelector"]
-    emitted = values["devicePlugin"]["nvidiaNodeSelector"]
-    if selector.get("gpu") != "on" or "gpu" in emitted:
-        pytest.skip("the emitted HAMi values no longer inherit the chart's gpu=on selector")
-    assert _fractional_node_labels().get("gpu") != "on"
-
-
-@pytest.mark.xfail(strict=True, reason="HAMi selector defect: passes once the fix branches are merged")
 def test_hami_device_plugin_runs_on_the_fractional_pool_nodes() -> None:
     values = release(recorded("kubernetes")[2], "hami")["values"]
     selector = _hami_plugin(values)["spec"]["template"]["spec"]["nodeSelector"]

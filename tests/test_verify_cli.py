@@ -85,7 +85,6 @@ def test_cli_without_helm_python(capsys: pytest.CaptureFixture[str], monkeypatch
     render._render_cached.cache_clear()
 
 
-@pytest.mark.xfail(strict=True, reason="passes once the fix branches are merged")
 @pytest.mark.parametrize("which", SPECS)
 def test_verify_passes_on_the_shipped_stacks_and_the_kubernetes_example(which: str) -> None:
     journeys = run(which)

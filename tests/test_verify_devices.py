@@ -96,7 +96,10 @@ def test_hami_device_plugin_checks() -> None:
         ]
 
     def other_name(resources: list[dict[str, Any]]) -> None:
-        release(resources, "hami")["values"]["resourceName"] = "example.com/other"
+        values = release(resources, "hami")["values"]
+        values["resourceName"] = "example.com/other"
+        content = values["device-config"]["content"]
+        values["device-config"]["content"] = content.replace("nvidia.com/gpu.fractional", "example.com/other")
 
     fixed = hami_selector_without_chart_default
     j = journey(run("kubernetes", fixed, no_tolerations), "applied-research", "lab")
@@ -146,7 +149,7 @@ def test_admission_pod_security_and_bound_policies() -> None:
     assert_fails(j, steps_.ADMISSION, "baseline refuses")
     j = journey(run("dev", lift_default_limits, privileged), "research", "train")
     assert_ok(j, steps_.ADMISSION)
-    assert "ValidatingAdmissionPolicy tenant-capabilities (binding tenant-caps)" in steps(j, steps_.ADMISSION)[0].detail
+    assert "tenant-capabilities (binding tenant-caps)" in steps(j, steps_.ADMISSION)[0].detail
 
 
 def test_admission_resource_quota() -> None:
