@@ -11,6 +11,7 @@ from gpuplat.validate.rules import (
     storage,
     target,
     tenants,
+    workloads,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "storage",
     "target",
     "tenants",
+    "workloads",
 ]
