@@ -349,10 +349,54 @@ def test_pull_request_table_shows_base_to_head() -> None:
     assert "| pretrain | train ×256 → infer ×256 | 15.17 GiB | 80 GiB (H100-SXM-80GB GPU) | yes |" in section
     assert workloads_section({"pools": []}, {"pools": []}, _md_table) == ""
     alone = workloads_section(_doc(90.0, False), None, _md_table)
-    assert "| pretrain | train ×256 | 90.0 GiB | 80 GiB (H100-SXM-80GB GPU) | **no** |" in alone
+    assert "| pretrain | train ×256 | 90 GiB | 80 GiB (H100-SXM-80GB GPU) | **no** |" in alone
 
 
 def _md_table(header: list[str], rows: list[list[str]], right: int = 0) -> str:
     from gpuplat.preview.report import _table  # pyright: ignore[reportPrivateUsage]
 
     return _table(header, rows, right)
+
+
+def test_the_readme_example_is_the_fixture_and_valid(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```yaml\nworkloads:\n") + len("```yaml\n")
+    example = readme[start : readme.index("```", start)]
+    base = EXAMPLE.read_text(encoding="utf-8")
+    spec = tmp_path / "platform.yaml"
+    spec.write_text(base[: base.index("workloads:")] + example, encoding="utf-8")
+    compiled = compile_sources(Sources(spec, None))
+    assert compiled.plan is not None and not _errors(compiled)
+    fixture = compile_sources(Sources(EXAMPLE, None))
+    assert fixture.plan is not None and compiled.plan.workloads == fixture.plan.workloads
+
+
+K8S = ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"
+
+
+def _k8s(tmp_path: Path, workloads: str) -> Compiled:
+    spec = tmp_path / "platform.yaml"
+    spec.write_text(K8S.read_text(encoding="utf-8") + "workloads:\n" + workloads, encoding="utf-8")
+    return compile_sources(Sources(spec, None))
+
+
+def test_kubernetes_knows_no_throughput_so_no_times(tmp_path: Path) -> None:
+    compiled = _k8s(tmp_path, PRETRAIN.replace("gpus: 256", "gpus: 64"))
+    assert compiled.plan is not None, _errors(compiled)
+    [w] = compiled.plan.workloads
+    assert w.fits and w.checkpoint_gib is not None
+    assert w.checkpoint_write_seconds is None and w.model_load_seconds is None
+
+
+def test_a_share_of_a_gpu_offers_no_more_gpus(tmp_path: Path) -> None:
+    # lab: fractional L40S (44.7 GiB) in 10 shares of 4.47 GiB; 8B bf16 weights need 15 GiB. Shares
+    # of one GPU add no memory, so no GPU count helps there; a whole H100 of train does.
+    lab = """\
+  - {name: chat, kind: inference, pool: lab, gpus: 1, parameters: 8e9, precision: bf16,
+     layers: 32, hidden: 4096, heads: 32, kvHeads: 8, contextLength: 8192}
+"""
+    [(code, message)] = _errors(_k8s(tmp_path, lab))
+    assert code == "GP236" and "per 1/10 share of L40S-48GB" in message and "one holds 4.47 GiB" in message
+    assert "gpus:" not in message.split("pool: ")[0]
+    assert "nothing on this pool makes it fit (tried lower precisions)" in message
+    assert message.endswith("it would fit with pool: train (15.9 GiB of 80)")

@@ -18,14 +18,18 @@ def _by_name(plan: Json | None) -> dict[str, Json]:
     return {str(w["name"]): w for w in items}
 
 
+def _gib(value: object) -> str:
+    return f"{value:g} GiB" if isinstance(value, int | float) else "-"
+
+
 def _cells(w: Json | None) -> tuple[str, str, str, str]:
     if w is None:
         return "-", "-", "-", "-"
     total = cast("Json", w.get("perGpuGiB") or {}).get("total")
     return (
         f"{w.get('pool')} ×{w.get('gpus')}",
-        f"{total} GiB",
-        f"{w.get('gpuMemoryGiB')} GiB ({w.get('unit')})",
+        _gib(total),
+        f"{_gib(w.get('gpuMemoryGiB'))} ({w.get('unit')})",
         "yes" if w.get("fits") else "**no**",
     )
 
