@@ -4,10 +4,14 @@ stories, the findings GP236-GP238 and the JSON / text / pull-request renderings.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
 
 from gpuplat.cli import main
 from gpuplat.compile import Compiled, Sources, compile_sources
@@ -21,6 +25,7 @@ from gpuplat.plan.workloads import (
     model_state_bytes,
     pool_unit,
 )
+from gpuplat.plan.workloads_report import workloads_json
 from gpuplat.preview.report_workloads import workloads_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -400,3 +405,47 @@ def test_a_share_of_a_gpu_offers_no_more_gpus(tmp_path: Path) -> None:
     assert "gpus:" not in message.split("pool: ")[0]
     assert "nothing on this pool makes it fit (tried lower precisions)" in message
     assert message.endswith("it would fit with pool: train (15.9 GiB of 80)")
+
+
+FIELDS = [
+    "name", "kind", "pool", "gpus", "parameters", "precision", "optimizer", "gradientCheckpointing", "sharding",
+    "layers", "hidden", "heads", "kvHeads", "sequenceLength", "microBatch", "keepCheckpoints", "batch",
+    "contextLength",
+]  # fmt: skip
+_values = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**20), max_value=10**20)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(["training", "inference", "fp8", "int8", "zero3", "adam", "train", "serve", "infer", "", [1]])
+)
+
+
+@settings(derandomize=True, deadline=None, max_examples=300)
+@given(index=st.integers(0, 1), changes=st.dictionaries(st.sampled_from(FIELDS), _values, min_size=1, max_size=4))
+def test_any_workload_values_yield_a_plan_or_diagnostics(index: int, changes: dict[str, Any]) -> None:
+    data = YAML(typ="safe").load(EXAMPLE.read_text(encoding="utf-8"))
+    data["workloads"][index].update(changes)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "platform.yaml"
+        spec.write_text(json.dumps(data), encoding="utf-8")
+        compiled = compile_sources(Sources(spec, None))
+    errors = [d for d in compiled.diagnostics if d.is_error]
+    assert (compiled.plan is not None) != bool(errors)
+    if compiled.model is not None and compiled.plan is not None:
+        json.dumps(workloads_json(compiled.plan.workloads), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("parameters", 1.7e308), ("sequenceLength", 10**200), ("heads", 10**400), ("layers", 10**300)],
+)
+def test_absurd_sizes_are_schema_errors_not_crashes(tmp_path: Path, field: str, value: float) -> None:
+    # 1.7e308 parameters x 16 bytes is infinity: the planner would crash on it; the schema bounds
+    # every size so the arithmetic stays finite.
+    data = YAML(typ="safe").load(EXAMPLE.read_text(encoding="utf-8"))
+    data["workloads"][0][field] = value
+    spec = tmp_path / "platform.yaml"
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    compiled = compile_sources(Sources(spec, None))
+    assert ("GP104", f"$.workloads[0].{field}") in [(d.code, d.path) for d in compiled.diagnostics if d.is_error]
