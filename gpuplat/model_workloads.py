@@ -29,6 +29,7 @@ class ReferenceWorkload:
     kv_heads: int  # attention heads of K and V (grouped-query attention); = heads by default
     optimizer: str = "adam"  # training
     gradient_checkpointing: bool = False  # training
+    flash_attention: bool = False  # training: attention scores recomputed, never stored
     sharding: str = "none"  # training: none | zero1 | zero2 | zero3
     sequence_length: int = 0  # training
     micro_batch: int = 1  # training: sequences per GPU per step
@@ -68,6 +69,7 @@ def _workload(raw: Mapping[str, Any]) -> ReferenceWorkload:
         kv_heads=raw.get("kvHeads", raw["heads"]),
         optimizer=raw.get("optimizer", "adam") if training else "",
         gradient_checkpointing=bool(raw.get("gradientCheckpointing", False)),
+        flash_attention=bool(raw.get("flashAttention", False)),
         sharding=raw.get("sharding", "none"),
         sequence_length=raw.get("sequenceLength", 0),
         micro_batch=raw.get("microBatch", 1),

@@ -19,6 +19,7 @@ from gpuplat.model import GpuNodePool, NodeRange, Sharing, SharingMode
 from gpuplat.model_workloads import ReferenceWorkload
 from gpuplat.plan.workloads import (
     GIB,
+    fits,
     kv_cache_bytes_per_token,
     layer_activation_bytes,
     memory,
@@ -131,6 +132,24 @@ def test_full_recomputation_keeps_2sbh_per_layer_plus_one_layer() -> None:
     assert memory(_workload(precision="fp32")).activations == 2 * memory(_workload()).activations
 
 
+def test_flash_attention_drops_the_attention_term() -> None:
+    # FlashAttention stores no s x s scores: Korthikanti's 34 sbh per layer remain (section 4.3's
+    # selective recomputation count), with or without full recomputation.
+    s, h = 4096, 4096
+    assert memory(_workload(flash_attention=True)).activations * GIB == 32 * s * h * 34
+    both = _workload(flash_attention=True, gradient_checkpointing=True)
+    assert memory(both).activations * GIB == 2 * s * h * 32 + s * h * 34
+
+
+def test_a_workload_fits_in_90_percent_of_the_unit() -> None:
+    unit = pool_unit(_pool(SharingMode.EXCLUSIVE))
+    assert unit.usable_gib == pytest.approx(72)
+    serve = _workload(kind="inference", precision="fp8", gpus=1, context_length=1)
+    for gib, fit in ((71.9, True), (72.1, False)):
+        w = serve.but(parameters=gib * GIB - kv_cache_bytes_per_token(32, 4096, 32, 32, 1))
+        assert fits(memory(w), unit) is fit
+
+
 # ---- inference -------------------------------------------------------------------------------
 
 
@@ -204,11 +223,18 @@ def test_story_7b_finetune_on_a_mig_slice_names_what_would_fit(tmp_path: Path) -
     assert code == "GP236"
     # 6.74e9 x 16 bytes of model states and 32 layers of sbh(34 + 5as/h) activations.
     assert "needs 197.4 GiB per 1g.10gb MIG instance" in message
-    assert "activations 97.0" in message and "one holds 10 GiB on pool infer" in message
-    # On the pool: only the whole-GPU profile, pure bf16 states and checkpointing together.
-    assert "gradientCheckpointing: true, precision: bf16, pool infer sharing.profile: all-7g.80gb" in message
-    # Elsewhere: ZeRO over two whole H100s of the train pool.
-    assert "pool: train, gradientCheckpointing: true, sharding: zero1, gpus: 2 (66.8 GiB of 80)" in message
+    assert "activations 97.0" in message and "one holds 10 GiB, 9.0 usable (90 %), on pool infer" in message
+    # On the pool: only the whole-GPU profile with pure bf16 states, and FlashAttention or
+    # checkpointing for the activations.
+    assert (
+        "it would fit with flashAttention: true, precision: bf16, pool infer sharing.profile: all-7g.80gb "
+        "(67.2 of 72.0 usable GiB); or with gradientCheckpointing: true, precision: bf16, pool infer "
+        "sharing.profile: all-7g.80gb (54.2 of 72.0 usable GiB)"
+    ) in message
+    # Elsewhere: ZeRO over three whole H100s of the train pool, mixed precision kept.
+    assert message.endswith(
+        "or with pool: train, flashAttention: true, sharding: zero1, gpus: 3 (67.2 of 72.0 usable GiB)"
+    )
 
 
 def test_story_70b_pretrain_on_256_h100s_fits_with_zero3_and_checkpointing(tmp_path: Path) -> None:
@@ -257,7 +283,7 @@ def test_story_70b_fp8_inference_service(tmp_path: Path) -> None:
      layers: 80, hidden: 8192, heads: 64, kvHeads: 8, batch: 16, contextLength: 8192}
 """
     [(code, message)] = _errors(_compile(tmp_path, one_gpu))
-    assert code == "GP236" and message.endswith("it would fit with gpus: 2 (42.9 GiB of 80)")
+    assert code == "GP236" and message.endswith("it would fit with gpus: 2 (42.9 of 72.0 usable GiB)")
 
 
 # ---- the hot tier and the pool's size ---------------------------------------------------------
@@ -342,6 +368,7 @@ def _doc(total: float, fits: bool, pool: str = "train") -> dict[str, Any]:
                 "gpus": 256,
                 "perGpuGiB": {"total": total},
                 "gpuMemoryGiB": 80,
+                "usableGiB": 72,
                 "unit": "H100-SXM-80GB GPU",
                 "fits": fits,
             }
@@ -351,10 +378,10 @@ def _doc(total: float, fits: bool, pool: str = "train") -> dict[str, Any]:
 
 def test_pull_request_table_shows_base_to_head() -> None:
     section = workloads_section(_doc(15.17, True, "infer"), _doc(15.17, True), _md_table)
-    assert "| pretrain | train ×256 → infer ×256 | 15.17 GiB | 80 GiB (H100-SXM-80GB GPU) | yes |" in section
+    assert "| pretrain | train ×256 → infer ×256 | 15.17 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | yes |" in section
     assert workloads_section({"pools": []}, {"pools": []}, _md_table) == ""
     alone = workloads_section(_doc(90.0, False), None, _md_table)
-    assert "| pretrain | train ×256 | 90 GiB | 80 GiB (H100-SXM-80GB GPU) | **no** |" in alone
+    assert "| pretrain | train ×256 | 90 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | **no** |" in alone
 
 
 def _md_table(header: list[str], rows: list[list[str]], right: int = 0) -> str:
@@ -401,10 +428,10 @@ def test_a_share_of_a_gpu_offers_no_more_gpus(tmp_path: Path) -> None:
      layers: 32, hidden: 4096, heads: 32, kvHeads: 8, contextLength: 8192}
 """
     [(code, message)] = _errors(_k8s(tmp_path, lab))
-    assert code == "GP236" and "per 1/10 share of L40S-48GB" in message and "one holds 4.47 GiB" in message
+    assert code == "GP236" and "per 1/10 share of L40S-48GB" in message and "one holds 4.47 GiB, 4.0 usable" in message
     assert "gpus:" not in message.split("pool: ")[0]
     assert "nothing on this pool makes it fit (tried lower precisions)" in message
-    assert message.endswith("it would fit with pool: train (15.9 GiB of 80)")
+    assert message.endswith("it would fit with pool: train (15.9 of 72.0 usable GiB)")
 
 
 FIELDS = [

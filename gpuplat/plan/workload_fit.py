@@ -1,17 +1,17 @@
 """What `check` says about reference workloads: the planner's findings on them.
 
-- GP236 (workload-does-not-fit): a workload's memory per unit exceeds what one unit of its
-  pool holds. The message names the smallest changes that would make it fit, found by trying
-  every combination of the levers the workload has: gradient checkpointing, a higher ZeRO
-  stage, AMP instead of fp32 or pure bf16 states (training), fewer bytes per weight
-  (inference: bf16, fp8 where the GPU computes in FP8, int8), more GPUs (pools of whole GPUs
-  only: shares of one GPU add no memory, and MIG instances have no peer-to-peer path between
-  them, so data or tensor parallelism across them is not offered), and a larger MIG profile.
-  A combination is named only when no subset of its changes already fits; changes count one
-  each, a precision change two (it changes the numerics too); at most three are named. The
-  best option on another pool of the platform (lightest, then fewest GPUs) is added when it
-  needs fewer changes, the move aside, than any on the workload's own pool: a slice too small
-  for a model is often answered by the platform's pool of whole GPUs.
+- GP236 (workload-does-not-fit): a workload's memory per unit exceeds the usable 90 % of one
+  unit of its pool. The message names the smallest changes that would make it fit, found by
+  trying every combination of the levers the workload has: gradient checkpointing,
+  FlashAttention, a higher ZeRO stage, AMP instead of fp32 or pure bf16 states (training),
+  fewer bytes per weight (inference: bf16, fp8 where the GPU computes in FP8, int8), more GPUs
+  (pools of whole GPUs only: shares of one GPU add no memory, and MIG instances have no
+  peer-to-peer path between them, so data or tensor parallelism across them is not offered),
+  and a larger MIG profile. A combination is named only when no subset of its changes already
+  fits; changes count one each, a precision change two (it changes the numerics too); at most
+  three are named. The best option on another pool of the platform (lightest, then fewest
+  GPUs) is added when it needs fewer changes, the move aside, than any on the workload's own
+  pool: a slice too small for a model is often answered by the platform's pool of whole GPUs.
 - GP237 (hot-tier-checkpoints): the hot tier cannot hold the last `keepCheckpoints` (default 3)
   checkpoints of every training workload at once. They all run on one platform and each keeps
   its own, so the sizes add up.
@@ -46,7 +46,7 @@ class Remedy:
 
     def text(self) -> str:
         changes = ", ".join(f"{k}: {v}" for k, v in self.changes)
-        return f"{changes} ({self.total_gib:.1f} GiB of {self.unit.memory_gib:g})"
+        return f"{changes} ({self.total_gib:.1f} of {self.unit.usable_gib:.1f} usable GiB)"
 
 
 def _precisions(w: ReferenceWorkload, pool: GpuNodePool) -> list[str]:
@@ -63,10 +63,11 @@ def _precisions(w: ReferenceWorkload, pool: GpuNodePool) -> list[str]:
 
 def _candidates(w: ReferenceWorkload, pool: GpuNodePool, unit: Unit) -> Iterator[tuple[ReferenceWorkload, Unit]]:
     checkpointing = [w.gradient_checkpointing] + ([True] if w.training and not w.gradient_checkpointing else [])
+    flash = [w.flash_attention] + ([True] if w.training and not w.flash_attention else [])
     stages = SHARDING_STAGES[w.zero_stage :] if w.training else (w.sharding,)
     units = [unit, *larger_profiles(pool, unit)]
-    for ckpt, stage, precision, u in itertools.product(checkpointing, stages, _precisions(w, pool), units):
-        yield w.but(gradient_checkpointing=ckpt, sharding=stage, precision=precision), u
+    for ckpt, fa, stage, precision, u in itertools.product(checkpointing, flash, stages, _precisions(w, pool), units):
+        yield w.but(gradient_checkpointing=ckpt, flash_attention=fa, sharding=stage, precision=precision), u
 
 
 def _fewest_gpus(w: ReferenceWorkload, unit: Unit, most: int) -> int | None:
@@ -93,6 +94,8 @@ def _changes(
     out: list[tuple[str, str]] = []
     if c.gradient_checkpointing != w.gradient_checkpointing:
         out.append(("gradientCheckpointing", "true"))
+    if c.flash_attention != w.flash_attention:
+        out.append(("flashAttention", "true"))
     if c.sharding != w.sharding:
         out.append(("sharding", c.sharding))
     if c.precision != w.precision:
@@ -157,7 +160,9 @@ def _minimal(found: list[Remedy]) -> list[Remedy]:
 
 
 def _tried(w: ReferenceWorkload, pool: GpuNodePool, unit: Unit) -> str:
-    levers = ["gradient checkpointing", "ZeRO stages", "AMP and bf16"] if w.training else ["lower precisions"]
+    levers = ["lower precisions"]
+    if w.training:
+        levers = ["gradient checkpointing", "FlashAttention", "ZeRO stages", "AMP and bf16"]
     if unit.kind == "gpu":
         levers.append(f"up to {capacity(pool, unit)} GPUs")
     if unit.kind == "mig":
@@ -181,7 +186,7 @@ def _does_not_fit(model: Platform, index: int, w: ReferenceWorkload, plan: Workl
     )
     head = (
         f"workload {w.name} needs {m.total:.1f} GiB per {unit.label} ({parts}) but one holds "
-        f"{unit.memory_gib:g} GiB on pool {pool.name}"
+        f"{unit.memory_gib:g} GiB, {unit.usable_gib:.1f} usable (90 %), on pool {pool.name}"
     )
     options = remedies(w, pool, unit)
     if options:

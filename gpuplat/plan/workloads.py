@@ -15,12 +15,16 @@ hidden size, a the heads, L the layers, and no tensor or sequence parallelism (t
     per layer                    s·b·h·(34 + 5·a·s/h) bytes   (16-bit activations)
     with full recomputation      2·s·b·h per layer (each layer's input), plus, during the
                                  backward pass, one layer's activations recomputed in full
+    with flashAttention          s·b·h·34 per layer: the 5·a·s/h term is the attention's
+                                 s x s scores, softmax and dropout mask, which FlashAttention
+                                 (like the paper's selective recomputation) never stores
     fp32                         twice the bytes
 
 The paper's table 2 counts only 2·s·b·h·L under full recomputation; the layer being
 recomputed is added here because it is resident at the backward pass's peak. Not counted:
-CUDA context, allocator fragmentation, communication buckets, ZeRO-3's gathered layer and
-the logits; `fits` is therefore a necessary condition, not a guarantee.
+CUDA context, NCCL buffers, allocator fragmentation, ZeRO-3's gathered layer and the logits.
+For them a workload fits when its total is at most 90 % of the unit's memory, the share vLLM
+reserves for the model by default (`gpu_memory_utilization` 0.9); the rest is headroom.
 
 Inference: weights at the precision's bytes plus the KV cache, 2·L·h·(kvHeads/heads) elements
 per token (keys and values of every layer; grouped-query attention shares them across heads),
@@ -54,6 +58,7 @@ from gpuplat.plan.storage import MB_PER_GIB, transfer_seconds
 from gpuplat.plan.types import StoragePlan
 
 GIB = 2**30
+USABLE_FRACTION = 0.9  # of a unit's memory; the rest is CUDA context, buffers, fragmentation
 
 
 # ---- the papers' formulas, in bytes ----------------------------------------------------------
@@ -79,7 +84,7 @@ def layer_activation_bytes(s: int, b: int, h: int, a: int, t: int = 1, sequence_
 
 def activation_bytes(w: ReferenceWorkload) -> float:
     s, b, h = w.sequence_length, w.micro_batch, w.hidden
-    layer = layer_activation_bytes(s, b, h, w.heads)
+    layer = s * b * h * 34 if w.flash_attention else layer_activation_bytes(s, b, h, w.heads)
     stored = 2 * s * b * h * w.layers + layer if w.gradient_checkpointing else layer * w.layers
     return stored * TRAINING[w.precision].activation_factor
 
@@ -140,6 +145,10 @@ class Unit:
     memory_gib: float
     per_node: int  # such units on one node of the pool
     profile: str | None = None  # MIG profile
+
+    @property
+    def usable_gib(self) -> float:
+        return self.memory_gib * USABLE_FRACTION
 
 
 def pool_unit(pool: GpuNodePool, profile: str | None = None) -> Unit:
@@ -218,12 +227,12 @@ class WorkloadPlan:
 
 
 def fits(mem: Memory, unit: Unit) -> bool:
-    return mem.total <= unit.memory_gib + 1e-9
+    return mem.total <= unit.usable_gib + 1e-9
 
 
 def variant(w: ReferenceWorkload, unit: Unit) -> Variant:
     mem = memory(w)
-    return Variant(mem, fits(mem, unit), max_micro_batch(w, unit.memory_gib))
+    return Variant(mem, fits(mem, unit), max_micro_batch(w, unit.usable_gib))
 
 
 def checkpoint_gib(w: ReferenceWorkload) -> float | None:

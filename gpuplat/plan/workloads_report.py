@@ -2,10 +2,11 @@
 
 JSON, one object per workload: `name`, `kind`, `pool`, `gpus`, `precision`, `unit`,
 `perGpuGiB` {weights, gradients, optimizer, activations, kvCache, total}, `gpuMemoryGiB` (what
-one unit holds), `fits`, `maxMicroBatch` (training), `checkpointGiB`, `keepCheckpoints`,
-`checkpointWriteSeconds`, `modelGiB`, `modelLoadSeconds`, and the what-ifs `withoutAmp` (the
-same workload in fp32) and `withoutCheckpointing` (training; null for inference), each
-{perGpuGiB, fits, maxMicroBatch}. GiB to 2 decimals, seconds to 2; null when unknown.
+one unit holds), `usableGiB` (90 % of it, what `fits` compares the total with), `fits`,
+`maxMicroBatch` (training), `checkpointGiB`, `keepCheckpoints`, `checkpointWriteSeconds`,
+`modelGiB`, `modelLoadSeconds`, and the what-ifs `withoutAmp` (the same workload in fp32) and
+`withoutCheckpointing` (training; null for inference), each {perGpuGiB, fits, maxMicroBatch}.
+GiB to 2 decimals, seconds to 2; null when unknown.
 
 Text: a table of GiB per unit, then per workload what AMP and checkpointing buy (memory per
 GPU before -> after, the largest micro-batch that fits) and the checkpoint and load times.
@@ -52,6 +53,7 @@ def workload_json(w: WorkloadPlan) -> Json:
         "unit": w.unit.label,
         "perGpuGiB": _memory_json(w.memory),
         "gpuMemoryGiB": _gib(w.unit.memory_gib),
+        "usableGiB": _gib(w.unit.usable_gib),
         "fits": w.fits,
         "maxMicroBatch": w.max_micro_batch,
         "checkpointGiB": _gib(w.checkpoint_gib),
@@ -127,13 +129,13 @@ def workloads_text(plans: tuple[WorkloadPlan, ...], table: Callable[..., str]) -
             _n(w.memory.activations),
             _n(w.memory.kv_cache),
             f"{w.memory.total:.1f}",
-            f"{w.unit.memory_gib:g} ({w.unit.label})",
+            f"{w.unit.usable_gib:.1f} of {w.unit.memory_gib:g} ({w.unit.label})",
             "yes" if w.fits else "NO",
         ]
         for w in plans
     ]
     header = ["workload", "kind", "pool", "GPUs", "precision", "weights", "grads", "optim", "activ", "KV", "total"]
     head = "Workloads: GiB per GPU (per MIG instance or share on shared pools)\n"
-    body = table([*header, "memory", "fits"], rows, frozenset({3, *range(5, 11)}))
+    body = table([*header, "usable GiB", "fits"], rows, frozenset({3, *range(5, 11)}))
     details = [line for w in plans for line in _details(w)]
     return head + body + "\n".join(details) + "\n"

@@ -22,6 +22,11 @@ def _gib(value: object) -> str:
     return f"{value:g} GiB" if isinstance(value, int | float) else "-"
 
 
+def _usable(w: Json) -> str:
+    usable = w.get("usableGiB")
+    return f"{usable:g} of " if isinstance(usable, int | float) else ""
+
+
 def _cells(w: Json | None) -> tuple[str, str, str, str]:
     if w is None:
         return "-", "-", "-", "-"
@@ -29,7 +34,7 @@ def _cells(w: Json | None) -> tuple[str, str, str, str]:
     return (
         f"{w.get('pool')} ×{w.get('gpus')}",
         _gib(total),
-        f"{_gib(w.get('gpuMemoryGiB'))} ({w.get('unit')})",
+        f"{_usable(w)}{_gib(w.get('gpuMemoryGiB'))} ({w.get('unit')})",
         "yes" if w.get("fits") else "**no**",
     )
 
@@ -53,4 +58,4 @@ def workloads_section(head: Json, base: Json | None, table: Callable[..., str]) 
             rows.append([name, *(_arrow(b, a) for b, a in zip(before_cells, after_cells, strict=True))])
     note = " (base → head)" if base is not None else ""
     head_line = f"### Workloads\n\nMemory per GPU (per MIG instance or share on shared pools){note}.\n\n"
-    return head_line + table(["workload", "pool × GPUs", "per GPU", "GPU memory", "fits"], rows)
+    return head_line + table(["workload", "pool × GPUs", "per GPU", "usable of GPU memory", "fits"], rows)

@@ -11,7 +11,15 @@ from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_list, as_map, as_str, is_int, pool_gpu, pools, section
 
 # Fields that only one kind of workload reads; the other kind's planner never looks at them.
-TRAINING_ONLY = ("optimizer", "gradientCheckpointing", "sharding", "sequenceLength", "microBatch", "keepCheckpoints")
+TRAINING_ONLY = (
+    "optimizer",
+    "gradientCheckpointing",
+    "flashAttention",
+    "sharding",
+    "sequenceLength",
+    "microBatch",
+    "keepCheckpoints",
+)
 INFERENCE_ONLY = ("kvHeads", "batch", "contextLength")
 REQUIRED = {"training": "sequenceLength", "inference": "contextLength"}
 
