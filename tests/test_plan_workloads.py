@@ -47,6 +47,12 @@ def test_zero_figure_1_seven_and_a_half_billion_parameters_on_64_gpus() -> None:
     assert _zero_gb(7.5e9, 3, 64) == pytest.approx(1.875)
 
 
+def test_zero_table_1_on_1024_gpus() -> None:
+    # Table 1, 7.5B parameters, Nd = 1024: 30.1, 15.1 and 0.12 GB per GPU for stages 1 to 3.
+    per_stage = [_zero_gb(7.5e9, stage, 1024) for stage in (1, 2, 3)]
+    assert [round(per_stage[0], 1), round(per_stage[1], 1), round(per_stage[2], 2)] == [30.1, 15.1, 0.12]
+
+
 def test_zero_mixed_precision_adam_is_16_bytes_per_parameter() -> None:
     # Section 3.1: a 1.5B-parameter GPT-2 needs at least 24 GB for its model states.
     assert _zero_gb(1.5e9, 0, 1) == pytest.approx(24.0)

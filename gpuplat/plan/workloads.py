@@ -40,8 +40,10 @@ Storage: a checkpoint is the weights and optimizer states (gradients are not sav
 to the hot tier at its aggregate throughput (the best case, as gpuplat/plan/storage.py says).
 Model load is the weights read from the warm tier (S3 Express One Zone, which provisions no
 throughput): each node of the job reads the weights its GPUs hold, at most the whole model,
-through one network card (the VPC CNI puts pod ENIs on card 0), the instance's bandwidth
-divided by its network cards; unknown (None) on provider kubernetes or without a warm tier.
+through one network card, the instance's bandwidth divided by its network cards: the VPC CNI
+gives pods interfaces on network card 0 only, unless a pod opts into its multi-NIC mode
+(ENABLE_MULTI_NIC and the `k8s.amazonaws.com/nicConfig` annotation, aws/amazon-vpc-cni-k8s
+pull request 3347). Unknown (None) on provider kubernetes or without a warm tier.
 """
 
 from __future__ import annotations
