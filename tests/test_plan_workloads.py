@@ -292,6 +292,24 @@ def test_story_70b_fp8_inference_service(tmp_path: Path) -> None:
     assert code == "GP236" and message.endswith("it would fit with gpus: 2 (42.9 of 72.0 usable GiB)")
 
 
+def test_another_pool_is_offered_only_where_the_precision_runs(tmp_path: Path) -> None:
+    # An fp8 service too big for a MIG slice, where every other pool has A100s (no FP8): moving
+    # there is never offered, though 80 GB would hold it; a larger MIG profile is.
+    text = EXAMPLE.read_text(encoding="utf-8").replace("instanceType: p5.48xlarge", "instanceType: p4de.24xlarge")
+    text = text.replace(
+        "  - name: infer\n    instanceType: p4de.24xlarge", "  - name: infer\n    instanceType: p5.48xlarge"
+    )
+    spec = tmp_path / "platform.yaml"
+    workload = """\
+  - {name: big, kind: inference, pool: infer, gpus: 1, parameters: 70.6e9, precision: fp8,
+     layers: 80, hidden: 8192, heads: 64, kvHeads: 8, contextLength: 8192}
+"""
+    spec.write_text(text[: text.index("workloads:")] + "workloads:\n" + workload, encoding="utf-8")
+    [(code, message)] = _errors(compile_sources(Sources(spec, None)))
+    assert code == "GP236" and "pool: " not in message
+    assert message.endswith("it would fit with pool infer sharing.profile: all-7g.80gb (67.0 of 72.0 usable GiB)")
+
+
 # ---- the hot tier and the pool's size ---------------------------------------------------------
 
 PRETRAIN = """\

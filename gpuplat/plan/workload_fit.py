@@ -129,6 +129,8 @@ def elsewhere(model: Platform, w: ReferenceWorkload) -> Remedy | None:
         unit = pool_unit(other)
         if other.name == w.pool or w.gpus > capacity(other, unit):
             continue
+        if w.precision == "fp8" and other.gpu_model not in FP8_GPUS:
+            continue  # GP297: no FP8 tensor cores there
         moved = w.but(pool=other.name)
         mem = memory(moved)
         options = [Remedy((), mem.total, unit)] if fits(mem, unit) else remedies(moved, other, unit)
