@@ -360,6 +360,7 @@ def test_json_shape(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monk
         assert set(w["perGpuGiB"]) == MEMORY_KEYS
         assert set(w["withoutAmp"]) == VARIANT_KEYS and set(w["withoutAmp"]["perGpuGiB"]) == MEMORY_KEYS
     assert set(pretrain["withoutCheckpointing"]) == VARIANT_KEYS
+    assert pretrain["withAmp"] is None and pretrain["withCheckpointing"] is None  # it has both
     assert serve["withoutCheckpointing"] is None and serve["checkpointGiB"] is None
     assert pretrain["perGpuGiB"]["total"] == 15.17 and pretrain["fits"] is True
     assert doc["storage"]["hot"]["checkpointWriteSeconds"] == pretrain["checkpointWriteSeconds"]
@@ -381,6 +382,25 @@ def test_text_shows_what_amp_and_checkpointing_buy() -> None:
     assert "llama-70b-pretrain: amp 15.2 GiB per GPU, fp32 26.2 GiB: saves 11.1 GiB (42 %)" in text
     assert "checkpointing 15.2 GiB per GPU, without 489.1 GiB (does not fit)" in text
     assert "max micro-batch 6, without 0" in text
+
+
+def test_what_an_fp32_run_without_checkpointing_would_gain(tmp_path: Path) -> None:
+    from gpuplat.plan.report import plan_text
+
+    small = """\
+  - {name: small, kind: training, pool: train, gpus: 8, parameters: 1.3e9, precision: fp32,
+     layers: 24, hidden: 2048, heads: 16, sequenceLength: 2048, microBatch: 2, sharding: zero2}
+"""
+    compiled = _compile(tmp_path, small)
+    assert compiled.model is not None and compiled.plan is not None
+    [w] = compiled.plan.workloads
+    assert w.with_amp is not None and w.with_checkpointing is not None
+    # By hand, fp32 activations of 24 layers: 2 x 2048 x 2 x 2048 x (34 + 5 x 16 x 2048 / 2048) x 24 bytes.
+    assert w.memory.activations * GIB == 2 * 2048 * 2 * 2048 * (34 + 80) * 24
+    assert w.with_amp.memory.activations == w.memory.activations / 2
+    text = plan_text(compiled.model, compiled.plan)
+    assert "small: amp would need 25.9 GiB per GPU, fp32 now 49.4 GiB: saves 23.5 GiB (48 %)" in text
+    assert "checkpointing would need 9.2 GiB per GPU, now 49.4 GiB: saves 40.2 GiB (81 %); max micro-batch 51" in text
 
 
 def _doc(total: float, fits: bool, pool: str = "train") -> dict[str, Any]:

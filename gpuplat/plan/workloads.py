@@ -226,6 +226,9 @@ class WorkloadPlan:
     model_load_seconds: float | None
     without_amp: Variant
     without_checkpointing: Variant | None  # None for inference
+    # What the workload would gain: AMP for an fp32 training run, checkpointing when it is off.
+    with_amp: Variant | None = None
+    with_checkpointing: Variant | None = None
 
 
 def fits(mem: Memory, unit: Unit) -> bool:
@@ -282,6 +285,10 @@ def plan_workload(model: Platform, w: ReferenceWorkload, storage: StoragePlan) -
         model_load_seconds=model_load_seconds(model, pool, w, unit),
         without_amp=variant(w.but(precision="fp32"), unit),
         without_checkpointing=variant(w.but(gradient_checkpointing=False), unit) if w.training else None,
+        with_amp=variant(w.but(precision="amp"), unit) if w.training and w.precision == "fp32" else None,
+        with_checkpointing=variant(w.but(gradient_checkpointing=True), unit)
+        if w.training and not w.gradient_checkpointing
+        else None,
     )
 
 

@@ -5,8 +5,9 @@ JSON, one object per workload: `name`, `kind`, `pool`, `gpus`, `precision`, `uni
 one unit holds), `usableGiB` (90 % of it, what `fits` compares the total with), `fits`,
 `maxMicroBatch` (training), `checkpointGiB`, `keepCheckpoints`, `checkpointWriteSeconds`,
 `modelGiB`, `modelLoadSeconds`, and the what-ifs `withoutAmp` (the same workload in fp32) and
-`withoutCheckpointing` (training; null for inference), each {perGpuGiB, fits, maxMicroBatch}.
-GiB to 2 decimals, seconds to 2; null when unknown.
+`withoutCheckpointing` (training; null for inference), and what the workload would gain,
+`withAmp` (fp32 training) and `withCheckpointing` (training without it), null otherwise; each
+{perGpuGiB, fits, maxMicroBatch}. GiB to 2 decimals, seconds to 2; null when unknown.
 
 Text: a table of GiB per unit, then per workload what AMP and checkpointing buy (memory per
 GPU before -> after, the largest micro-batch that fits) and the checkpoint and load times.
@@ -63,6 +64,8 @@ def workload_json(w: WorkloadPlan) -> Json:
         "modelLoadSeconds": _gib(w.model_load_seconds),
         "withoutAmp": _variant_json(w.without_amp),
         "withoutCheckpointing": _variant_json(w.without_checkpointing),
+        "withAmp": _variant_json(w.with_amp),
+        "withCheckpointing": _variant_json(w.with_checkpointing),
     }
 
 
@@ -98,10 +101,15 @@ def _seconds(value: float | None) -> str:
 
 def _details(w: WorkloadPlan) -> list[str]:
     lines: list[str] = []
+    now = Variant(w.memory, w.fits, w.max_micro_batch)
     if w.precision != "fp32":
         lines.append(_change(w, w.without_amp, w.precision, "fp32"))
+    if w.with_amp is not None:
+        lines.append(_change(w.with_amp, now, "amp would need", "fp32 now"))
     if w.without_checkpointing is not None and w.without_checkpointing.memory != w.memory:
         lines.append(_change(w, w.without_checkpointing, "checkpointing", "without"))
+    if w.with_checkpointing is not None:
+        lines.append(_change(w.with_checkpointing, now, "checkpointing would need", "now"))
     if w.checkpoint_gib is not None:
         lines.append(
             f"checkpoint {w.checkpoint_gib:.1f} GiB, written in {_seconds(w.checkpoint_write_seconds)} "
