@@ -520,3 +520,15 @@ def test_absurd_sizes_are_schema_errors_not_crashes(tmp_path: Path, field: str, 
     spec.write_text(json.dumps(data), encoding="utf-8")
     compiled = compile_sources(Sources(spec, None))
     assert ("GP104", f"$.workloads[0].{field}") in [(d.code, d.path) for d in compiled.diagnostics if d.is_error]
+
+
+def test_the_comment_has_the_workload_table(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["preview", "--spec", str(EXAMPLE), "--format", "markdown"]) == 0
+    comment = capsys.readouterr().out
+    assert (
+        comment.index("### Capacity and markets") < comment.index("### Workloads") < comment.index("### Monthly cost")
+    )
+    assert "| llama-70b-serve | serve ×2 | 42.88 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | yes |" in comment
