@@ -202,7 +202,8 @@ def _does_not_fit(model: Platform, index: int, w: ReferenceWorkload, plan: Workl
         tail += ("; or with " if options else "; it would fit with ") + other.text()
     elif not options:
         tail += ", nor on another pool: add a pool with larger GPUs"
-    return PlanFinding(CODE_DOES_NOT_FIT, Level.ERROR, ("workloads", index), head + tail)
+    # At the workload's pool: where it does not fit, and what an overlay moving it changed.
+    return PlanFinding(CODE_DOES_NOT_FIT, Level.ERROR, ("workloads", index, "pool"), head + tail)
 
 
 def _hot_tier(model: Platform, plans: tuple[WorkloadPlan, ...], storage: StoragePlan) -> list[PlanFinding]:
