@@ -5,8 +5,20 @@ Toward Training Trillion Parameter Models" (SC 2020), section 3.1 and figure 1: 
 Adam keeps 16-bit weights (2 bytes) and gradients (2) plus fp32 master weights, momentum and
 variance (K = 12): 16 bytes, 120 GB for 7.5B parameters. Over Nd data-parallel GPUs ZeRO stage
 1 divides the optimizer states by Nd, stage 2 also the gradients, stage 3 also the weights
-(7.5B on Nd = 64: 31.4, 16.6 and 1.88 GB per GPU). Bytes of the other precisions and of SGD:
-gpuplat/catalog/precision.py, which also states what amp, bf16 and fp8 mean here.
+(7.5B on Nd = 64: 31.4, 16.6 and 1.88 GB per GPU).
+
+Assumptions, bytes per parameter as weights / gradients / Adam states (the tables and their
+reasons are in gpuplat/catalog/precision.py):
+
+    fp32   4 / 4 / 8    master copy = the weights; 32-bit activations (twice the bytes)
+    amp    2 / 2 / 12   mixed precision: 16-bit (fp16 or bf16) compute copies, fp32 master
+                        weights, momentum and variance: ZeRO's K = 12
+    bf16   2 / 2 / 4    pure bf16: no fp32 master copy, bf16 moments (what `amp` is not)
+    fp8    2 / 2 / 12   FP8 is the GEMMs' compute format only: training memory as amp; FP8
+                        optimizer states (FP8-LM) are not assumed, frameworks keep them fp32
+    int8   -            inference only
+    SGD keeps one state (momentum): 4 bytes in fp32, 8 with amp (master + momentum), 2 in bf16.
+    Inference: 4 / 2 / 2 / 1 / 1 bytes per weight and per KV-cache element.
 
 Activations (training), from Korthikanti et al., "Reducing Activation Recomputation in Large
 Transformer Models" (2022), section 4, with s the sequence length, b the micro-batch, h the
