@@ -165,17 +165,16 @@ class Unit:
         return self.memory_gib * USABLE_FRACTION
 
 
-def pool_unit(pool: GpuNodePool, profile: str | None = None) -> Unit:
-    """The unit of `pool`; `profile` asks what a MIG instance of that profile would hold."""
+def pool_unit(pool: GpuNodePool) -> Unit:
+    """What one unit of `pool` is and holds; on MIG pools the largest instance of the layout."""
     gpu, per_node = gpu_of(pool), pool.gpus_per_node
     mode = pool.sharing.mode
     if mode is SharingMode.MIG:
         devices = mig_devices(pool)
-        if profile is None and devices:
-            profile = max(devices, key=lambda n: (p.memory_gib if (p := gpu.mig_profile(n)) else 0, n))
-        found = gpu.mig_profile(profile) if profile else None
+        largest = max(devices, key=lambda n: (p.memory_gib if (p := gpu.mig_profile(n)) else 0, n), default=None)
+        found = gpu.mig_profile(largest) if largest else None
         if found is not None:
-            count = devices.get(found.name, found.max_count)
+            count = devices[found.name]
             return Unit("mig", f"{found.name} MIG instance", found.memory_gib, count * per_node, found.name)
         if pool.sharing.profile != "all-disabled":
             return Unit("mig", "no MIG instance", 0.0, 0)  # all-enabled: MIG on, no instances
