@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from gpuplat.catalog import SHARING_OVERHEAD, GpuModel, gpu_model, instance_type
+from gpuplat.model_workloads import ReferenceWorkload, build_workloads
 
 
 class Provider(StrEnum):
@@ -253,6 +254,7 @@ class Platform:
     scheduling: Scheduling
     tenants: tuple[Tenant, ...]
     observability: Observability
+    workloads: tuple[ReferenceWorkload, ...] = ()  # reference workloads the plan sizes
     pools_by_name: Mapping[str, GpuNodePool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -431,6 +433,7 @@ def build_model(data: Data) -> Platform:
         ),
         tenants=tuple(tenants),
         observability=Observability(data.get("observability", {}).get("retention", "15d")),
+        workloads=build_workloads(data.get("workloads")),
     )
 
 

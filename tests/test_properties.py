@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPECS = {
     "aws": (ROOT / "platform" / "platform.yaml").read_text(encoding="utf-8"),
     "kubernetes": (ROOT / "tests" / "fixtures" / "kubernetes_example.yaml").read_text(encoding="utf-8"),
+    "workloads": (ROOT / "tests" / "fixtures" / "workloads_example.yaml").read_text(encoding="utf-8"),
 }
 OVERLAYS = {env: (ROOT / "stacks" / f"{env}.yaml").read_text(encoding="utf-8") for env in ("dev", "staging", "prod")}
 

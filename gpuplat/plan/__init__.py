@@ -17,6 +17,8 @@ from gpuplat.plan.queues import flavor_limit_findings
 from gpuplat.plan.sharing import sharing_units
 from gpuplat.plan.storage import plan_storage
 from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
+from gpuplat.plan.workload_fit import capacity_findings, workload_findings
+from gpuplat.plan.workloads import plan_workloads, storage_sizes
 
 
 def _ports(model: Platform, pool: GpuNodePool) -> int:
@@ -27,7 +29,7 @@ def _ports(model: Platform, pool: GpuNodePool) -> int:
 def build_plan(model: Platform) -> PlanOutcome:
     procurement = plan_procurement(model)
     fabric, fabric_findings = plan_fabric(model)
-    findings = (*procurement.findings, *fabric_findings, *missing_prices(model))
+    findings = (*procurement.findings, *fabric_findings, *missing_prices(model), *capacity_findings(model))
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
     pools = tuple(
@@ -47,12 +49,15 @@ def build_plan(model: Platform) -> PlanOutcome:
     planned_node_pools = node_pools(model, pools)
     planned_flavors = flavors(model, pools, planned_node_pools)
     planned_quotas, quota_findings = quotas(model, planned_flavors)
+    storage = plan_storage(model, storage_sizes(model))
+    workloads = plan_workloads(model, storage)
     findings = (
         *findings,
         *flavor_limit_findings(model, pools),
         *quota_findings,
         *topology_findings(model, pools),
         *floor_findings(model, pools),
+        *workload_findings(model, workloads, storage),
     )
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
@@ -62,7 +67,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         fleet_markets=procurement.fleet_markets,
         reservations=reservations(model, procurement.shares),
         fabric=fabric,
-        storage=plan_storage(model),
+        storage=storage,
         cost=plan_cost(model, procurement.shares),
         fleet_targets=procurement.targets,
         fleet_tolerance=procurement.tolerance,
@@ -70,6 +75,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         node_overlays=node_overlays(pools, planned_node_pools),
         flavors=planned_flavors,
         quotas=planned_quotas,
+        workloads=workloads,
     )
     return PlanOutcome(plan, findings)
 

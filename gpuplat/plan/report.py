@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
+from gpuplat.plan.workloads_report import workloads_json, workloads_text
 
 Json = dict[str, Any]
 
@@ -162,6 +163,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
             }
             for r in plan.reservations
         ],
+        **({"workloads": workloads_json(plan.workloads)} if plan.workloads else {}),
     }
 
 
@@ -363,6 +365,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         _sharing_text(model, plan),
         _fabric_text(plan),
         _storage_text(plan),
+        *([workloads_text(plan.workloads, table)] if plan.workloads else []),
         _cost_text(plan),
         _reservations_text(plan),
     ]

@@ -9,7 +9,9 @@ Hot tier on aws (FSx for Lustre PERSISTENT_2 SSD):
                     (the sizes FSx accepts: 1200, 2400, then increments of 2400)
     throughput    = capacity GiB / 1000 x throughputPerTiB   MB/s, aggregate (AWS's formula)
     checkpoint write seconds = checkpointGiB x 1073.741824 / throughput, model load likewise:
-    the best case at the whole file system's throughput, no other traffic.
+    the best case at the whole file system's throughput, no other traffic. With top-level
+    `workloads`, the sizes are the largest checkpoint and model among them
+    (gpuplat/plan/workloads.py), not storage.workload's.
 Hot tier on kubernetes: an existing StorageClass; capacity is as requested (no rounding) and
 its throughput is unknown, so there are no times.
 
@@ -44,8 +46,10 @@ def transfer_seconds(gib: float | None, mbps: float | None) -> float | None:
     return gib * MB_PER_GIB / mbps
 
 
-def plan_storage(model: Platform) -> StoragePlan:
+def plan_storage(model: Platform, sizes: tuple[float | None, float | None] | None = None) -> StoragePlan:
+    """`sizes`: (checkpoint GiB, model GiB) of the reference workloads, replacing storage.workload's."""
     storage, aws = model.storage, model.target.provider is Provider.AWS
+    checkpoint, weights = sizes or (storage.workload.checkpoint_gib, storage.workload.model_gib)
     zone = model.target.zones[0] if aws and model.target.zones else None
     hot = None
     if storage.hot is not None:
@@ -62,8 +66,8 @@ def plan_storage(model: Platform) -> StoragePlan:
             capacity_gib=capacity,
             throughput_per_tib=per_tib,
             throughput_mbps=mbps,
-            checkpoint_write_seconds=transfer_seconds(storage.workload.checkpoint_gib, mbps),
-            model_load_seconds=transfer_seconds(storage.workload.model_gib, mbps),
+            checkpoint_write_seconds=transfer_seconds(checkpoint, mbps),
+            model_load_seconds=transfer_seconds(weights, mbps),
             rounded=capacity > requested + 1e-9,
             standard=standard,
             standard_tenants=tenants,

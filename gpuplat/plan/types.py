@@ -16,6 +16,7 @@ from gpuplat.spec.positions import PathPart
 
 if TYPE_CHECKING:
     from gpuplat.plan.capacity import FlavorPlan, NodeOverlayPlan, NodePoolPlan, QuotaPlan
+    from gpuplat.plan.workloads import WorkloadPlan
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ class Plan:
     node_overlays: tuple[NodeOverlayPlan, ...] = ()
     flavors: tuple[FlavorPlan, ...] = ()
     quotas: tuple[QuotaPlan, ...] = ()
+    workloads: tuple[WorkloadPlan, ...] = ()  # the spec's reference workloads, sized
 
     def pool(self, name: str) -> PoolPlan:
         return next(p for p in self.pools if p.name == name)

@@ -1,8 +1,8 @@
 """`gpuplat preview --format markdown`: the pull-request comment.
 
 Sections: resource changes (or, without --base, resources by type), per-pool capacity and
-market changes, monthly cost delta, policy results, `gpuplat verify`'s journeys (when given)
-and a mermaid diagram of the platform.
+market changes, the reference workloads' fit (report_workloads.py), monthly cost delta,
+policy results, `gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
 
 The numbers come from the plan JSON of DESIGN section 7 on both sides. The head's is built
 in-process; the base's comes from the base checkout's own `python -m gpuplat.cli plan`
@@ -31,6 +31,7 @@ from gpuplat.plan.types import Plan
 
 from .diff import OPS, Change
 from .engine import RecordedResource
+from .report_workloads import workloads_section
 
 Json = dict[str, Any]
 MARKETS = (("reserved", "reserved"), ("spot", "spot"), ("onDemand", "on-demand"))
@@ -339,6 +340,8 @@ def render_markdown(report: Report) -> str:
     else:
         out.append(_resources_section(report.resources))
     out.append("\n" + _capacity_section(head_plan, base))
+    if workloads := workloads_section(head_plan, base, _table):
+        out.append("\n" + workloads)
     out.append("\n" + _cost_section(head_plan, base))
     out.append("\n" + _policy_section(report.policy))
     if report.verify is not None:

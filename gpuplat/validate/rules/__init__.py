@@ -12,6 +12,7 @@ from gpuplat.validate.rules import (
     storage,
     target,
     tenants,
+    workloads,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "storage",
     "target",
     "tenants",
+    "workloads",
 ]
