@@ -125,3 +125,25 @@ def test_text_shows_the_standard_hot_file_system() -> None:
     row = next(line for line in text.splitlines() if line.startswith("hot (standard)"))
     assert "12000 GiB" in row and "12,000 MB/s (1000/TiB)" in row
     assert "tenants product" in row and "80%" in row
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_capacity_document_is_what_gets_provisioned(stack: str) -> None:
+    compiled = compile_stack(stack)
+    assert compiled.model is not None and compiled.plan is not None
+    doc = plan_json(compiled.model, compiled.plan)["capacity"]
+    pools = {p["name"]: p for p in plan_json(compiled.model, compiled.plan)["pools"]}
+    # One NodePool per pool and market with nodes, its GPU limit the market's share.
+    for node_pool in doc["nodePools"]:
+        assert node_pool["gpuLimit"] == pools[node_pool["pool"]]["markets"][node_pool["market"]]["gpus"] > 0
+    # Per flavor, the tenants' nominal GPUs never exceed what it has.
+    capacity = {f["name"]: f["gpus"] for f in doc["flavors"]}
+    promised = dict.fromkeys(capacity, 0)
+    for quota in doc["quotas"]:
+        promised[quota["flavor"]] += quota["gpus"]
+    assert all(promised[name] <= capacity[name] for name in capacity)
+    by_tenant = {t.name: sum(q["gpus"] for q in doc["quotas"] if q["tenant"] == t.name) for t in compiled.model.tenants}
+    assert by_tenant == {t.name: t.gpus for t in compiled.model.tenants}
+    text = plan_text(compiled.model, compiled.plan)
+    assert "Kueue quotas: nominal GPUs per tenant and flavor" in text
+    assert all(f["name"] in text for f in doc["flavors"])

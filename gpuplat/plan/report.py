@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.plan.capacity_report import capacity_json, capacity_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
 from gpuplat.plan.workloads_report import workloads_json, workloads_text
 
@@ -163,6 +164,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
             }
             for r in plan.reservations
         ],
+        "capacity": capacity_json(plan),
         **({"workloads": workloads_json(plan.workloads)} if plan.workloads else {}),
     }
 
@@ -365,6 +367,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         _sharing_text(model, plan),
         _fabric_text(plan),
         _storage_text(plan),
+        *([capacity_text(plan, table)] if plan.flavors else []),
         *([workloads_text(plan.workloads, table)] if plan.workloads else []),
         _cost_text(plan),
         _reservations_text(plan),

@@ -1,0 +1,69 @@
+"""The capacity objects in the plan: the JSON `capacity` document and the text section.
+
+JSON: `nodePools` [{name, pool, market, nodes, gpuLimit, weight}] (aws), `nodeOverlays`
+[{name, pool, nodePools, capacity}] (aws), `flavors` [{name, pool, market, gpus, resources,
+topologyAware}] and `quotas` [{tenant, flavor, gpus}] (the tenant's nominal GPUs per flavor;
+the flavor is the ResourceFlavor's name).
+
+Text: per tenant its nominal GPUs per flavor and in total, against what each flavor has, so a
+reader sees where the guarantees sit before anything is applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gpuplat.plan.types import Plan
+
+Json = dict[str, Any]
+Table = Callable[[Sequence[str], Sequence[Sequence[str]], frozenset[int]], str]
+
+
+def capacity_json(plan: Plan) -> Json:
+    flavor_names = {f.key: f.name for f in plan.flavors}
+    return {
+        "nodePools": [
+            {
+                "name": n.name,
+                "pool": n.pool,
+                "market": n.market.procurement_key,
+                "nodes": n.nodes,
+                "gpuLimit": n.gpus,
+                "weight": n.weight,
+            }
+            for n in plan.node_pools
+        ],
+        "nodeOverlays": [
+            {"name": o.name, "pool": o.pool, "nodePools": list(o.node_pools), "capacity": dict(o.capacity)}
+            for o in plan.node_overlays
+        ],
+        "flavors": [
+            {
+                "name": f.name,
+                "pool": f.pool,
+                "market": f.market.procurement_key if f.market is not None else None,
+                "gpus": f.gpus,
+                "resources": dict(f.units),
+                "topologyAware": f.topology_aware,
+            }
+            for f in plan.flavors
+        ],
+        "quotas": [{"tenant": q.tenant, "flavor": flavor_names[q.flavor], "gpus": q.gpus} for q in plan.quotas],
+    }
+
+
+def capacity_text(plan: Plan, table: Table) -> str:
+    if not plan.flavors:
+        return ""
+    tenants = list(dict.fromkeys(q.tenant for q in plan.quotas))
+    header = ["flavor", "GPUs", *tenants, "promised"]
+    rows: list[list[str]] = []
+    for flavor in plan.flavors:
+        shares = [next((q.gpus for q in plan.quotas if q.tenant == t and q.flavor == flavor.key), 0) for t in tenants]
+        mark = " (topology-aware)" if flavor.topology_aware else ""
+        rows.append([flavor.name + mark, str(flavor.gpus), *(str(s) if s else "-" for s in shares), str(sum(shares))])
+    totals = [str(sum(q.gpus for q in plan.quotas if q.tenant == t)) for t in tenants]
+    rows.append(["total", str(sum(f.gpus for f in plan.flavors)), *totals, str(sum(q.gpus for q in plan.quotas))])
+    right = frozenset(range(1, len(header)))
+    return "Kueue quotas: nominal GPUs per tenant and flavor\n" + table(header, rows, right)
