@@ -10,28 +10,28 @@ from __future__ import annotations
 import datetime
 import os
 import stat
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from gpuplat.diagnostics import Diagnostic, Level, Origin
+from gpuplat.spec.construct import load_round_trip
 from gpuplat.spec.guard import scan
 from gpuplat.spec.positions import Pos
 
 # Specs are small (the shipped ones a few KB, the largest benchmark spec of 200 pools and
-# 400 tenants 120 KB); a larger file is almost certainly the wrong file (a log, a dump). The
-# round-trip loader's pure-Python scanner costs 1 to 5 microseconds per character (blank lines
-# are the slowest), so this bound also keeps any file well under a second.
+# 400 tenants 120 KB); a larger file is almost certainly the wrong file (a log, a dump). ruamel's
+# pure-Python scanner (used when libyaml is absent or refuses a file) costs 1 to 5 microseconds
+# per character, blank lines the most, so this bound also keeps such files under a second.
 MAX_SPEC_BYTES = 256 * 1024
 # Aliases let a few lines expand to billions of values ("billion laughs"); a real spec has a
-# few hundred, so stop expanding long before it costs minutes of CPU or gigabytes of memory.
-MAX_SPEC_VALUES = 100_000
+# few hundred (the largest benchmark spec 15,000), so stop expanding long before it costs
+# seconds of CPU or gigabytes of memory.
+MAX_SPEC_VALUES = 50_000
 
 
 class _TooManyValues(Exception):
@@ -142,12 +142,8 @@ def parse_text(text: str, file: str, *, allow_empty: bool = False) -> tuple[Sour
 
 
 def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None, list[Diagnostic]]:
-    yaml: Any = YAML(typ="rt")
     try:
-        with warnings.catch_warnings():
-            # ruamel warns on stderr about a reused anchor; the scan already reported it (GP008).
-            warnings.simplefilter("ignore")
-            root: Any = yaml.load(text)
+        root: Any = load_round_trip(text)
     except MarkedYAMLError as exc:
         err: Any = exc  # ruamel's error attributes are untyped
         mark: Any = err.problem_mark or err.context_mark
