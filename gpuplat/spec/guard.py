@@ -28,6 +28,8 @@ from ruamel.yaml.events import (
     NodeEvent,
     ScalarEvent,
 )
+from ruamel.yaml.parser import Parser
+from ruamel.yaml.scanner import Scanner
 
 from gpuplat.diagnostics import Level
 
@@ -164,20 +166,22 @@ def _run(events: Iterator[Any], state: _Scan) -> None:
             return
 
 
-def scan(text: str) -> list[Finding]:
-    """Findings of the event pass. libyaml reads the events when it is installed; when it is
-    not, or rejects the text (it parses YAML 1.1, the loader 1.2), ruamel's own pure-Python
-    parser reads them, so a document the loader accepts is always bounded. A syntax error is
-    left to the loader, which reports it with its position: the pass just stops there."""
+def scan(text: str) -> tuple[list[Finding], YAMLError | None]:
+    """Findings of the event pass, and the syntax error that ended it, if any. libyaml reads
+    the events when it is installed; when it is not, or rejects the text (it parses YAML 1.1,
+    the loader 1.2), ruamel's own pure-Python parser reads them, so a document the loader
+    accepts is always bounded. An error of ruamel's parser is the one the loader would raise
+    (same scanner and parser), so the caller reports it without loading the text again."""
     state = _Scan()
     try:
         _run(_c_events(text), state)
-        return state.findings
+        return state.findings, None
     except (ImportError, YAMLError):
         state = _Scan()
     try:
         yaml: Any = YAML(typ="rt")
+        yaml.Scanner, yaml.Parser = Scanner, Parser  # no comment gathering (see construct.py)
         _run(yaml.parse(text), state)
-    except YAMLError:
-        pass
-    return state.findings
+    except YAMLError as err:
+        return state.findings, err
+    return state.findings, None

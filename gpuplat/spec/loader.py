@@ -134,25 +134,32 @@ def _scalar(value: Any) -> Any:
 def parse_text(text: str, file: str, *, allow_empty: bool = False) -> tuple[SourceDoc | None, list[Diagnostic]]:
     """Parse one document. `allow_empty`: an empty file is an empty mapping (an overlay that
     changes nothing, e.g. only comments), not an error."""
-    found = [Diagnostic(f.code, f.level, f.message, "$", file, f.line, f.col) for f in scan(text)]
+    findings, syntax_error = scan(text)
+    found = [Diagnostic(f.code, f.level, f.message, "$", file, f.line, f.col) for f in findings]
     if any(d.is_error for d in found):
         return None, found
+    if syntax_error is not None:
+        return None, [*found, _syntax_error(syntax_error, file)]
     doc, diags = _load(text, file, allow_empty=allow_empty)
     return doc, found + diags
+
+
+def _syntax_error(exc: YAMLError, file: str) -> Diagnostic:
+    if not isinstance(exc, MarkedYAMLError):
+        return _io_error(file, "GP002", f"YAML syntax error: {exc}")
+    err: Any = exc  # ruamel's error attributes are untyped
+    mark: Any = err.problem_mark or err.context_mark
+    line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
+    problem = str(err.problem or err.context or "invalid YAML")
+    context = f" ({err.context})" if err.context and err.problem else ""
+    return _io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)
 
 
 def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None, list[Diagnostic]]:
     try:
         root: Any = load_round_trip(text)
-    except MarkedYAMLError as exc:
-        err: Any = exc  # ruamel's error attributes are untyped
-        mark: Any = err.problem_mark or err.context_mark
-        line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
-        problem = str(err.problem or err.context or "invalid YAML")
-        context = f" ({err.context})" if err.context and err.problem else ""
-        return None, [_io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)]
     except YAMLError as err:
-        return None, [_io_error(file, "GP002", f"YAML syntax error: {err}")]
+        return None, [_syntax_error(err, file)]
     except RecursionError:
         return None, [_io_error(file, "GP005", "YAML nesting is too deep to be a platform spec")]
     except (AttributeError, TypeError, ValueError, KeyError, IndexError) as err:
