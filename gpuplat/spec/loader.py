@@ -187,7 +187,7 @@ def _read(path: Path, file: str) -> bytes | Diagnostic:
     block until some writer came, a device (`/dev/zero`, `/dev/stdin`) never ends and reports
     size 0, so the size is learnt by reading with a limit, never from `stat`."""
     # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
