@@ -45,6 +45,9 @@ def _validator() -> Draft202012Validator:
     return cast("Draft202012Validator", strict(schema()))
 
 
+MAX_SUGGESTIONS = 50
+
+
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -98,9 +101,11 @@ class _SchemaReporter:
                 return
             self.extra_keys_done.add(json_path(path))
             known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
-            for key in sorted(set(cast("dict[str, Any]", value)) - set(known)):
+            for n, key in enumerate(sorted(set(cast("dict[str, Any]", value)) - set(known))):
                 where = "at the top level" if not path else f"in {json_path(path)}"
-                hint = _did_you_mean(key, known)
+                # A typo comes alone; past a few dozen unknown keys it is the wrong file, and
+                # fuzzy matching each of thousands would cost seconds.
+                hint = _did_you_mean(key, known) if n < MAX_SUGGESTIONS else ""
                 if not hint and known and len(known) <= 12:
                     hint = f" (allowed: {', '.join(known)})"
                 self.add(
