@@ -37,8 +37,9 @@ from gpuplat.diagnostics import Level
 # document); 32 leaves room for any layout and stops nesting bombs at once.
 MAX_DEPTH = 32
 # Nodes as written (aliases count once). The shipped specs have a few hundred and the largest
-# benchmark spec (200 pools, 400 tenants) about 15,000; the round-trip loader (about 50
-# microseconds a node) needs under a second for this many.
+# benchmark spec (200 pools, 400 tenants) about 15,000. ruamel's round-trip constructor costs
+# about 35 microseconds a node even when libyaml composes them (gpuplat/spec/construct.py),
+# so this many take under a second.
 MAX_NODES = 20_000
 # Python refuses to convert decimal integers past 4,300 digits (a guard against quadratic
 # conversion); no spec field needs more than ten.
