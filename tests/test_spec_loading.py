@@ -218,9 +218,9 @@ def test_unsupported_tags_cycles_and_long_integers_are_diagnostics() -> None:
 def test_a_reused_anchor_is_a_warning_not_stderr(
     libyaml: bool, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuplat.spec import construct
-
     import warnings
+
+    from gpuplat.spec import construct
 
     if not libyaml:  # ruamel's pure composer is the one that warns
         monkeypatch.setattr(construct, "_fast", lambda _text: (False, None))
