@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from gpuplat.compile import Compiled, UnknownStackError, compile_stack
-from gpuplat.diagnostics import has_errors, render_github, render_json, render_text
+from gpuplat.compile import Compiled, UnknownStackError, check_stack_name, compile_stack
+from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -25,8 +25,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"gpuplat: error: {message}\n")
 
 
+def _stack_name(text: str) -> str:
+    try:
+        return check_stack_name(text)
+    except UnknownStackError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
-    p.add_argument("--stack", default="dev", help="stack (environment) name; overlay stacks/<stack>.yaml")
+    p.add_argument(
+        "--stack", default="dev", type=_stack_name, help="stack (environment) name; overlay stacks/<stack>.yaml"
+    )
     p.add_argument("--spec", default=None, help="platform spec (default platform/platform.yaml)")
     p.add_argument("--overlay", default=None, help="overlay file (default: the stack's, when it exists)")
     p.add_argument("--format", default="text", choices=formats)
@@ -63,7 +72,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         warnings = len(compiled.diagnostics) - errors
         files = str(compiled.sources.spec) + (f" + {compiled.sources.overlay}" if compiled.sources.overlay else "")
         verdict = "invalid" if errors else "valid"
-        sys.stdout.write(f"{files}: {verdict} ({errors} error(s), {warnings} warning(s))\n")
+        sys.stdout.write(printable(f"{files}: {verdict} ({errors} error(s), {warnings} warning(s))\n"))
     return EXIT_INVALID if has_errors(compiled.diagnostics) else EXIT_OK
 
 

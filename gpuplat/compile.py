@@ -6,6 +6,7 @@ Used by the CLI and by `__main__.py`; nothing here imports pulumi.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,29 @@ class UnknownStackError(ValueError):
     """`--stack` names an environment this project does not have (a usage error, exit 2)."""
 
 
+# Pulumi's own rule for a stack name: letters, digits, '-', '_' and '.', at most 100.
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def check_stack_name(stack: str) -> str:
+    """`stack` if it names a stack; UnknownStackError otherwise. The name picks the overlay
+    `stacks/<stack>.yaml`, so a path (`../platform/platform`) would read any file as an
+    overlay, and `Pulumi.dev` would read Pulumi's settings of the stack dev as one."""
+    if not _STACK_NAME.fullmatch(stack):
+        raise UnknownStackError(
+            f"{stack!r} is not a stack name: a stack name has 1 to 100 letters, digits, '-', '_' or '.' "
+            "(give a file with --spec or --overlay instead)"
+        )
+    if stack.startswith("."):
+        raise UnknownStackError(f"{stack!r} is not a stack name: a stack name does not start with '.'")
+    if stack.startswith("Pulumi."):
+        raise UnknownStackError(
+            f"{stack!r} is not a stack name: it names Pulumi's settings file of a stack; "
+            f"did you mean --stack {stack.removeprefix('Pulumi.')}?"
+        )
+    return stack
+
+
 @dataclass(frozen=True)
 class Sources:
     spec: Path
@@ -40,6 +64,7 @@ def resolve_sources(stack: str, spec: str | None = None, overlay: str | None = N
     stack's overlay `stacks/<stack>.yaml` when that file exists; an explicit `--spec` takes
     no overlay, so checking some other spec never silently mixes in this project's stacks.
     """
+    check_stack_name(stack)
     spec = spec or os.environ.get(SPEC_ENV) or None
     overlay = overlay if overlay is not None else os.environ.get(OVERLAY_ENV)
     spec_path = Path(spec) if spec else DEFAULT_SPEC

@@ -68,10 +68,19 @@ def sort_key(d: Diagnostic) -> tuple[str, int, int, str, str]:
     return (d.file, d.line, d.col, d.code, d.message)
 
 
+def printable(text: str) -> str:
+    """`text` with lone surrogates written as `\\udfff` escapes. YAML's "\\uDFFF" escape and
+    undecodable bytes in file names (Python's surrogateescape) both yield them, and a UTF-8
+    stream refuses to write one: the whole report would be lost to a UnicodeEncodeError."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def render_text(diagnostics: Sequence[Diagnostic]) -> str:
-    return "".join(
-        f"{d.file}:{d.line}:{d.col}: {d.level} {d.code} {d.path}: {d.message}\n"
-        for d in sorted(diagnostics, key=sort_key)
+    return printable(
+        "".join(
+            f"{d.file}:{d.line}:{d.col}: {d.level} {d.code} {d.path}: {d.message}\n"
+            for d in sorted(diagnostics, key=sort_key)
+        )
     )
 
 
@@ -95,7 +104,7 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
             ]
         )
         lines.append(f"::{command} {props}::{_github_escape(f'{d.path}: {d.message}', prop=False)}\n")
-    return "".join(lines)
+    return printable("".join(lines))
 
 
 def render_json(diagnostics: Sequence[Diagnostic]) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,93 @@ def test_unknown_stack_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys:
     monkeypatch.chdir(ROOT)
     code, _, err = _check(capsys, "--stack", "prdo")
     assert code == 2 and "unknown stack 'prdo'" in err and "prod" in err
+
+
+@pytest.mark.parametrize(
+    ("stack", "words"),
+    [
+        ("../platform/platform", "letters, digits"),
+        ("stacks/dev", "letters, digits"),
+        ("Pulumi.dev", "did you mean --stack dev?"),
+        (".dev", "does not start with '.'"),
+        ("a" * 101, "1 to 100"),
+    ],
+)
+def test_a_stack_is_a_name_not_a_path(
+    stack: str, words: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    for command in ("check", "plan"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([command, "--stack", stack])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "is not a stack name" in err and words in err, err
+
+
+def test_resolve_sources_refuses_a_path_as_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuplat.compile import UnknownStackError, resolve_sources
+
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(UnknownStackError):
+        resolve_sources("../platform/platform")  # what __main__ (pulumi) reaches, without argparse
+
+
+def test_lone_surrogates_are_escaped_in_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = (ROOT / "tests" / "cases" / "valid" / "minimal" / "platform.yaml").read_text(encoding="utf-8")
+    spec = spec.replace("instanceType: g6.xlarge", 'instanceType: "g6.\\uDFFF"')
+    spec += 'tenants:\n  - {name: a, gpus: 1, pools: ["\\uDFFF"]}\n'
+    Path("platform.yaml").write_text(spec, encoding="utf-8")
+    for fmt in ("text", "github", "json"):
+        code, out, err = _check(capsys, "--spec", "platform.yaml", "--format", fmt)
+        assert code == 1 and not err, err
+        out.encode("utf-8")  # what writing it to a UTF-8 stream needs
+        assert "udfff" in out
+
+
+def test_hostile_inputs_exit_1_with_a_position_within_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "deep.yaml": "[" * 10_000,
+        "wide.yaml": "[" + "1," * 300_000 + "1]",
+        "merge-self.yaml": "a: &s {<<: *s}\n",
+        "omap.yaml": "x: !!omap [a: 1]\n",
+        "huge-int.yaml": "a: " + "9" * 5000 + "\n",
+    }
+    for name, text in files.items():
+        Path(name).write_text(text, encoding="utf-8")
+    targets = [*files, "/dev/zero"]
+    if hasattr(os, "mkfifo"):
+        os.mkfifo("fifo.yaml")
+        targets.append("fifo.yaml")
+    for target in targets:
+        start = time.perf_counter()
+        code, out, err = _check(capsys, "--spec", target)
+        assert code == 1 and not err, (target, err)
+        assert re.match(rf"^{re.escape(target)}:\d+:\d+: error GP0\d\d ", out), (target, out)
+        assert time.perf_counter() - start < 2.0, target
+
+
+def test_numbers_near_float_range_are_check_errors_not_plan_crashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = (ROOT / "platform" / "platform.yaml").read_text(encoding="utf-8")
+    for old, new in [
+        ("nodes: {min: 4, max: 32}", "nodes: {min: 4, max: 1" + "0" * 400 + "}"),
+        ("capacityTiB: 200", "capacityTiB: 1.7e308"),
+        ("expireAfterDays: 1095", "expireAfterDays: 99999999999"),
+        ("window: 5m", "window: 99999999999999999999m"),
+        ("retention: 15d", "retention: 999999999y"),
+        ("gpus: 64", "gpus: 1" + "0" * 30),
+    ]:
+        assert old in spec
+        Path("platform.yaml").write_text(spec.replace(old, new), encoding="utf-8")
+        for command in ("check", "plan"):
+            code = main([command, "--spec", "platform.yaml"])
+            out, err = capsys.readouterr()
+            assert code == 1 and "internal error" not in err and " GP104 " in out, (new, out, err)

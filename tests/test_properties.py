@@ -1,16 +1,22 @@
-"""Property tests (DESIGN section 8): any mutation of a valid spec compiles or yields diagnostics.
+"""Property tests: any mutation of a valid spec compiles or yields diagnostics.
 
 Mutations act on the data of the shipped specs (values of other types, renamed or added
 keys, deleted items, emptied lists, extreme numbers, garbage strings, dropped sections)
-and on their YAML text (deleted spans, inserted junk, shuffled or re-indented lines). The
-whole pipeline runs from files, as the CLI does; the only acceptable outcomes are a model
-with no errors, or errors. Derandomized, so a failure reproduces on every run.
+and on their YAML text (deleted spans, inserted junk, shuffled or re-indented lines), plus
+the families that once crashed the loader or the planner: merge keys and tags, numbers at
+and past every schema bound, deep and wide documents, and overlays carrying all of these.
+The whole pipeline runs from files, as the CLI does; the only acceptable outcomes are a
+model with no errors (whose plan renders as text and as strict JSON), or errors.
 """
 
 from __future__ import annotations
 
 import copy
 import io
+import json
+import math
+import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,8 @@ from ruamel.yaml import YAML
 from gpuplat.catalog import fsx
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_github, render_json, render_text
+from gpuplat.plan.report import plan_json, plan_text
+from gpuplat.validate.schema import schema
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {
@@ -33,12 +41,19 @@ OVERLAYS = {env: (ROOT / "stacks" / f"{env}.yaml").read_text(encoding="utf-8") f
 
 Path_ = tuple[str | int, ...]
 
+# The suite runs 150 examples a property (a few seconds each), derandomized so a failure
+# reproduces on every run. A longer fuzz run raises the count and draws fresh random inputs
+# without touching the code: `GPUPLAT_FUZZ_EXAMPLES=5000 pytest tests/test_properties.py`
+# (hypothesis prints the failing example and how to reproduce it).
+EXAMPLES = int(os.environ.get("GPUPLAT_FUZZ_EXAMPLES", "150"))
 PROPERTY_SETTINGS = settings(
-    derandomize=True,
+    derandomize="GPUPLAT_FUZZ_EXAMPLES" not in os.environ,
     deadline=None,
-    max_examples=150,
+    max_examples=EXAMPLES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# Deep and wide documents cost up to a second each (the bounds are that generous): fewer.
+LARGE_DOCUMENT_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=max(EXAMPLES // 5, 1))
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 _scalars = (
@@ -136,9 +151,13 @@ def _compile(spec_text: str | bytes, overlay_text: str | None = None) -> None:
     assert len(set(compiled.diagnostics)) == len(compiled.diagnostics), "a diagnostic reported twice"
     for d in compiled.diagnostics:
         assert d.line >= 1 and d.col >= 1 and d.file and d.path.startswith("$"), d
-    render_text(compiled.diagnostics)
-    render_json(compiled.diagnostics)
-    render_github(compiled.diagnostics)
+    render_text(compiled.diagnostics).encode("utf-8")
+    render_json(compiled.diagnostics).encode("utf-8")
+    render_github(compiled.diagnostics).encode("utf-8")
+    if compiled.model is not None and compiled.plan is not None:
+        json.dumps(plan_json(compiled.model, compiled.plan), allow_nan=False)  # no inf / nan in the plan
+        text = plan_text(compiled.model, compiled.plan)
+        assert not re.search(r"\b(inf|nan)\b", text), text
 
 
 @PROPERTY_SETTINGS
@@ -209,3 +228,119 @@ def test_fsx_size_is_one_aws_accepts_and_holds_the_request(tib: float) -> None:
     assert size == fsx.MIN_GIB or size % fsx.STEP_GIB == 0
     # and it is the smallest such size
     assert size == fsx.MIN_GIB or size - fsx.STEP_GIB < requested - 1e-9 or size - fsx.STEP_GIB < fsx.MIN_GIB
+
+
+# --- families that crashed the loader or the planner ---------------------------------------
+
+_TAGS = ["!!omap ", "!!set ", "!!binary ", "!!str ", "!!int ", "!!float ", "!!map ", "!!seq ", "!local ", "! "]
+
+
+def _merge_pools(text: str, draw: st.DataObject) -> str:
+    """Anchor one pool and let a later one merge it (`- <<: *p` then its own keys), or merge it
+    into itself or into something that is not a mapping."""
+    starts = [m.start() for m in re.finditer(r"^  - name: ", text, flags=re.MULTILINE)]
+    if len(starts) < 2:
+        return text
+    i = draw.draw(st.integers(0, len(starts) - 2), label="anchored")
+    j = draw.draw(st.integers(i, len(starts) - 1), label="merging")
+    target = draw.draw(st.sampled_from(["*p", "[*p, {fabric: false}]", "*p\n    <<: *p", "1", "[*p, 2]"]))
+    out = text[: starts[j]] + f"  - <<: {target}\n    " + text[starts[j] + 4 :]
+    return out[: starts[i]] + "  - &p\n    " + out[starts[i] + 4 :]
+
+
+def _tag_values(text: str, draw: st.DataObject) -> str:
+    spots = [m.end() for m in re.finditer(r": (?=\S)", text)]
+    at = draw.draw(st.sampled_from(spots), label="tagged")
+    return text[:at] + draw.draw(st.sampled_from(_TAGS), label="tag") + text[at:]
+
+
+@PROPERTY_SETTINGS
+@given(spec=st.sampled_from(sorted(SPECS)), draw=st.data(), tags=st.integers(0, 2))
+def test_merge_keys_and_tags_never_crash(spec: str, draw: st.DataObject, tags: int) -> None:
+    text = _merge_pools(SPECS[spec], draw)
+    for _ in range(tags):
+        text = _tag_values(text, draw)
+    _compile(text)
+
+
+def _numeric_paths(node: Any, sub: Any, prefix: Path_ = ()) -> list[tuple[Path_, dict[str, Any]]]:
+    """(path, schema) of every number in `node`, with the schema that bounds it."""
+    sub = _resolve(sub)
+    if isinstance(node, bool):
+        return []
+    if isinstance(node, int | float):
+        return [(prefix, sub)]
+    found: list[tuple[Path_, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        props = sub.get("properties", {})
+        for key, value in node.items():
+            found += _numeric_paths(value, props.get(key, sub.get("additionalProperties", {})), (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _numeric_paths(value, sub.get("items", {}), (*prefix, index))
+    return found
+
+
+def _resolve(sub: Any) -> dict[str, Any]:
+    while isinstance(sub, dict) and "$ref" in sub:
+        merged = {k: v for k, v in sub.items() if k != "$ref"}
+        sub = {**schema()["$defs"][sub["$ref"].rsplit("/", 1)[1]], **merged}
+    return sub if isinstance(sub, dict) else {}
+
+
+def _extremes(sub: dict[str, Any]) -> list[int | float]:
+    values: list[int | float] = [0, -1, 2**31, 2**63, 10**400, -(10**400), 1e308, -1e308, 5e-324]
+    for bound in ("maximum", "minimum", "exclusiveMinimum"):
+        if bound in sub:
+            limit = sub[bound]
+            values += [limit, limit + 1, limit - 1, limit + 0.5, math.nextafter(float(limit), math.inf)]
+    return values
+
+
+@PROPERTY_SETTINGS
+@given(spec=st.sampled_from(sorted(SPECS)), draw=st.data(), rounds=st.integers(1, 3))
+def test_numbers_at_and_past_every_bound_never_crash(spec: str, draw: st.DataObject, rounds: int) -> None:
+    data = copy.deepcopy(_load(SPECS[spec]))
+    numbers = _numeric_paths(data, schema())
+    for _ in range(rounds):
+        path, sub = draw.draw(st.sampled_from(numbers), label="number")
+        _get(data, path[:-1])[path[-1]] = draw.draw(st.sampled_from(_extremes(sub)), label="value")
+    _compile(_dump(data))
+
+
+@LARGE_DOCUMENT_SETTINGS
+@given(
+    depth=st.integers(1, 3000),
+    width=st.integers(0, 30_000),
+    flow=st.booleans(),
+    closed=st.booleans(),
+    where=st.sampled_from(["top", "pools", "labels"]),
+)
+def test_deep_and_wide_documents_never_crash(depth: int, width: int, flow: bool, closed: bool, where: str) -> None:
+    if flow:
+        nest = "[" * depth + ("0, " * width) + "0" + ("]" * depth if closed else "")
+    else:
+        nest = "\n" + "".join(f"{'  ' * (i + 2)}k{i}:\n" for i in range(min(depth, 200))) + f"{'  ' * 3}- 0\n" * width
+    if where == "top":
+        text = nest if flow else "a:" + nest
+    elif where == "pools":
+        text = SPECS["aws"].replace("gpuNodePools:\n", f"gpuNodePools: {nest}\nx:\n", 1)
+    else:
+        text = SPECS["aws"].replace("  - name: train\n", f"  - name: train\n    labels: {nest}\n", 1)
+    _compile(text)
+
+
+@PROPERTY_SETTINGS
+@given(env=st.sampled_from(sorted(OVERLAYS)), draw=st.data(), tags=st.integers(0, 1))
+def test_overlays_with_merges_tags_and_extremes_never_crash(env: str, draw: st.DataObject, tags: int) -> None:
+    data = copy.deepcopy(_load(OVERLAYS[env]))
+    numbers = _numeric_paths(data, schema())
+    if numbers:
+        path, sub = draw.draw(st.sampled_from(numbers), label="number")
+        _get(data, path[:-1])[path[-1]] = draw.draw(st.sampled_from(_extremes(sub)), label="value")
+    text = _dump(data)
+    if draw.draw(st.booleans(), label="merge") and "\n  - name: " in text:
+        text = "x-base: &b {nodes: {min: 0, max: 2}}\n" + text.replace("\n  - name: ", "\n  - <<: *b\n    name: ", 1)
+    for _ in range(tags):
+        text = _tag_values(text, draw) if ": " in text else text
+    _compile(SPECS["aws"], text)

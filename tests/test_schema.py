@@ -278,3 +278,47 @@ def test_invalid_documents_are_rejected(
     errors = _errors(validator, _mutated(design_example, path, value))
     found = [(e.validator, tuple(e.absolute_path)) for e in errors]
     assert found == [(keyword, at)], [e.message for e in errors]
+
+
+def _resolved(node: dict[str, Any], schema: Doc) -> dict[str, Any]:
+    if "$ref" in node:
+        return {**schema["$defs"][node["$ref"].removeprefix("#/$defs/")], **node}
+    return node
+
+
+def test_every_number_has_an_upper_bound(schema: Doc) -> None:
+    """Unbounded numbers crashed the planner (int -> float overflow) and reached AWS and
+    Prometheus as values they reject. Every number is bounded, by the schema (its description
+    saying by what) or, where the bound depends on the mode or provider, by a named rule."""
+    by_rule = {"sharing/properties/replicas"}  # 2..48, GP206
+    unbounded = []
+    for pointer, node in _walk(schema):
+        full = _resolved(node, schema)
+        if full.get("type") not in ("integer", "number") or "enum" in full:
+            continue
+        if any(pointer.endswith(suffix) for suffix in by_rule):
+            continue
+        if "maximum" not in full and "exclusiveMaximum" not in full:
+            unbounded.append(pointer)
+        elif "description" in node:
+            bound = full.get("maximum", full.get("exclusiveMaximum"))
+            shown = {str(bound), f"{bound:,}", str(bound).removesuffix(".0")}
+            assert any(s in node["description"] for s in shown), (pointer, bound)
+    assert unbounded == []
+    for name in ("duration", "retention"):  # strings of digits: bounded by the pattern
+        assert "{0," in schema["$defs"][name]["pattern"] and "Largest: " in schema["$defs"][name]["description"]
+
+
+def test_many_unknown_keys_are_reported_in_linear_time() -> None:
+    import time
+
+    from gpuplat.spec import parse_text
+    from gpuplat.validate import validate
+
+    text = "".join(f"k{i}: {i}\n" for i in range(3000))
+    doc, _ = parse_text(text, "f.yaml")
+    assert doc is not None
+    start = time.perf_counter()
+    diags = validate(doc.data, doc.pos)
+    assert sum(d.code == "GP101" for d in diags) == 3000
+    assert time.perf_counter() - start < 5  # one report per key: 9 million before

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+
+import pytest
 
 from gpuplat.diagnostics import Origin
 from gpuplat.spec import SourceDoc, load_file, merge_overlay, parse_text
+from gpuplat.spec.loader import MAX_SPEC_BYTES
 
 BASE = """\
 apiVersion: gpuplat/v1
@@ -154,3 +159,145 @@ def test_a_name_twice_in_one_overlay_list_is_an_error_at_the_second() -> None:
     )
     _, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
     assert [(d.code, d.file, d.line) for d in diags] == [("GP014", "env.yaml", 4)]
+
+
+# --- merge keys, tags, cycles, anchors ----------------------------------------------------
+
+MERGED = """\
+defaults: &d
+  instanceType: p5.48xlarge
+  nodes: {min: 0, max: 2}
+more: &m
+  <<: *d
+  labels: {a: b}
+pools:
+  - <<: *d
+    name: x
+    nodes: {min: 1, max: 3}
+  - <<: [*m, {markets: [spot]}]
+    name: y
+"""
+
+
+def test_merge_keys_merge_and_point_at_the_anchor() -> None:
+    doc = _parse(MERGED, "m.yaml")
+    x, y = doc.data["pools"]
+    assert x == {"name": "x", "nodes": {"min": 1, "max": 3}, "instanceType": "p5.48xlarge"}
+    assert y == {"name": "y", "labels": {"a": "b"}, "instanceType": "p5.48xlarge",
+                 "nodes": {"min": 0, "max": 2}, "markets": ["spot"]}
+    # a merged value is where it is written (the anchor), even through a nested merge
+    assert doc.pos.locate(("pools", 0, "instanceType")) == Origin("m.yaml", 2, 17)
+    assert doc.pos.locate(("pools", 0, "instanceType"), prefer_key=True) == Origin("m.yaml", 2, 3)
+    assert doc.pos.locate(("pools", 1, "nodes", "max")) == Origin("m.yaml", 3, 24)
+    assert doc.pos.locate(("pools", 1, "labels", "a")).line == 6
+    assert doc.pos.locate(("pools", 1, "markets", 0)).line == 11
+    # an overriding key is where the merging mapping writes it
+    assert doc.pos.locate(("pools", 0, "nodes", "max")) == Origin("m.yaml", 10, 26)
+
+
+def _codes(text: str) -> list[tuple[str, int]]:
+    doc, diags = parse_text(text, "f.yaml")
+    assert doc is None or not any(d.is_error for d in diags)
+    return [(d.code, d.line) for d in diags]
+
+
+def test_unsupported_tags_cycles_and_long_integers_are_diagnostics() -> None:
+    assert _codes("a: 1\nx: !!omap [a: 1]\n") == [("GP007", 2)]
+    assert _codes("x: !!set {a}\n") == [("GP007", 1)]
+    assert _codes("x: !!binary aGk=\n") == [("GP007", 1)]
+    assert _codes("x: !local 1\n") == [("GP007", 1)]
+    assert _codes("a: &s {<<: *s}\n") == [("GP007", 1)]  # a mapping merging itself
+    assert _codes("a:\n  - &s [1, *s]\n") == [("GP007", 2)]
+    assert _codes("a: " + "9" * 5000 + "\n") == [("GP004", 1)]  # beyond Python's 4,300 digits
+    # core tags are plain YAML
+    doc, diags = parse_text("a: !!str 1\nb: !!int '2'\nc: ! x\n", "f.yaml")
+    assert diags == [] and doc is not None and doc.data == {"a": "1", "b": 2, "c": "x"}
+
+
+@pytest.mark.parametrize("libyaml", [True, False])
+def test_a_reused_anchor_is_a_warning_not_stderr(
+    libyaml: bool, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    from gpuplat.spec import construct
+
+    if not libyaml:  # ruamel's pure composer is the one that warns
+        monkeypatch.setattr(construct, "_fast", lambda _text: (False, None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # pytest would otherwise collect it away from stderr
+        doc, diags = parse_text("a: &x 1\nb: &x 2\nc: *x\n", "f.yaml")
+    assert doc is not None and doc.data == {"a": 1, "b": 2, "c": 2}
+    assert [(d.code, str(d.level), d.line) for d in diags] == [("GP008", "warning", 2)]
+    assert caught == [] and capfd.readouterr().err == ""
+
+
+# --- bounds: depth, values, bytes, non-regular files --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("[" * 10_000, "GP005"),
+        ("a: " + "[" * 10_000 + "]" * 10_000 + "\n", "GP005"),
+        ("a:\n" + "".join(f"{' ' * (2 * i + 2)}k{i}:\n" for i in range(40)), "GP005"),
+        ("[" + "1," * 300_000 + "1]", "GP006"),
+        ("".join(f"k{i}: {i}\n" for i in range(25_000)), "GP006"),
+    ],
+    ids=["unclosed-brackets", "closed-brackets", "block-mappings", "flat-list", "many-keys"],
+)
+def test_deep_and_wide_documents_stop_early(text: str, code: str) -> None:
+    start = time.perf_counter()
+    doc, diags = parse_text(text, "f.yaml")
+    elapsed = time.perf_counter() - start
+    assert doc is None and [d.code for d in diags] == [code]
+    assert elapsed < 2.0, elapsed  # before the bounds: 3 to 40 s
+
+
+def test_size_is_read_with_a_limit(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("# padding\n" * (MAX_SPEC_BYTES // 10 + 1), encoding="utf-8")
+    assert [d.code for d in load_file(big)[1]] == ["GP004"]
+    fits = tmp_path / "fits.yaml"
+    fits.write_text("a: 1\n" + "#" * (MAX_SPEC_BYTES - 10) + "\n", encoding="utf-8")
+    assert load_file(fits)[1] == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_and_devices_are_refused_without_reading(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # nobody writes: opening it for reading would block forever
+    for path in (fifo, Path("/dev/zero"), Path("/dev/null")):
+        if not path.exists():
+            continue
+        doc, diags = load_file(path)
+        assert doc is None and [(d.code, d.line) for d in diags] == [("GP001", 1)]
+        assert "not a regular file" in diags[0].message
+
+
+def _all_yaml() -> list[Path]:
+    root = Path(__file__).resolve().parent.parent
+    found = [root / "platform" / "platform.yaml", *sorted((root / "stacks").glob("*.yaml"))]
+    found += sorted((root / "tests" / "cases").glob("*/*/*.yaml"))
+    found += sorted((root / "tests" / "fixtures").glob("*.yaml"))
+    return found
+
+
+def test_libyaml_and_pure_loaders_build_the_same_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path (libyaml's composer, ruamel's constructor) must be invisible: same data,
+    same positions, same diagnostics as ruamel's pure round-trip loader, on every YAML here."""
+    from gpuplat.spec import construct
+
+    fast_used = 0
+    for path in _all_yaml():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        fast_used += construct._fast(text)[0]  # pyright: ignore[reportPrivateUsage]
+        fast = parse_text(text, path.name)
+        with monkeypatch.context() as m:
+            m.setattr(construct, "_fast", lambda _text: (False, None))
+            pure = parse_text(text, path.name)
+        assert fast[1] == pure[1], path
+        assert (fast[0] is None) == (pure[0] is None), path
+        if fast[0] is not None and pure[0] is not None:
+            assert fast[0].data == pure[0].data and fast[0].pos == pure[0].pos, path
+    assert fast_used > 50  # libyaml is installed here; otherwise this compares the pure path with itself

@@ -8,23 +8,30 @@ ruamel scalar subclasses as plain int/float/str) so the validators never see rua
 from __future__ import annotations
 
 import datetime
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from gpuplat.diagnostics import Diagnostic, Level, Origin
+from gpuplat.spec.construct import load_round_trip
+from gpuplat.spec.guard import scan
 from gpuplat.spec.positions import Pos
 
-# Specs are small; a larger file is almost certainly the wrong file (a log, a binary).
-MAX_SPEC_BYTES = 8 * 1024 * 1024
+# Specs are small (the shipped ones a few KB, the largest benchmark spec of 200 pools and
+# 400 tenants 120 KB); a larger file is almost certainly the wrong file (a log, a dump). ruamel's
+# pure-Python scanner (used when libyaml is absent or refuses a file) costs 1 to 5 microseconds
+# per character, blank lines the most, so this bound also keeps such files under a second.
+MAX_SPEC_BYTES = 256 * 1024
 # Aliases let a few lines expand to billions of values ("billion laughs"); a real spec has a
-# few hundred, so stop expanding long before it costs minutes of CPU or gigabytes of memory.
-MAX_SPEC_VALUES = 100_000
+# few hundred (the largest benchmark spec 15,000), so stop expanding long before it costs
+# seconds of CPU or gigabytes of memory.
+MAX_SPEC_VALUES = 50_000
 
 
 class _TooManyValues(Exception):
@@ -47,21 +54,7 @@ def _normalise(node: Any, origin: Origin, file: str, budget: list[int]) -> tuple
     if budget[0] < 0:
         raise _TooManyValues
     if isinstance(node, CommentedMap):
-        cmap: Any = node
-        out: dict[str, Any] = {}
-        pos = Pos(origin)
-        for key, value in cast("list[tuple[Any, Any]]", list(cmap.items())):
-            key_line, key_col = cast("tuple[int, int]", cmap.lc.key(key))
-            try:
-                val_line, val_col = cast("tuple[int, int]", cmap.lc.value(key))
-            except (KeyError, TypeError):
-                val_line, val_col = key_line, key_col
-            name = _key_text(key)
-            child_value, child_pos = _normalise(value, Origin(file, val_line + 1, val_col + 1), file, budget)
-            child_pos.key = Origin(file, key_line + 1, key_col + 1)
-            out[name] = child_value
-            pos.children[name] = child_pos
-        return out, pos
+        return _normalise_map(node, origin, file, budget)
     if isinstance(node, CommentedSeq):
         cseq: Any = node
         items: list[Any] = []
@@ -78,6 +71,39 @@ def _normalise(node: Any, origin: Origin, file: str, budget: list[int]) -> tuple
             pos.children[index] = child_pos
         return items, pos
     return _scalar(node), Pos(origin)
+
+
+def _normalise_map(cmap: Any, origin: Origin, file: str, budget: list[int]) -> tuple[Any, Pos]:
+    out: dict[str, Any] = {}
+    pos = Pos(origin)
+    for key, value in cast("list[tuple[Any, Any]]", list(cmap.items())):
+        # A key brought in by a merge (`<<: *defaults`) is written in the merged mapping:
+        # its position is there, at the anchor, where the value is defined.
+        owner = _owner(cmap, key)
+        key_line, key_col = cast("tuple[int, int]", owner.lc.key(key))
+        try:
+            val_line, val_col = cast("tuple[int, int]", owner.lc.value(key))
+        except (KeyError, TypeError):
+            val_line, val_col = key_line, key_col
+        name = _key_text(key)
+        child_value, child_pos = _normalise(value, Origin(file, val_line + 1, val_col + 1), file, budget)
+        child_pos.key = Origin(file, key_line + 1, key_col + 1)
+        out[name] = child_value
+        pos.children[name] = child_pos
+    return out, pos
+
+
+def _owner(cmap: Any, key: Any) -> Any:
+    """The mapping that literally holds `key`: `cmap`, or the first merged mapping (merges
+    nest: an anchor may merge others) that does. Merge order is YAML's: the first wins."""
+    if key in cmap.lc.data:
+        return cmap
+    entries: list[Any] = list(getattr(cmap, merge_attrib, []))
+    for entry in entries:
+        merged: Any = cast("Any", entry[1]) if isinstance(entry, tuple) else entry  # older ruamel: (index, map)
+        if isinstance(merged, CommentedMap) and key in merged:
+            return _owner(merged, key)
+    return cmap
 
 
 def _key_text(key: Any) -> str:
@@ -108,20 +134,37 @@ def _scalar(value: Any) -> Any:
 def parse_text(text: str, file: str, *, allow_empty: bool = False) -> tuple[SourceDoc | None, list[Diagnostic]]:
     """Parse one document. `allow_empty`: an empty file is an empty mapping (an overlay that
     changes nothing, e.g. only comments), not an error."""
-    yaml: Any = YAML(typ="rt")
+    findings, syntax_error = scan(text)
+    found = [Diagnostic(f.code, f.level, f.message, "$", file, f.line, f.col) for f in findings]
+    if any(d.is_error for d in found):
+        return None, found
+    if syntax_error is not None:
+        return None, [*found, _syntax_error(syntax_error, file)]
+    doc, diags = _load(text, file, allow_empty=allow_empty)
+    return doc, found + diags
+
+
+def _syntax_error(exc: YAMLError, file: str) -> Diagnostic:
+    if not isinstance(exc, MarkedYAMLError):
+        return _io_error(file, "GP002", f"YAML syntax error: {exc}")
+    err: Any = exc  # ruamel's error attributes are untyped
+    mark: Any = err.problem_mark or err.context_mark
+    line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
+    problem = str(err.problem or err.context or "invalid YAML")
+    context = f" ({err.context})" if err.context and err.problem else ""
+    return _io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)
+
+
+def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None, list[Diagnostic]]:
     try:
-        root: Any = yaml.load(text)
-    except MarkedYAMLError as exc:
-        err: Any = exc  # ruamel's error attributes are untyped
-        mark: Any = err.problem_mark or err.context_mark
-        line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
-        problem = str(err.problem or err.context or "invalid YAML")
-        context = f" ({err.context})" if err.context and err.problem else ""
-        return None, [_io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)]
+        root: Any = load_round_trip(text)
     except YAMLError as err:
-        return None, [_io_error(file, "GP002", f"YAML syntax error: {err}")]
+        return None, [_syntax_error(err, file)]
     except RecursionError:
-        return None, [_io_error(file, "GP002", "YAML nesting is too deep to be a platform spec")]
+        return None, [_io_error(file, "GP005", "YAML nesting is too deep to be a platform spec")]
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as err:
+        # The scan rejects every construct known to trip the loader; this is for the next one.
+        return None, [_io_error(file, "GP007", f"YAML the loader cannot build ({type(err).__name__}: {err})")]
     if root is None and allow_empty:
         return SourceDoc(file, {}, Pos(Origin(file, 1, 1))), []
     if root is None:
@@ -132,11 +175,32 @@ def parse_text(text: str, file: str, *, allow_empty: bool = False) -> tuple[Sour
     try:
         data, pos = _normalise(root, Origin(file, 1, 1), file, [MAX_SPEC_VALUES])
     except RecursionError:
-        return None, [_io_error(file, "GP002", "YAML nesting is too deep to be a platform spec")]
+        return None, [_io_error(file, "GP005", "YAML nesting is too deep to be a platform spec")]
     except _TooManyValues:
         message = f"the YAML expands (through aliases) to more than {MAX_SPEC_VALUES} values; a spec is far smaller"
-        return None, [_io_error(file, "GP004", message)]
+        return None, [_io_error(file, "GP006", message)]
     return SourceDoc(file, data, pos), []
+
+
+def _read(path: Path, file: str) -> bytes | Diagnostic:
+    """The file's bytes, at most MAX_SPEC_BYTES of them. Only regular files: a FIFO would
+    block until some writer came, a device (`/dev/zero`, `/dev/stdin`) never ends and reports
+    size 0, so the size is learnt by reading with a limit, never from `stat`."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return _io_error(file, "GP001", "is a directory, not a spec file")
+        if not stat.S_ISREG(mode):
+            return _io_error(file, "GP001", "is not a regular file (a pipe, socket or device); give a spec file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SPEC_BYTES:
+        return _io_error(file, "GP004", f"file is larger than {MAX_SPEC_BYTES} bytes; a spec is far smaller")
+    return raw
 
 
 def load_file(
@@ -145,16 +209,13 @@ def load_file(
     """Read and parse `path`; on any failure return no document and the reason as diagnostics."""
     file = display if display is not None else str(path)
     try:
-        if path.is_dir():
-            return None, [_io_error(file, "GP001", "is a directory, not a spec file")]
-        size = path.stat().st_size
-        if size > MAX_SPEC_BYTES:
-            return None, [_io_error(file, "GP004", f"file is {size} bytes; a spec is at most {MAX_SPEC_BYTES}")]
-        raw = path.read_bytes()
+        raw = _read(path, file)
     except FileNotFoundError:
         return None, [_io_error(file, "GP001", "file not found")]
     except OSError as err:
         return None, [_io_error(file, "GP001", f"cannot read file: {err.strerror or err}")]
+    if isinstance(raw, Diagnostic):
+        return None, [raw]
     if b"\x00" in raw:
         return None, [_io_error(file, "GP004", "file is binary (contains NUL bytes), not YAML text")]
     try:

@@ -45,6 +45,9 @@ def _validator() -> Draft202012Validator:
     return cast("Draft202012Validator", strict(schema()))
 
 
+MAX_SUGGESTIONS = 50
+
+
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -75,13 +78,16 @@ class _SchemaReporter:
     def __init__(self, pos: Pos) -> None:
         self.pos = pos
         self.out: list[Diagnostic] = []
+        self.seen: set[Diagnostic] = set()
+        self.extra_keys_done: set[str] = set()  # paths whose unknown keys are all reported
 
     def add(self, code: str, message: str, path: Sequence[PathPart], *, at_key: bool = False) -> None:
         origin = self.pos.locate(path, prefer_key=at_key)
         diagnostic = Diagnostic(code, Level.ERROR, message, json_path(path), origin.file, origin.line, origin.col)
         # jsonschema raises one `required` (and `additionalProperties`) error per offending key
         # while each report names them all, so the same record would otherwise come N times.
-        if diagnostic not in self.out:
+        if diagnostic not in self.seen:
+            self.seen.add(diagnostic)
             self.out.append(diagnostic)
 
     def report(self, error: ValidationError) -> None:
@@ -90,10 +96,16 @@ class _SchemaReporter:
         value: Any = error.instance
         sub: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
         if validator == "additionalProperties":
+            # One error per unknown key, each naming them all: report them once (n keys, not n^2).
+            if json_path(path) in self.extra_keys_done:
+                return
+            self.extra_keys_done.add(json_path(path))
             known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
-            for key in sorted(set(cast("dict[str, Any]", value)) - set(known)):
+            for n, key in enumerate(sorted(set(cast("dict[str, Any]", value)) - set(known))):
                 where = "at the top level" if not path else f"in {json_path(path)}"
-                hint = _did_you_mean(key, known)
+                # A typo comes alone; past a few dozen unknown keys it is the wrong file, and
+                # fuzzy matching each of thousands would cost seconds.
+                hint = _did_you_mean(key, known) if n < MAX_SUGGESTIONS else ""
                 if not hint and known and len(known) <= 12:
                     hint = f" (allowed: {', '.join(known)})"
                 self.add(
@@ -147,11 +159,15 @@ class _SchemaReporter:
 
 
 def _form_hint(description: str) -> str:
-    # Descriptions of patterned fields end with an example in the form "e.g. ..." — show it.
-    marker = "e.g. "
+    # Descriptions of patterned fields end with an example in the form "e.g. ..." — show it,
+    # and the largest values when the pattern bounds them ("Largest: ...").
+    marker, largest = "e.g. ", "Largest: "
+    hints: list[str] = []
     if marker in description:
-        return f" (e.g. {description.split(marker, 1)[1].rstrip('.').split(')')[0]})"
-    return ""
+        hints.append("e.g. " + description.split(marker, 1)[1].rstrip(".").split(")")[0])
+    if largest in description:
+        hints.append("at most " + description.split(largest, 1)[1].split(" (")[0].rstrip("."))
+    return f" ({'; '.join(hints)})" if hints else ""
 
 
 def _best_match(errors: list[ValidationError]) -> ValidationError:

@@ -208,8 +208,9 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
         tib = block.get("capacityTiB") if block is not None else None
         if not is_number(tib):
             continue
-        if kind == "aws" and tier == "hot" and tib * fsx.GIB_PER_TIB > fsx.MAX_GIB:
-            limit = f"{fsx.MAX_GIB} GiB, the largest FSx for Lustre size the API takes"
+        # Compared after rounding up to an FSx size: that is the number the API receives.
+        if kind == "aws" and tier == "hot" and fsx.capacity_gib(tib * fsx.GIB_PER_TIB) > fsx.MAX_GIB:
+            limit = f"{fsx.MAX_GIB} GiB (once rounded up to an FSx size), the largest FSx for Lustre size the API takes"
         elif kind == "kubernetes" and tib > QUANTITY_MAX_TIB:
             limit = f"{QUANTITY_MAX_TIB:.0f} TiB, the largest size a Kubernetes volume can request"
         else:
