@@ -47,3 +47,12 @@ def test_planner_emits_only_registered_codes() -> None:
     for path in sorted((ROOT / "gpuplat" / "plan").glob("*.py")):
         if path.name != "codes.py":
             assert not re.search(r"[\"']GP\d{3}[\"']", path.read_text()), path.name
+
+
+def test_architecture_names_only_files_that_exist() -> None:
+    """The hand-written page points at code; a moved or renamed file makes it lie."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:gpuplat|components|schemas|tests|platform|stacks)/[\w./-]+?)`", text))
+    assert named, "no paths found"
+    missing = sorted(p for p in named if "<" not in p and not (ROOT / p).exists())
+    assert missing == []
