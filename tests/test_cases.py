@@ -1,4 +1,4 @@
-"""Golden cases (DESIGN section 8): every case folder yields exactly its expected diagnostics.
+"""Golden cases: every case folder yields exactly its expected diagnostics.
 
 Regenerate with `python -m tests.cases.regen` and review the diff.
 """

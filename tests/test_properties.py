@@ -1,4 +1,4 @@
-"""Property tests (DESIGN section 8): any mutation of a valid spec compiles or yields diagnostics.
+"""Property tests: any mutation of a valid spec compiles or yields diagnostics.
 
 Mutations act on the data of the shipped specs (values of other types, renamed or added
 keys, deleted items, emptied lists, extreme numbers, garbage strings, dropped sections)
