@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck pytest preview snapshots bench clean
+.PHONY: setup test lint typecheck pytest preview snapshots docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -30,6 +30,9 @@ preview: $(STAMP)
 
 snapshots: $(STAMP)
 	$(BIN)/python -m tests.snapshots
+
+docs: $(STAMP)
+	$(BIN)/python -m gpuplat.docs
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

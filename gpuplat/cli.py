@@ -1,6 +1,6 @@
 """`gpuplat check | plan | preview | policy | verify | graph` — a thin shell over the pipeline.
 
-Exit codes (DESIGN section 7): 0 ok (warnings allowed), 1 invalid spec / violations /
+Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. Nothing here imports pulumi at module level: `check` and `plan`
 must stay fast and usable where pulumi is not installed.
 """

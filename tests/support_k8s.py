@@ -3,7 +3,8 @@
 Recordings run the real components through gpuplat.preview (the offline engine), so the tests
 see the wire form of every object (camelCase keys, resolved values), as the API server would.
 Validators: CRD schemas (strict), chart values keys, and the two GPU config formats
-(shared/upstream/FORMATS.md a and b) encoded as small rule sets.
+(the device plugin's `version: v1` config, NVIDIA/k8s-device-plugin api/config/v1, and
+mig-parted's, NVIDIA/mig-parted api/spec/v1) encoded as small rule sets.
 """
 
 from __future__ import annotations
@@ -142,8 +143,9 @@ def crd_errors(obj: Mapping[str, Any]) -> list[str]:
 
 # Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
 CHART_DIRS = (ROOT / "tests" / "charts",)
-# Keys the chart templates read that values.yaml lacks, by chart: only ones CHARTS.md section 3
-# documents for the pinned version (checked when CHARTS.md is at hand), else Helm ignores them.
+# Keys the chart templates read that values.yaml lacks, by chart, at the pinned version; any other
+# key Helm ignores. Where the chart's templates are vendored (gpuplat/catalog/chart_sources/) a
+# test checks each key is read there; the others were read in the upstream chart's templates.
 TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "gpu-operator": (
         "dcgmExporter.config",
@@ -175,39 +177,6 @@ TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "sriov-network-operator": ("serviceAccount.create", "serviceAccount.name"),
     "keda": ("operator.leaderElectionID",),
 }
-# Where TEMPLATE_ONLY_KEYS come from: the shared reference data beside the repository, absent
-# from a plain clone (tests that read it skip then).
-CHARTS_MD = ROOT.parent / "shared" / "upstream" / "charts" / "CHARTS.md"
-
-
-def _expand(pattern: str) -> list[str]:
-    """`a.{b,c}.{d,e}` -> a.b.d, a.b.e, a.c.d, a.c.e (CHARTS.md's brace shorthand)."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [key for part in match.group(1).split(",") for key in _expand(head + part.strip() + tail)]
-
-
-def documented_template_keys(text: str) -> dict[str, set[str]]:
-    """CHARTS.md section 3: per chart, the keys its templates read that values.yaml lacks."""
-    section = text.split("## 3.", 1)[1].split("\n## ", 1)[0]
-    keys: dict[str, set[str]] = {}
-    chart = None
-    for line in section.splitlines():
-        heading = re.match(r"^- \*\*([\w-]+)\*\*:", line)
-        if heading:
-            chart = heading.group(1)
-        elif not line.startswith("  "):
-            chart = None  # prose between the lists
-        if chart is None:
-            continue
-        for span in re.findall(r"`([^`]+)`", line):
-            if " " not in span and "*" not in span:  # placeholders like path.to.the.image* are no keys
-                keys.setdefault(chart, set()).update(_expand(span))
-    return keys
-
-
 # Maps whose keys are the user's (selectors, labels, config data), not chart settings.
 OPEN_MAPS = frozenset(
     {"nodeSelector", "nvidiaNodeSelector", "configDaemonNodeSelector", "labels", "annotations", "data"}

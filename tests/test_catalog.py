@@ -1,7 +1,8 @@
 """Facts from the catalog that users and the rest of gpuplat rely on.
 
-Expected values are derived by hand from shared/upstream/FORMATS.md sections b, c and f
-and CHARTS.md section 1, not read back from the catalog.
+Expected values are derived by hand from the upstream sources each catalog module names (the
+GPU Operator's mig-parted config, NVML's placement table, Karpenter's instance-type tables, the
+charts' release tags), not read back from the catalog.
 """
 
 from __future__ import annotations

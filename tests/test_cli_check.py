@@ -1,4 +1,4 @@
-"""`gpuplat check`: exit codes, the three output formats, and no pulumi import (DESIGN section 7)."""
+"""`gpuplat check`: exit codes, the three output formats, and no pulumi import."""
 
 from __future__ import annotations
 

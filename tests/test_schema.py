@@ -143,17 +143,6 @@ def test_design_example_validates(validator: Draft202012Validator, design_exampl
     assert [e.message for e in _errors(validator, design_example)] == []
 
 
-def test_design_fixture_is_the_design_example_verbatim() -> None:
-    design = ROOT.parent / "shared" / "DESIGN.md"
-    if not design.exists():
-        pytest.skip("DESIGN.md is not beside the repository")
-    text = design.read_text(encoding="utf-8")
-    section = text[text.index("## 2. The spec language") :]
-    block = section[section.index("```yaml\n") + len("```yaml\n") :]
-    block = block[: block.index("```")]
-    assert (FIXTURES / "design_example.yaml").read_text(encoding="utf-8") == block
-
-
 def test_kubernetes_example_validates(validator: Draft202012Validator) -> None:
     doc = _load_yaml(FIXTURES / "kubernetes_example.yaml")
     assert doc["target"]["provider"] == "kubernetes"

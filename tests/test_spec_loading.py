@@ -1,4 +1,4 @@
-"""The loader keeps every position; the overlay merge follows DESIGN section 2 and keeps origins."""
+"""The loader keeps every position; the overlay merge follows its rules (gpuplat/spec/merge.py) and keeps origins."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """GpuNodePool: one pool's Karpenter EC2NodeClass and one NodePool per market it gets nodes in.
 
-Choices, where DESIGN is silent:
+Choices this component makes (the spec has no field for them):
 
 * AMI: `al2023@latest`. Karpenter resolves the alias to the EKS-optimized AL2023 *NVIDIA*
   variant for GPU instance types (driver, fabric manager, EFA installer included). A pinned

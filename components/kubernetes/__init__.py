@@ -1,4 +1,4 @@
-"""Kubernetes components, both providers (DESIGN.md section 5, Kubernetes column).
+"""Kubernetes components, both providers (the Kubernetes column of the README's "What gets provisioned").
 
 The root (components/platform.py) constructs each with `(name, XArgs(...), opts)`; every Args
 carries the model, the plan and the Kubernetes provider, which every child uses.

@@ -1,15 +1,15 @@
 # pyright: strict
 """Helm charts the platform installs: where from, which version, into which namespace.
 
-Source: shared/upstream/charts/CHARTS.md section 1 (chart name, install location, chart
-version, appVersion, upstream tag and commit; each chart's values.yaml is copied there
-under a directory named like ``Chart.key``). The newest stable release of each chart as
-of 2026-08-21. CRD API versions: shared/upstream/SOURCES.md (the CRD files the tests
-validate against).
+Source: each chart's upstream repository at the tag and commit its entry names (chart name,
+install location, chart version, appVersion). Each chart's values.yaml is vendored under
+tests/charts/<Chart.key>/ (provenance in tests/charts/SOURCES.md), and the full sources of
+the charts `verify` renders under gpuplat/catalog/chart_sources/. The newest stable release
+of each chart as of 2026-08-21. CRD API versions: the CRD files under tests/crds/ (provenance
+in tests/crds/SOURCES.md), which the tests validate against.
 
 Versions are the published chart versions, not the ``Chart.yaml`` at the tag: gpu-operator,
-karpenter, karpenter-crd and sriov-network-operator rewrite theirs at release time
-(CHARTS.md notes A-C).
+karpenter, karpenter-crd and sriov-network-operator rewrite theirs at release time.
 
 OCI charts: ``helm.v3.Release`` takes an OCI chart as the full ``oci://registry/path/chart``
 in ``chart`` and no ``repository_opts``. ``repo`` then holds the ``oci://`` prefix without

@@ -1,7 +1,7 @@
 # pyright: strict
 """GPU models, their MIG profiles and the MIG layout rules.
 
-Sources (read 2026-08; see shared/upstream/FORMATS.md sections b and c):
+Sources (read 2026-08):
 
 - Profile names, per-GPU counts, the ``all-*`` config names and the PCI device IDs:
   NVIDIA/gpu-operator ``assets/state-mig-manager/0400_configmap.yaml`` at tag v26.7.0
@@ -16,10 +16,9 @@ Sources (read 2026-08; see shared/upstream/FORMATS.md sections b and c):
   aws/karpenter-provider-aws ``website/content/en/docs/reference/instance-types.md`` at
   1d927085 (2026-08-21). GPUs AWS does not sell carry the nominal size of their name.
 
-One deliberate difference from the FORMATS.md section c table: H100-96GB gets the
-``1g.12gb+me`` profile. The table omits it, but the gpu-operator config lists
-``all-1g.12gb.me`` under "H100 NVL, H800 NVL, GH200", and GH200 there is the 96 GB part
-(0x2342), which this entry covers.
+H100-96GB also gets the ``1g.12gb+me`` profile, which H100 profile tables written for the
+80 GB part omit: the gpu-operator config lists ``all-1g.12gb.me`` under "H100 NVL, H800 NVL,
+GH200", and GH200 there is the 96 GB part (0x2342), which this entry covers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 # pyright: strict
 """AWS GPU instance types: GPUs, CPU, memory, local NVMe, network, EFA.
 
-Source: shared/upstream/FORMATS.md section f, which read aws/karpenter-provider-aws at
+Source: aws/karpenter-provider-aws (https://github.com/aws/karpenter-provider-aws) at
 1d927085 (v1.14.0+68, 2026-08-21):
 
 - ``website/content/en/docs/reference/instance-types.md`` (generated from EC2

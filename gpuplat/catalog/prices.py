@@ -4,7 +4,7 @@
 Source of the on-demand numbers: aws/karpenter-provider-aws
 ``pkg/providers/pricing/zz_generated.pricing_aws.go``, "generated at 2026-07-20T13:44:30Z
 for us-east-1" (commit 6fc13b52, "chore: Update data from AWS APIs (#9435)"; unchanged at
-1d927085, the commit FORMATS.md section f reads). Karpenter generates that table from the
+1d927085, the commit instances.py reads). Karpenter generates that table from the
 AWS Price List API; it is the EC2 On-Demand list price, us-east-1, Linux, shared tenancy.
 
 These are list prices as published on that date, not what an account pays: enterprise

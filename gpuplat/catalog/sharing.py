@@ -10,11 +10,11 @@ Sources:
   replaced by '.' (``internal/rm/rm.go``).
 - HAMi resource names: the ``resourceName`` / ``resourceMem`` / ``resourceCores`` defaults
   of the hami chart 2.10.0 (Project-HAMi/HAMi tag v2.10.0, 4707fb02).
-- Replica bounds (DESIGN.md section 3): the device plugin rejects ``replicas`` < 2; 48 is
+- Replica bounds: the device plugin rejects ``replicas`` < 2; 48 is
   the number of client CUDA contexts per GPU the NVIDIA MPS documentation gives for Volta
   and later, and the platform applies the same bound to time-slicing and HAMi.
-- Overheads are planning assumptions of this platform (DESIGN.md section 4: MIG < 2 %,
-  MPS 5-8 %, time-slicing 15-20 %), taken at the middle of each range. A spec overrides
+- Overheads are planning assumptions of this platform (MIG < 2 %, MPS 5-8 %,
+  time-slicing 15-20 % of a GPU's capacity), taken at the middle of each range. A spec overrides
   them per pool (``sharing.overhead``).
 """
 

@@ -42,8 +42,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
-from gpuplat.diagnostics import Level
 from gpuplat.model import Market, Platform, Provider, Tenant, isolation_permits
+from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
 from gpuplat.plan.types import PlanFinding, PoolPlan
 
 MARKET_WEIGHT: Mapping[Market, int] = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
@@ -182,10 +182,8 @@ def floor_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFindi
         held = pool.share(Market.RESERVED).nodes + pool.share(Market.ON_DEMAND).nodes
         if pool.nodes.min > held:
             findings.append(
-                PlanFinding(
-                    "GP353",
-                    Level.WARNING,
-                    ("gpuNodePools", index, "nodes", "min"),
+                MINIMUM_NOT_HELD.finding(
+                                        ("gpuNodePools", index, "nodes", "min"),
                     f"pool {pool.name} keeps at most {held} of its {pool.nodes.min} minimum nodes: the minimum is "
                     f"held on reserved and on-demand capacity only (spot can be taken away at any time), and the "
                     f"split gives the pool {held} such nodes; allow on-demand or lower nodes.min",
@@ -198,10 +196,8 @@ def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFi
     if model.target.provider is not Provider.AWS or not wants_topology(model):
         return []
     return [
-        PlanFinding(
-            "GP352",
-            Level.WARNING,
-            ("gpuNodePools", index, "nodes", "min"),
+        TOPOLOGY_AWARE_OFF.finding(
+                        ("gpuNodePools", index, "nodes", "min"),
             f"fabric pool {pool.name} autoscales ({pool.nodes.min}-{pool.nodes.max} nodes), so its Kueue flavors are "
             f"not topology-aware: Kueue admits topology-aware work only onto nodes that exist, and Karpenter adds "
             f"nodes only for pods that exist, so a job larger than the idle nodes would wait forever; its jobs keep "
@@ -311,18 +307,14 @@ def quotas(model: Platform, all_flavors: Sequence[FlavorPlan]) -> tuple[tuple[Qu
 def _overcommitted(index: int, tenant: Tenant, allowed: Sequence[FlavorPlan], placed: int) -> PlanFinding:
     pools = ", ".join(sorted({f.pool for f in allowed}))
     if tenant.isolation == "hard":
-        return PlanFinding(
-            "GP234",
-            Level.ERROR,
-            ("tenants", index, "gpus"),
+        return HARD_QUOTA_UNPLACEABLE.finding(
+                        ("tenants", index, "gpus"),
             f"hard-isolation tenant {tenant.name} is guaranteed {tenant.gpus} GPUs, but the pools it may use "
             f"({pools}) have only {placed} left after the other hard tenants' quotas: Kueue lends only unused "
             f"quota, so a guarantee beyond a pool's capacity cannot be kept; lower the quotas or raise the pools' max",
         )
-    return PlanFinding(
-        "GP351",
-        Level.WARNING,
-        ("tenants", index, "gpus"),
+    return SOFT_QUOTA_OVERSUBSCRIBED.finding(
+                ("tenants", index, "gpus"),
         f"tenant {tenant.name} is promised {tenant.gpus} GPUs, but the pools it may use ({pools}) have only "
         f"{placed} left after the other tenants' quotas: the other {tenant.gpus - placed} oversubscribe them "
         f"and are there only while other tenants leave them idle",

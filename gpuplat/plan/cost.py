@@ -25,11 +25,9 @@ from gpuplat.catalog.prices import (
     RESERVED_DISCOUNT,
     SPOT_DISCOUNT,
 )
-from gpuplat.diagnostics import Level
 from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.plan.codes import PROCUREMENT_PRICE_MISSING
 from gpuplat.plan.types import CostPlan, MarketShare, PlanFinding, PoolCost
-
-CODE_NO_PRICE = "GP232"  # procurement-price-missing
 
 
 def hourly_price(model: Platform, instance_type: str) -> float | None:
@@ -45,10 +43,8 @@ def missing_prices(model: Platform) -> tuple[PlanFinding, ...]:
     for i, pool in enumerate(model.pools):
         if pool.instance_type is not None and hourly_price(model, pool.instance_type) is None:
             findings.append(
-                PlanFinding(
-                    CODE_NO_PRICE,
-                    Level.ERROR,
-                    ("gpuNodePools", i, "instanceType"),
+                PROCUREMENT_PRICE_MISSING.finding(
+                                        ("gpuNodePools", i, "instanceType"),
                     f"the catalog has no on-demand price for {pool.instance_type} (catalog prices as of "
                     f"{PRICES_AS_OF}); set procurement.prices.onDemandHourly: "
                     f"{{{pool.instance_type}: <USD per node-hour>}}",

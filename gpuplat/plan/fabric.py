@@ -41,11 +41,10 @@ import math
 from dataclasses import dataclass
 
 from gpuplat.catalog import instance_type
-from gpuplat.diagnostics import Level
 from gpuplat.model import Fabric, GpuNodePool, Platform, Provider
+from gpuplat.plan.codes import FABRIC_TOO_SMALL
 from gpuplat.plan.types import FabricPlan, PlanFinding
 
-CODE_TOO_SMALL = "GP240"  # fabric-too-small
 MAX_RADIX = 1024
 
 
@@ -161,5 +160,5 @@ def plan_fabric(model: Platform) -> tuple[FabricPlan | None, tuple[PlanFinding, 
         f"the fabric must hold {hosts} host ports ({detail}) but a {tiers}-tier fat-tree of radix {k} "
         f"at {r:g}:1 holds at most {tree.max_hosts}; smallest that fits: {' or '.join(hints)}"
     )
-    finding = PlanFinding(CODE_TOO_SMALL, Level.ERROR, ("network", "fabric", "switchRadix"), message)
+    finding = FABRIC_TOO_SMALL.finding(("network", "fabric", "switchRadix"), message)
     return plan, (finding,)

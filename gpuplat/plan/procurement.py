@@ -20,11 +20,9 @@ from dataclasses import dataclass
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform
+from gpuplat.plan.codes import PROCUREMENT_INFEASIBLE, PROCUREMENT_POOL_MARKETS
 from gpuplat.plan.split import EPS, Split, SplitPool, split_fleet, targets_of, tolerance_of
 from gpuplat.plan.types import MarketShare, PlanFinding, Reservation
-
-CODE_INFEASIBLE = "GP230"  # procurement-infeasible
-CODE_POOL_MARKETS = "GP231"  # procurement-pool-markets
 
 
 @dataclass(frozen=True)
@@ -127,7 +125,7 @@ def infeasible_findings(
             f"(±{tol[m]}, one node of the largest pool allowing it), but {reason}; "
             f"achievable {m.value}: {lo}-{hi} GPUs ({_pct(lo, hi, fleet)}); {fix}"
         )
-        findings.append(PlanFinding(CODE_INFEASIBLE, Level.ERROR, ("procurement", m.procurement_key), message))
+        findings.append(PROCUREMENT_INFEASIBLE.finding(("procurement", m.procurement_key), message))
     if not findings:
         # Every market is reachable on its own and jointly; whole nodes are what stop it.
         m = min((m for m in MARKET_ORDER if tol[m]), key=lambda m: (tol[m], MARKET_ORDER.index(m)))
@@ -138,14 +136,14 @@ def infeasible_findings(
             f"{verdict} of the fleet's {fleet} GPUs meets the ratio {ratio} within one node per market "
             f"(achievable GPUs: {ranges}); change the ratio or the pools' sizes or markets"
         )
-        findings.append(PlanFinding(CODE_INFEASIBLE, Level.ERROR, ("procurement", m.procurement_key), message))
+        findings.append(PROCUREMENT_INFEASIBLE.finding(("procurement", m.procurement_key), message))
     for i, (mp, p) in enumerate(zip(model_pools, pools, strict=True)):
         if all(targets[m] <= EPS for m in p.markets):
             message = (
                 f"pool {mp.name} may only use {', '.join(m.value for m in p.markets)}, which procurement gives 0 %, "
                 f"yet its {p.gpus} GPUs must be bought somewhere; allow a market with a share"
             )
-            findings.append(PlanFinding(CODE_POOL_MARKETS, Level.ERROR, ("gpuNodePools", i, "markets"), message))
+            findings.append(PROCUREMENT_POOL_MARKETS.finding(("gpuNodePools", i, "markets"), message))
     return findings
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuplat.diagnostics import Level
 from gpuplat.model import Platform, Provider
+from gpuplat.plan.codes import KUEUE_FLAVORS_PER_GROUP
 from gpuplat.plan.types import PlanFinding, PoolPlan
 
 MAX_FLAVORS_PER_GROUP = 64
@@ -41,10 +41,8 @@ def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[
         resource, count = per_resource.most_common(1)[0]
         if count > MAX_FLAVORS_PER_GROUP:
             findings.append(
-                PlanFinding(
-                    "GP233",
-                    Level.ERROR,
-                    ("tenants", index, "name"),
+                KUEUE_FLAVORS_PER_GROUP.finding(
+                                        ("tenants", index, "name"),
                     f"tenant {tenant.name} would need {count} Kueue flavors offering {resource} (one per pool "
                     f"and market with nodes) in one ClusterQueue resource group, above Kueue's "
                     f"{MAX_FLAVORS_PER_GROUP}; give the tenant a `pools` allow-list with fewer pools",

@@ -1,6 +1,6 @@
-"""The plan as the JSON document of DESIGN section 7 and as aligned text tables.
+"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables.
 
-JSON: the keys of section 7 are always present (CI tools read them); the extra keys
+JSON: the documented keys are always present (CI tools read them); the extra keys
 (perGpu, overhead, leafDown, pricesAsOf ...) only add. Every pool lists all three markets,
 zeros for those it does not use; on provider kubernetes (no procurement) all are zero and
 `cost` is null. Money is rounded to cents, percentages and seconds to 2 decimals.

@@ -1,7 +1,7 @@
 """The plan: derived numbers a platform team reads before anything is provisioned.
 
-These records are the contract between the planner, the CLI (`gpuplat plan`, JSON of DESIGN
-section 7) and the components (NodePool limits, capacity reservations, FSx sizes).
+These records are the contract between the planner, the CLI (`gpuplat plan` and its
+JSON document) and the components (NodePool limits, capacity reservations, FSx sizes).
 """
 
 from __future__ import annotations

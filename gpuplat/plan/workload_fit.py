@@ -26,15 +26,12 @@ from dataclasses import dataclass
 
 from gpuplat.catalog import fsx
 from gpuplat.catalog.precision import FP8_GPUS, INFERENCE_BYTES
-from gpuplat.diagnostics import Level
 from gpuplat.model import GpuNodePool, Platform, Provider
 from gpuplat.model_workloads import SHARDING_STAGES, ReferenceWorkload
+from gpuplat.plan.codes import HOT_TIER_CHECKPOINTS, WORKLOAD_DOES_NOT_FIT, WORKLOAD_GPUS_EXCEED_POOL
 from gpuplat.plan.types import PlanFinding, StoragePlan
 from gpuplat.plan.workloads import Unit, WorkloadPlan, capacity, fits, larger_profiles, memory, pool_unit
 
-CODE_DOES_NOT_FIT = "GP236"  # workload-does-not-fit
-CODE_HOT_TIER_CHECKPOINTS = "GP237"  # hot-tier-checkpoints
-CODE_GPUS_EXCEED_POOL = "GP238"  # workload-gpus-exceed-pool
 MAX_REMEDIES = 3
 
 
@@ -203,7 +200,7 @@ def _does_not_fit(model: Platform, index: int, w: ReferenceWorkload, plan: Workl
     elif not options:
         tail += ", nor on another pool: add a pool with larger GPUs"
     # At the workload's pool: where it does not fit, and what an overlay moving it changed.
-    return PlanFinding(CODE_DOES_NOT_FIT, Level.ERROR, ("workloads", index, "pool"), head + tail)
+    return WORKLOAD_DOES_NOT_FIT.finding(("workloads", index, "pool"), head + tail)
 
 
 def _hot_tier(model: Platform, plans: tuple[WorkloadPlan, ...], storage: StoragePlan) -> list[PlanFinding]:
@@ -220,10 +217,8 @@ def _hot_tier(model: Platform, plans: tuple[WorkloadPlan, ...], storage: Storage
     else:
         fix = f"raise storage.hot.capacityTiB to at least {need / fsx.GIB_PER_TIB:.2f}"
     return [
-        PlanFinding(
-            CODE_HOT_TIER_CHECKPOINTS,
-            Level.ERROR,
-            ("storage", "hot", "capacityTiB"),
+        HOT_TIER_CHECKPOINTS.finding(
+                        ("storage", "hot", "capacityTiB"),
             f"keeping the last checkpoints of every training workload ({each} GiB) needs {need:.1f} GiB but the "
             f"hot tier holds {storage.hot.capacity_gib} GiB; {fix} or lower the workloads' keepCheckpoints",
         )
@@ -239,10 +234,8 @@ def capacity_findings(model: Platform) -> list[PlanFinding]:
         most = capacity(pool, unit)
         if w.gpus > most:
             findings.append(
-                PlanFinding(
-                    CODE_GPUS_EXCEED_POOL,
-                    Level.ERROR,
-                    ("workloads", index, "gpus"),
+                WORKLOAD_GPUS_EXCEED_POOL.finding(
+                                        ("workloads", index, "gpus"),
                     f"workload {w.name} asks for {w.gpus} units but pool {pool.name} has {most} "
                     f"({unit.label}, {unit.per_node} per node x {pool.nodes.max} nodes at max size); "
                     f"raise the pool's nodes.max or lower gpus",

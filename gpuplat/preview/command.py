@@ -210,7 +210,7 @@ def _verify_section(model: Platform, plan: Plan, resources: Sequence[RecordedRes
 def cmd_preview(args: argparse.Namespace) -> int:
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok and args.format == "json":
-        # Every command's --format json prints one JSON document (DESIGN section 7), failures too.
+        # Every command's --format json prints one JSON document, failures too (CI parses stdout).
         sys.stdout.write(render_json(compiled.diagnostics))
         return 1
     sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans

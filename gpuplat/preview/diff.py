@@ -47,7 +47,10 @@ MISSING: Any = _Missing()
 
 
 class BaseRefError(Exception):
-    """The base ref cannot be checked out or previewed; `exit_code` follows DESIGN section 7."""
+    """The base ref cannot be checked out or previewed.
+
+    `exit_code`: 2 for a bad ref or no git repository (usage), 1 for a base without a program
+    or with an invalid spec."""
 
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)

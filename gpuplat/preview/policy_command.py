@@ -1,4 +1,4 @@
-"""`gpuplat policy`: run the policy pack offline on the recorded resources (DESIGN sections 6, 7).
+"""`gpuplat policy`: run the policy pack offline on the recorded resources.
 
 The rules are gpuplat.preview.policies, the same functions the CrossGuard pack in policy/
 wraps. Offline they see more than CrossGuard does: every resource option of the recording

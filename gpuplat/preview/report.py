@@ -4,7 +4,7 @@ Sections: resource changes (or, without --base, resources by type), per-pool cap
 market changes, the reference workloads' fit (report_workloads.py), monthly cost delta,
 policy results, `gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
 
-The numbers come from the plan JSON of DESIGN section 7 on both sides. The head's is built
+The numbers come from the plan JSON (`gpuplat plan --format json`) on both sides. The head's is built
 in-process; the base's comes from the base checkout's own `python -m gpuplat.cli plan`
 (PYTHONPATH and cwd = the checkout), never from importing base code here, so a pull request
 that changes the planner compares the old planner's numbers with the new one's.

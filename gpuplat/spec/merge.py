@@ -1,6 +1,6 @@
 """Overlay merge: `stacks/<env>.yaml` on top of `platform/platform.yaml`.
 
-Rules (DESIGN section 2):
+Rules:
 - mappings merge deeply;
 - lists of objects with `name` merge item by item: an overlay item with a known name merges
   into that item, a new name is appended, `remove: true` drops the item;

@@ -34,18 +34,21 @@ class Rule:
     level: Level
     rationale: str
     check: RuleFn
+    source: str = ""  # URL of the fact the rationale rests on; empty for a platform convention
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, level: Level, rationale: str) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule; codes and names are unique for ever (users suppress by code)."""
+def rule(code: str, name: str, level: Level, rationale: str, source: str = "") -> Callable[[RuleFn], RuleFn]:
+    """Register a rule; codes and names are unique for ever (users suppress by code). `source` is
+    the URL of the AWS / Kubernetes / vendor document the rationale rests on (cfn-lint's source_url),
+    shown on docs/rules.md; it stays empty only where the rule is a platform convention."""
 
     def register(fn: RuleFn) -> RuleFn:
         if code in RULES or any(r.name == name for r in RULES.values()):
             raise ValueError(f"duplicate rule {code} {name}")
-        RULES[code] = Rule(code, name, level, rationale, fn)
+        RULES[code] = Rule(code, name, level, rationale, fn, source)
         return fn
 
     return register

@@ -1,8 +1,9 @@
 """Golden cases: a folder per spec, with the diagnostics it must produce.
 
 `tests/cases/{valid,invalid}/<case>/` holds `platform.yaml`, optionally `overlay.yaml`, and
-`expected.txt` with one `<file>:<line> <code>` line per expected error or warning (files
-relative to the case folder). Invalid cases always carry one; valid cases only when they
+`expected.txt` with one `<file>:<line>:<col> <code> <message>` line per expected error or
+warning (files relative to the case folder; a newline in a message is written as `\\n`), so
+a changed position, code or message fails the case. Invalid cases always carry one; valid cases only when they
 expect warnings. `python -m tests.cases.regen` rewrites them from the current output.
 """
 
@@ -35,21 +36,30 @@ def compile_here() -> Compiled:
     return compile_sources(sources)
 
 
+def line_of(d: Diagnostic) -> str:
+    message = d.message.replace("\\", "\\\\").replace("\n", "\\n")
+    return f"{d.file}:{d.line}:{d.col} {d.code} {message}"
+
+
 def lines_of(diagnostics: Iterable[Diagnostic]) -> set[str]:
-    return {f"{d.file}:{d.line} {d.code}" for d in diagnostics if d.level in (Level.ERROR, Level.WARNING)}
+    return {line_of(d) for d in diagnostics if d.level in (Level.ERROR, Level.WARNING)}
+
+
+def code_of(line: str) -> str:
+    return line.split(" ", 2)[1]
 
 
 def read_expected(case: Path) -> set[str]:
     path = case / EXPECTED
     if not path.exists():
         return set()
-    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return {line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
 
 
 def sort_lines(lines: Iterable[str]) -> list[str]:
-    def key(line: str) -> tuple[str, int, str]:
-        where, code = line.split(" ", 1)
-        file, number = where.rsplit(":", 1)
-        return file, int(number), code
+    def key(line: str) -> tuple[str, int, int, str]:
+        where, rest = line.split(" ", 1)
+        file, number, col = where.rsplit(":", 2)
+        return file, int(number), int(col), rest
 
     return sorted(lines, key=key)

@@ -77,6 +77,7 @@ _HPA_MAX_WINDOW_SECONDS = 3600
     "scale-up-unreachable",
     Level.WARNING,
     "The HPA acts only when utilization / scaleUpAbove exceeds 1.1 (its 10 % tolerance); utilization never exceeds 1.",
+    source="https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details",
 )
 def scale_up_unreachable(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")
@@ -98,6 +99,7 @@ def scale_up_unreachable(data: Data) -> Iterator[Finding]:
     "cooldown-beyond-hpa-window",
     Level.WARNING,
     "The HPA's stabilization windows, which carry the cooldown, are at most one hour.",
+    source="https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#configurable-scaling-behavior",
 )
 def cooldown_beyond_hpa_window(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")

@@ -58,6 +58,7 @@ def fabric_section_required(data: Data) -> Iterator[Finding]:
     "fabric-efa-instance",
     Level.ERROR,
     "On AWS the training fabric is EFA; an instance type without EFA interfaces cannot join it (EC2 EFA limits).",
+    source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
 )
 def fabric_efa_instance(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -80,6 +81,7 @@ def fabric_efa_instance(data: Data) -> Iterator[Finding]:
     "fabric-transport-provider",
     Level.ERROR,
     "EFA is the only RDMA transport EC2 offers, and exists only on EC2.",
+    source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
 )
 def fabric_transport_provider(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -102,6 +104,7 @@ def fabric_transport_provider(data: Data) -> Iterator[Finding]:
     "sriov-kubernetes-only",
     Level.ERROR,
     "EC2 exposes EFA interfaces, not SR-IOV virtual functions the SR-IOV network operator could configure.",
+    source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
 )
 def sriov_kubernetes_only(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -118,6 +121,7 @@ def sriov_kubernetes_only(data: Data) -> Iterator[Finding]:
     "switch-radix-even",
     Level.ERROR,
     "A fat-tree switch splits its ports between down- and up-links; the leaf/spine arithmetic needs an even radix.",
+    source="https://en.wikipedia.org/wiki/Fat_tree",
 )
 def switch_radix_even(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -135,6 +139,7 @@ def switch_radix_even(data: Data) -> Iterator[Finding]:
     "fabric-oversubscription-fits-radix",
     Level.ERROR,
     "A leaf of radix k keeps at least one uplink, so its down:up ratio is at most (k - 1):1.",
+    source="https://en.wikipedia.org/wiki/Fat_tree",
 )
 def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -156,6 +161,7 @@ def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
     f"AWS accepts a VPC IPv4 block between /{_VPC_PREFIX_MIN} and /{_VPC_PREFIX_MAX}, written as a network address; "
     f"the subnet layout (a /{PRIVATE_PREFIX_MAX} or larger private subnet per zone, 1/8 of the VPC) needs "
     f"/{VPC_PREFIX_MAX} or larger.",
+    source="https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html",
 )
 def vpc_cidr_valid(data: Data) -> Iterator[Finding]:
     network = section(data, "network")

@@ -69,6 +69,7 @@ def nodes_min_le_max(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The platform writes gpuplat.dev/*, nvidia.com/gpu.deploy.*, device-plugin.config and mig.config onto "
     "a pool's nodes itself; Karpenter's NodePool CRD rejects karpenter.sh, karpenter.k8s.aws and hostname.",
+    source="https://karpenter.sh/docs/concepts/nodepools/",
 )
 def pool_labels_reserved(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -106,6 +107,7 @@ def instance_type_required(data: Data) -> Iterator[Finding]:
     "instance-type-in-catalog",
     Level.ERROR,
     "Only catalog instance types have known GPUs, EFA cards and prices (EC2 DescribeInstanceTypes via Karpenter).",
+    source="https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html",
 )
 def instance_type_in_catalog(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -146,6 +148,7 @@ def kubernetes_gpu_required(data: Data) -> Iterator[Finding]:
     "gpu-model-in-catalog",
     Level.ERROR,
     "MIG profiles, memory and sharing support come from the catalog's GPU table (gpu-operator MIG config).",
+    source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
 )
 def gpu_model_in_catalog(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -302,6 +305,7 @@ def pool_fields_match_provider(data: Data) -> Iterator[Finding]:
     "pool-taints-unique",
     Level.ERROR,
     "The Kubernetes API rejects a node whose taints repeat a key/effect pair.",
+    source="https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/",
 )
 def pool_taints_unique(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):

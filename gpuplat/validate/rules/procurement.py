@@ -59,6 +59,7 @@ def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     "procurement-market-allowed",
     Level.ERROR,
     "Capacity can only be bought in a market some pool's Karpenter NodePools allow (pool markets).",
+    source="https://karpenter.sh/docs/concepts/nodepools/",
 )
 def procurement_market_allowed(data: Data) -> Iterator[Finding]:
     implicit = provider(data) == "aws" and "procurement" not in data

@@ -84,6 +84,7 @@ def sriov_rails_per_node(data: Data) -> Iterator[Finding]:
     "sriov-rail-nic-unique",
     Level.ERROR,
     "One NIC carries one rail: two rails on one physical function would be two policies setting its VFs.",
+    source="https://github.com/k8snetworkplumbingwg/sriov-network-operator",
 )
 def sriov_rail_nic_unique(data: Data) -> Iterator[Finding]:
     seen: dict[str, int] = {}
@@ -103,6 +104,7 @@ def sriov_rail_nic_unique(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "NVIDIA IPAM hands out a rail's addresses from its subnet; overlapping rails would give two pods one "
     "address, and a gateway must be a host address inside the subnet.",
+    source="https://github.com/Mellanox/nvidia-k8s-ipam",
 )
 def sriov_rail_subnet(data: Data) -> Iterator[Finding]:
     previous: list[tuple[int, ipaddress.IPv4Network]] = []
@@ -139,6 +141,7 @@ def _host_of(address: str, subnet: ipaddress.IPv4Network) -> bool:
     "Each fabric node takes a block of vfsPerNic (at least 2) addresses of every rail's subnet (NVIDIA IPAM "
     "perNodeBlockSize); "
     "a node left without a block cannot attach pods to the rail.",
+    source="https://github.com/Mellanox/nvidia-k8s-ipam",
 )
 def sriov_rail_subnet_size(data: Data) -> Iterator[Finding]:
     sriov = section(data, "network", "fabric", "sriov")
@@ -168,6 +171,7 @@ def sriov_rail_subnet_size(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "Each label names a node's switch at one fabric level above the host, so a fat-tree of `tiers` switch "
     "levels has at most `tiers` of them; on AWS, EKS labels the network nodes itself.",
+    source="https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/",
 )
 def fabric_topology_labels(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")

@@ -14,6 +14,7 @@ from gpuplat.validate.rules._common import Data, section
     "topology-aware-needs-kueue",
     Level.WARNING,
     "Topology-aware placement is Kueue's Topology Aware Scheduling; without Kueue nothing reads the topology.",
+    source="https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/",
 )
 def topology_aware_needs_kueue(data: Data) -> Iterator[Finding]:
     scheduling = section(data, "scheduling")

@@ -43,6 +43,7 @@ def _gpu_text(gpu: PoolGpu) -> str:
     "mig-profile-valid",
     Level.ERROR,
     "mig-manager applies only the named configs of the GPU's MIG table (gpu-operator default-mig-parted-config).",
+    source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
 )
 def mig_profile_valid(data: Data) -> Iterator[Finding]:
     for i, pool, sharing, gpu in _mig_pools(data):
@@ -69,6 +70,7 @@ def mig_profile_valid(data: Data) -> Iterator[Finding]:
     "mig-layout-valid",
     Level.ERROR,
     "A MIG layout must fit 7 compute and 8 memory slices with legal placements (NVML placement table).",
+    source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
 )
 def mig_layout_valid(data: Data) -> Iterator[Finding]:
     for i, _pool, sharing, gpu in _mig_pools(data):
@@ -90,6 +92,7 @@ def mig_layout_valid(data: Data) -> Iterator[Finding]:
     "mig-profile-or-layout",
     Level.ERROR,
     "mig-manager applies exactly one config per node: a named profile or one custom layout.",
+    source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
 )
 def mig_profile_or_layout(data: Data) -> Iterator[Finding]:
     for i, pool, sharing, _gpu in _mig_pools(data):
@@ -113,6 +116,7 @@ def mig_profile_or_layout(data: Data) -> Iterator[Finding]:
     "mig-capable-gpu",
     Level.ERROR,
     "MIG exists only on the GPUs of NVIDIA's MIG table (A100, H100, H200, B200 ...), not on A10G, L4 or L40S.",
+    source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
 )
 def mig_capable_gpu(data: Data) -> Iterator[Finding]:
     for i, pool, _sharing, gpu in _mig_pools(data):
@@ -154,6 +158,7 @@ def sharing_fields_match_mode(data: Data) -> Iterator[Finding]:
     "sharing-replicas-range",
     Level.ERROR,
     "The device plugin rejects replicas < 2; NVIDIA MPS allows 48 client contexts per GPU (Volta and later).",
+    source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
 )
 def sharing_replicas_range(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -172,6 +177,7 @@ def sharing_replicas_range(data: Data) -> Iterator[Finding]:
     "sharing-replicas-required",
     Level.ERROR,
     "The device plugin's time-slicing/MPS config and HAMi's split count have no default number of replicas.",
+    source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
 )
 def sharing_replicas_required(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -191,6 +197,7 @@ def sharing_replicas_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The device-plugin ConfigMap keys its per-pool configs by pool name beside the `default` config of "
     "whole-GPU and MIG nodes.",
+    source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
 )
 def device_plugin_config_name_free(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -207,6 +214,7 @@ def device_plugin_config_name_free(data: Data) -> Iterator[Finding]:
     "fractional-replicas-equal",
     Level.ERROR,
     "HAMi's split count (devicePlugin.deviceSplitCount) is one value for the whole cluster.",
+    source="https://github.com/Project-HAMi/HAMi",
 )
 def fractional_replicas_equal(data: Data) -> Iterator[Finding]:
     fractional = [
@@ -233,6 +241,7 @@ def fractional_replicas_equal(data: Data) -> Iterator[Finding]:
     "sharing-metrics-attribution",
     Level.WARNING,
     "DCGM reports per-GPU utilisation and cannot split a time-sliced or MPS-shared GPU between its pods.",
+    source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
 )
 def sharing_metrics_attribution(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):

@@ -82,6 +82,7 @@ def _path(j: int, key: str) -> tuple[str | int, ...]:
     "hot-throughput-values",
     Level.ERROR,
     f"FSx for Lustre PERSISTENT_2 SSD offers {'/'.join(map(str, fsx.THROUGHPUT_PER_TIB))} MB/s per TiB only.",
+    source="https://docs.aws.amazon.com/fsx/latest/LustreGuide/performance.html",
 )
 def hot_throughput_values(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -119,6 +120,7 @@ def kubernetes_storage_class_required(data: Data) -> Iterator[Finding]:
     "cold-transitions-increasing",
     Level.ERROR,
     "S3 lifecycle transitions happen in time order; two at the same or an earlier day are contradictory.",
+    source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
 )
 def cold_transitions_increasing(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -136,6 +138,7 @@ def cold_transitions_increasing(data: Data) -> Iterator[Finding]:
     "cold-expire-after-transitions",
     Level.ERROR,
     "S3 rejects a lifecycle rule whose expiration day is not after its transition days.",
+    source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
 )
 def cold_expire_after_transitions(data: Data) -> Iterator[Finding]:
     items, expire = _transitions(data), _expire(data)
@@ -155,6 +158,7 @@ def cold_expire_after_transitions(data: Data) -> Iterator[Finding]:
     "cold-transition-minimum-days",
     Level.ERROR,
     "S3 lifecycle: objects enter STANDARD_IA/ONEZONE_IA at day 30 or later and stay there 30 days before moving on.",
+    source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
 )
 def cold_transition_minimum_days(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -180,6 +184,7 @@ def cold_transition_minimum_days(data: Data) -> Iterator[Finding]:
     "cold-transition-order",
     Level.ERROR,
     "S3 lifecycle only moves objects down its waterfall (e.g. never from GLACIER to GLACIER_IR or STANDARD_IA).",
+    source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
 )
 def cold_transition_order(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -200,6 +205,7 @@ def cold_transition_order(data: Data) -> Iterator[Finding]:
     "storage-capacity-limit",
     Level.ERROR,
     "FSx StorageCapacity is an int32 of GiB (aws hot tier); a Kubernetes PVC size an int64 of bytes.",
+    source="https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystem.html",
 )
 def storage_capacity_limit(data: Data) -> Iterator[Finding]:
     kind = provider(data)
@@ -227,6 +233,7 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "FSx throughput is per file system; standard tenants need a second one, and its smallest "
     "(1200 GiB at 125 MB/s/TiB) must fit under the share critical work keeps.",
+    source="https://docs.aws.amazon.com/fsx/latest/LustreGuide/performance.html",
 )
 def critical_share_reachable(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -280,6 +287,7 @@ def tenant_name_is_an_export_prefix(data: Data) -> Iterator[Finding]:
     "hot-capacity-rounded",
     Level.WARNING,
     "FSx for Lustre PERSISTENT_2 SSD sizes are 1200 GiB, 2400 GiB, then multiples of 2400 GiB.",
+    source="https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystem.html",
 )
 def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -302,6 +310,7 @@ def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     "cold-minimum-storage-duration",
     Level.WARNING,
     "S3 bills STANDARD_IA/ONEZONE_IA for at least 30 days, GLACIER_IR/GLACIER 90, DEEP_ARCHIVE 180.",
+    source="https://aws.amazon.com/s3/pricing/",
 )
 def cold_minimum_storage_duration(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []

@@ -75,6 +75,7 @@ def aws_zones_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     f"An AWS availability zone name is its region's name plus a letter {ZONE_LETTERS[0]}..{ZONE_LETTERS[-1]} "
     f"(the letters the VPC layout has subnets for; us-east-1, the largest region, ends at f).",
+    source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-regions-availability-zones.html",
 )
 def zones_in_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -102,6 +103,7 @@ def zones_in_region(data: Data) -> Iterator[Finding]:
     "region-exists",
     Level.ERROR,
     "Resources can only be created in a region AWS runs (gpuplat/catalog/regions.py, with its source and date).",
+    source="https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-regions.html",
 )
 def region_exists(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -122,6 +124,7 @@ def region_exists(data: Data) -> Iterator[Finding]:
     "eks-two-zones",
     Level.ERROR,
     "EKS CreateCluster requires subnets in at least two availability zones.",
+    source="https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html",
 )
 def eks_two_zones(data: Data) -> Iterator[Finding]:
     zones = _zones(data)
@@ -138,6 +141,7 @@ def eks_two_zones(data: Data) -> Iterator[Finding]:
     "eks-version-supported",
     Level.WARNING,
     f"EKS offers Kubernetes {EKS_VERSIONS[0]}..{EKS_VERSIONS[-1]} (standard + extended support calendar).",
+    source="https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
 )
 def eks_version_supported(data: Data) -> Iterator[Finding]:
     target = section(data, "target")

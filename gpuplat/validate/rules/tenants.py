@@ -106,6 +106,7 @@ def tenant_pools_exist(data: Data) -> Iterator[Finding]:
     "hard-tenant-shared-pool",
     Level.ERROR,
     "MPS and time-slicing share one GPU without memory or fault isolation between tenants.",
+    source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
 )
 def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -128,6 +129,7 @@ def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
     "hard-tenant-without-pool",
     Level.ERROR,
     "MPS and time-slicing pools are closed to hard-isolation tenants; with only those, the tenant gets no GPU.",
+    source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
 )
 def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -147,6 +149,7 @@ def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     "tenant-quota-fits-pools",
     Level.ERROR,
     "A Kueue quota larger than the GPUs of the pools the tenant may use (at nodes.max) can never be admitted.",
+    source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
 )
 def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
     for i, tenant in tenants(data):
@@ -172,6 +175,7 @@ def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
     "tenant-namespace-reserved",
     Level.ERROR,
     "Kubernetes reserves default and kube-*; the platform owns its charts' namespaces and <name>-system.",
+    source="https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces",
 )
 def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
     metadata = as_map(data.get("metadata"))
@@ -198,6 +202,7 @@ def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
     "tenant-quotas-exceed-fleet",
     Level.WARNING,
     "Quotas above the fleet's GPUs at nodes.max cannot all be met at once; Kueue borrowing decides who waits.",
+    source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
 )
 def tenant_quotas_exceed_fleet(data: Data) -> Iterator[Finding]:
     raw = [t.get("gpus") for _, t in tenants(data)]
@@ -234,6 +239,7 @@ def _minor(data: Data) -> int | None:
     "fabric-tenant-needs-admission-policy",
     Level.ERROR,
     "RDMA needs IPC_LOCK, admitted by a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30+).",
+    source="https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/",
 )
 def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     minor = _minor(data)
@@ -255,6 +261,7 @@ def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     "tenant-principals-on-kubernetes",
     Level.ERROR,
     "principals become EKS access entries; on an existing cluster its identity provider maps the tenant group.",
+    source="https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html",
 )
 def tenant_principals_on_kubernetes(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":

@@ -113,6 +113,7 @@ def workload_attention_shape(data: Data) -> Iterator[Finding]:
     "workload-precision-supported",
     Level.ERROR,
     "No training framework trains in int8; FP8 needs FP8 tensor cores (Hopper, Ada, Blackwell; not Ampere).",
+    source="https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html",
 )
 def workload_precision_supported(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)

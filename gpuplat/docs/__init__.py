@@ -1,0 +1,79 @@
+"""The generated pages of docs/: the spec reference and the rules page, rendered from jinja2
+templates kept beside this module (gpuplat/docs/templates/). `python -m gpuplat.docs` (or
+`make docs`) rewrites them; `python -m gpuplat.docs --check` fails when a committed page is stale.
+docs/architecture.md is written by hand and not generated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from gpuplat.docs.schema_fields import fields
+from gpuplat.plan.codes import PLAN_CODES
+from gpuplat.validate.registry import RULES  # importing gpuplat.validate registers every rule
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "schemas" / "platform.schema.json"
+DOCS = ROOT / "docs"
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("gpuplat.docs", "templates"),
+    autoescape=False,  # Markdown, not HTML
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+@dataclass(frozen=True)
+class RuleRow:
+    code: str
+    level: str
+    name: str
+    rationale: str
+    source: str
+    stage: str  # "validate" (a semantic rule over the spec) or "plan" (a planner finding)
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: pipes escaped, one line."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def rule_rows() -> list[RuleRow]:
+    rows = [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "validate") for r in RULES.values()]
+    rows += [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, "plan") for c in PLAN_CODES.values()]
+    return sorted(rows, key=lambda r: r.code)
+
+
+def render_spec() -> str:
+    schema = json.loads(SCHEMA.read_text())
+    rows = fields(schema)
+    sections = [(top, [f for f in rows if f.path.split(".")[0].split("[")[0] == top]) for top in schema["properties"]]
+    return _ENV.get_template("spec.md.j2").render(schema=schema, sections=sections, cell=_cell)
+
+
+def render_rules() -> str:
+    return _ENV.get_template("rules.md.j2").render(rows=rule_rows(), cell=_cell)
+
+
+def pages() -> dict[Path, str]:
+    """Every generated page: path -> its text."""
+    return {DOCS / "spec.md": render_spec(), DOCS / "rules.md": render_rules()}
+
+
+def stale() -> list[Path]:
+    return [path for path, text in pages().items() if not path.is_file() or path.read_text() != text]
+
+
+def write() -> list[Path]:
+    changed = stale()
+    DOCS.mkdir(exist_ok=True)
+    for path, text in pages().items():
+        path.write_text(text)
+    return changed

@@ -1,0 +1,130 @@
+"""The planner's finding codes: one record per code, shared by the planner and docs/rules.md.
+
+Semantic rules (gpuplat/validate/registry.py) see the spec; these findings come from the plan
+itself (a split, a flow, a memory estimate), so they live beside the planner. Each code is stable
+like a rule's (users suppress by code) and carries the same fields: name, level, one-line
+rationale naming the fact it rests on, and the URL of that fact's source (empty for a platform
+convention). Build findings with `PlanCode.finding` so the level is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplat.diagnostics import Level
+from gpuplat.plan.types import PlanFinding
+from gpuplat.spec.positions import PathPart
+
+_KUEUE_CQ = "https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/"
+_KUEUE_TAS = "https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/"
+
+
+@dataclass(frozen=True)
+class PlanCode:
+    code: str
+    name: str
+    level: Level
+    rationale: str
+    source: str = ""
+
+    def finding(self, path: tuple[PathPart, ...], message: str) -> PlanFinding:
+        return PlanFinding(self.code, self.level, path, message)
+
+
+PROCUREMENT_INFEASIBLE = PlanCode(
+    "GP230",
+    "procurement-infeasible",
+    Level.ERROR,
+    "Nodes are bought whole, so a market's share can only land within one node of its largest pool of the ratio.",
+)
+PROCUREMENT_POOL_MARKETS = PlanCode(
+    "GP231",
+    "procurement-pool-markets",
+    Level.ERROR,
+    "A pool whose markets all get 0 % of the split has no node to run on.",
+)
+PROCUREMENT_PRICE_MISSING = PlanCode(
+    "GP232",
+    "procurement-price-missing",
+    Level.ERROR,
+    "Cost and savings are priced per instance type; a type with no on-demand price cannot be costed.",
+    "https://aws.amazon.com/ec2/pricing/on-demand/",
+)
+KUEUE_FLAVORS_PER_GROUP = PlanCode(
+    "GP233",
+    "kueue-flavors-per-group",
+    Level.ERROR,
+    "A ClusterQueue resource group lists at most 64 flavors (Kueue CRD spec.resourceGroups[].flavors maxItems).",
+    _KUEUE_CQ,
+)
+HARD_QUOTA_UNPLACEABLE = PlanCode(
+    "GP234",
+    "hard-quota-unplaceable",
+    Level.ERROR,
+    "Kueue lends only unused quota, so a hard tenant's guarantee beyond its pools' capacity cannot be kept.",
+    _KUEUE_CQ,
+)
+WORKLOAD_DOES_NOT_FIT = PlanCode(
+    "GP236",
+    "workload-does-not-fit",
+    Level.ERROR,
+    "A workload's memory per unit must fit the usable 90 % of one unit of its pool.",
+)
+HOT_TIER_CHECKPOINTS = PlanCode(
+    "GP237",
+    "hot-tier-checkpoints",
+    Level.ERROR,
+    "The hot tier holds the last keepCheckpoints checkpoints of every training workload at once.",
+)
+WORKLOAD_GPUS_EXCEED_POOL = PlanCode(
+    "GP238",
+    "workload-gpus-exceed-pool",
+    Level.ERROR,
+    "A workload cannot use more units than its pool has at nodes.max.",
+)
+FABRIC_TOO_SMALL = PlanCode(
+    "GP240",
+    "fabric-too-small",
+    Level.ERROR,
+    "A fat-tree of switch radix k holds at most k^2/2 hosts in two tiers and k^3/4 in three (full bisection).",
+    "https://en.wikipedia.org/wiki/Fat_tree",
+)
+SOFT_QUOTA_OVERSUBSCRIBED = PlanCode(
+    "GP351",
+    "soft-quota-oversubscribed",
+    Level.WARNING,
+    "Kueue lends only quota others leave idle: a soft tenant's GPUs beyond its pools' capacity are not guaranteed.",
+    _KUEUE_CQ,
+)
+TOPOLOGY_AWARE_OFF = PlanCode(
+    "GP352",
+    "topology-aware-off-autoscaled",
+    Level.WARNING,
+    "Kueue admits topology-aware work only onto existing nodes, and Karpenter adds nodes only for existing pods.",
+    _KUEUE_TAS,
+)
+MINIMUM_NOT_HELD = PlanCode(
+    "GP353",
+    "minimum-nodes-not-held",
+    Level.WARNING,
+    "A pool's minimum is held on reserved and on-demand capacity only: spot can be taken away at any time.",
+    "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-interruptions.html",
+)
+
+PLAN_CODES: dict[str, PlanCode] = {
+    c.code: c
+    for c in (
+        PROCUREMENT_INFEASIBLE,
+        PROCUREMENT_POOL_MARKETS,
+        PROCUREMENT_PRICE_MISSING,
+        KUEUE_FLAVORS_PER_GROUP,
+        HARD_QUOTA_UNPLACEABLE,
+        WORKLOAD_DOES_NOT_FIT,
+        HOT_TIER_CHECKPOINTS,
+        WORKLOAD_GPUS_EXCEED_POOL,
+        FABRIC_TOO_SMALL,
+        SOFT_QUOTA_OVERSUBSCRIBED,
+        TOPOLOGY_AWARE_OFF,
+        MINIMUM_NOT_HELD,
+    )
+}

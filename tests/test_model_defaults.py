@@ -1,0 +1,125 @@
+"""The schema's `default`s and the model's defaults are one fact written twice: they must agree.
+
+Every `default` in schemas/platform.schema.json is found by walking the schema, so a new default
+without a reader here fails the test; each is then compared with what build_model produces for a
+spec that omits the field. Setting the schema's tenant isolation default to `hard`, or
+`scaleUpAbove` to 0.95, makes this test fail (the probe at the bottom proves it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplat.compile import Sources, compile_sources
+from gpuplat.model import Platform
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "platform.schema.json").read_text())
+
+# A spec that omits every field with a default; each section that holds one is present.
+SPEC: dict[str, Any] = {
+    "apiVersion": "gpuplat/v1",
+    "kind": "Platform",
+    "metadata": {"name": "defaults"},
+    "target": {
+        "provider": "aws",
+        "region": "us-east-1",
+        "zones": ["us-east-1a", "us-east-1b"],
+        "kubernetesVersion": "1.33",
+    },
+    "gpuNodePools": [{"name": "train", "instanceType": "p5.48xlarge", "nodes": {"min": 0, "max": 4}}],
+    "network": {"fabric": {"tiers": 2, "switchRadix": 64, "linkGbps": 400, "transport": "efa"}},
+    "autoscaling": {},
+    "scheduling": {"gpuScheduler": {}},
+    "tenants": [{"name": "research", "gpus": 8}],
+    "observability": {},
+    "workloads": [
+        {
+            "name": "pretrain",
+            "kind": "training",
+            "pool": "train",
+            "gpus": 8,
+            "parameters": 1.0e9,
+            "precision": "amp",
+            "layers": 16,
+            "hidden": 2048,
+            "heads": 16,
+            "sequenceLength": 2048,
+        }
+    ],
+}
+
+# Schema location of each default ($defs/<def>/<field>) -> how the model exposes it.
+READERS: dict[str, Callable[[Platform], Any]] = {
+    "target/endpoint": lambda m: m.target.endpoint,
+    "pool/sharing": lambda m: {"mode": m.pools[0].sharing.mode},
+    "pool/fabric": lambda m: m.pools[0].fabric,
+    "pool/markets": lambda m: list(m.pools[0].markets),
+    "fabric/topology": lambda m: m.network.fabric and m.network.fabric.topology,
+    "fabric/oversubscription": lambda m: m.network.fabric and m.network.fabric.oversubscription,
+    "network/vpcCidr": lambda m: m.network.vpc_cidr,
+    "autoscaling/window": lambda m: m.autoscaling.window,
+    "autoscaling/scaleUpAbove": lambda m: m.autoscaling.scale_up_above,
+    "autoscaling/scaleDownBelow": lambda m: m.autoscaling.scale_down_below,
+    "autoscaling/cooldown": lambda m: m.autoscaling.cooldown,
+    "gpuScheduler/policy": lambda m: m.scheduling.gpu_scheduler_policy,
+    "scheduling/queueing": lambda m: m.scheduling.queueing,
+    "scheduling/topologyAware": lambda m: m.scheduling.topology_aware,
+    "tenant/priority": lambda m: m.tenants[0].priority,
+    "tenant/isolation": lambda m: m.tenants[0].isolation,
+    "observability/retention": lambda m: m.observability.retention,
+    "referenceWorkload/optimizer": lambda m: m.workloads[0].optimizer,
+    "referenceWorkload/gradientCheckpointing": lambda m: m.workloads[0].gradient_checkpointing,
+    "referenceWorkload/flashAttention": lambda m: m.workloads[0].flash_attention,
+    "referenceWorkload/sharding": lambda m: m.workloads[0].sharding,
+}
+
+
+def schema_defaults(schema: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    for name, definition in schema["$defs"].items():
+        for field, node in definition.get("properties", {}).items():
+            if "default" in node:
+                yield f"{name}/{field}", node["default"]
+    for field, node in schema["properties"].items():
+        assert "default" not in node, f"top-level default {field}: give it a reader"
+
+
+def _model(tmp_path: Path) -> Platform:
+    path = tmp_path / "platform.yaml"
+    path.write_text(json.dumps(SPEC))  # JSON is YAML
+    result = compile_sources(Sources(path, None), with_plan=False)
+    assert result.model is not None, [str(d) for d in result.diagnostics]
+    return result.model
+
+
+def mismatches(schema: Mapping[str, Any], model: Platform) -> list[str]:
+    out: list[str] = []
+    for where, default in schema_defaults(schema):
+        if where not in READERS:
+            out.append(f"{where}: a schema default the test cannot read from the model (add a reader)")
+        elif (got := READERS[where](model)) != default:
+            out.append(f"{where}: schema default {default!r}, model {got!r}")
+    return out
+
+
+def test_every_schema_default_is_the_models(tmp_path: Path) -> None:
+    assert mismatches(SCHEMA, _model(tmp_path)) == []
+
+
+def test_every_reader_has_a_schema_default() -> None:
+    assert set(READERS) == {where for where, _ in schema_defaults(SCHEMA)}
+
+
+@pytest.mark.parametrize(
+    ("definition", "field", "value"),
+    [("tenant", "isolation", "hard"), ("autoscaling", "scaleUpAbove", 0.95), ("pool", "markets", ["spot"])],
+)
+def test_probe_a_changed_schema_default_is_caught(tmp_path: Path, definition: str, field: str, value: Any) -> None:
+    changed = copy.deepcopy(SCHEMA)
+    changed["$defs"][definition]["properties"][field]["default"] = value
+    assert [m.split(":")[0] for m in mismatches(changed, _model(tmp_path))] == [f"{definition}/{field}"]
