@@ -144,6 +144,10 @@ class Cluster(pulumi.ComponentResource):
             name=cluster_name,
             role_arn=cluster_role.arn,
             version=model.target.kubernetes_version,
+            # Said explicitly rather than left to the account default: EXTENDED keeps the control plane
+            # on the spec's minor after standard support ends (billed at the extended rate, which
+            # `check` warns about) instead of EKS upgrading it under the pinned charts and AMIs.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type="EXTENDED"),
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=list(args.subnet_ids),
                 endpoint_private_access=True,

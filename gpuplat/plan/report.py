@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.plan.kubernetes_report import kubernetes_json, kubernetes_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
 from gpuplat.plan.workloads_report import workloads_json, workloads_text
 
@@ -121,6 +122,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
     fleet = plan.fleet_gpus
     cost = plan.cost
     return {
+        "kubernetes": kubernetes_json(model),
         "pools": [_pool_json(p) for p in plan.pools],
         "fleet": {
             "gpus": fleet,
@@ -360,7 +362,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
     target = model.target
     where = f"{target.provider.value}" + (f", {target.region}" if target.region else "")
     sections = [
-        f"Plan of {model.metadata.name} ({where})\n",
+        f"Plan of {model.metadata.name} ({where})\n" + kubernetes_text(model),
         _pools_text(model, plan),
         _sharing_text(model, plan),
         _fabric_text(plan),
