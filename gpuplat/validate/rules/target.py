@@ -25,6 +25,7 @@ _PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("network", "vpcCidr"), "aws"),
     (("storage", "hot", "throughputPerTiB"), "aws"),
     (("storage", "cold", "transitions"), "aws"),
+    (("storage", "warm", "zoneId"), "aws"),
     (("storage", "hot", "storageClass"), "kubernetes"),
     (("storage", "warm", "storageClass"), "kubernetes"),
     (("storage", "cold", "storageClass"), "kubernetes"),
