@@ -28,6 +28,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
 from .aws._common import cluster_name
+from .aws.api_access import api_access
 from .aws.cluster import Cluster, ClusterArgs
 from .aws.fabric import Fabric, FabricArgs
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
@@ -117,9 +118,18 @@ class GpuPlatform(pulumi.ComponentResource):
         account_id = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(provider=aws_provider)).account_id
 
         network = Network(f"{name}-network", NetworkArgs(model, cluster), mine)
+        config = pulumi.Config(CONFIG_NAMESPACE)
+        api = api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
+        if model.target.endpoint != "public" and not (api.cidrs or api.security_group_ids):
+            pulumi.log.warn(
+                "the API endpoint is private and no gpu-platform:apiAccessCidrs or apiAccessSecurityGroupIds is "
+                "set: only machines inside the VPC that the cluster security group admits can apply the "
+                "Kubernetes objects (README: running a private stack)",
+                resource=self,
+            )
         eks = Cluster(
             f"{name}-cluster",
-            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones]),
+            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones], api),
             mine,
         )
         # IAM principals into the tenants' Kubernetes groups, which their RoleBindings name.
