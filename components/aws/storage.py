@@ -287,9 +287,8 @@ class StorageTiers(pulumi.ComponentResource):
         )
 
     def _warm_zone_id(self, spec_zone_id: str | None, zone: str, region: str) -> pulumi.Output[str]:
-        """The directory bucket's AZ ID: the spec's (checked against the catalog by `check`), else
-        the fabric zone's ID in this account. Names map to IDs differently in every account, so
-        only AWS knows the latter; the program stops with a sentence if S3 Express is not there."""
+        """The directory bucket's AZ ID: the spec's (`check` knows it), else the fabric zone's ID in
+        this account, which only AWS knows; stops with a sentence where S3 Express is not."""
         if spec_zone_id is not None:
             return pulumi.Output.from_input(spec_zone_id)
         # parent=self: the lookup goes through this component's (the spec region's) provider.
