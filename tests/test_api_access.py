@@ -53,6 +53,16 @@ def test_a_private_stack_opens_https_to_its_runner() -> None:
     assert vpc["endpointPublicAccess"] is False and "publicAccessCidrs" not in vpc
 
 
+def test_the_kubernetes_side_waits_for_the_runners_access() -> None:
+    model, plan = compile_model("prod")
+    config = {"aws:region": "us-east-1", "gpu-platform:apiAccessCidrs": "10.99.0.0/24"}
+    resources = record(model, plan, "prod", config=config)
+    (rule,) = [r for r in of_type(resources, INGRESS) if r.name.endswith("-api-10.99.0.0-24")]
+    releases = of_type(resources, "kubernetes:helm.sh/v3:Release")
+    karpenter_crds = [r for r in releases if r.inputs["chart"].endswith("karpenter-crd")]
+    assert karpenter_crds and all(rule.urn in r.options.get("dependsOn", []) for r in karpenter_crds)
+
+
 def test_without_settings_no_rule_is_added() -> None:
     rules, _ = _api_rules("prod", {})
     assert rules == []
