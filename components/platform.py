@@ -28,6 +28,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
 from .aws._common import cluster_name
+from .aws.api_access import api_access
 from .aws.cluster import Cluster, ClusterArgs
 from .aws.fabric import Fabric, FabricArgs
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
@@ -89,7 +90,7 @@ class GpuPlatform(pulumi.ComponentResource):
             outputs.update(clusterName=self.aws.cluster_name, kubeconfig=self.aws.cluster.kubeconfig)
         self.register_outputs(outputs)
 
-    def _aws_provider(self, name: str, model: Platform, region: str) -> aws.Provider:
+    def _aws_provider(self, name: str, model: Platform, region: str) -> tuple[aws.Provider, dict[str, str]]:
         config = pulumi.Config("aws")
         configured = config.get("region")
         if configured and configured != region:
@@ -102,24 +103,34 @@ class GpuPlatform(pulumi.ComponentResource):
         stack_tags = stack_defaults.get("tags") if isinstance(stack_defaults, dict) else None
         merged = {**(stack_tags if isinstance(stack_tags, dict) else {}), **model.metadata.tags}
         default_tags = dict(sorted(merged.items()))
-        return aws.Provider(
+        provider = aws.Provider(
             f"{name}-aws",
             region=region,
             default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        return provider, default_tags
 
     def _aws(self, name: str, model: Platform, plan: Plan) -> tuple[AwsOutputs, k8s.Provider]:
         cluster = cluster_name(model)
         assert model.target.region is not None, "validation requires a region on provider aws"
-        aws_provider = self._aws_provider(name, model, model.target.region)
+        aws_provider, default_tags = self._aws_provider(name, model, model.target.region)
         mine = pulumi.ResourceOptions(parent=self, providers=[aws_provider])
         account_id = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(provider=aws_provider)).account_id
 
         network = Network(f"{name}-network", NetworkArgs(model, cluster), mine)
+        config = pulumi.Config(CONFIG_NAMESPACE)
+        api = api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
+        if model.target.endpoint != "public" and not (api.cidrs or api.security_group_ids):
+            pulumi.log.warn(
+                "the API endpoint is private and no gpu-platform:apiAccessCidrs or apiAccessSecurityGroupIds is "
+                "set: only machines inside the VPC that the cluster security group admits can apply the "
+                "Kubernetes objects (README: running a private stack)",
+                resource=self,
+            )
         eks = Cluster(
             f"{name}-cluster",
-            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones]),
+            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones], api),
             mine,
         )
         # IAM principals into the tenants' Kubernetes groups, which their RoleBindings name.
@@ -168,6 +179,8 @@ class GpuPlatform(pulumi.ComponentResource):
                     node_role_name=eks.node_role_name,
                     placement_group_name=placement_names.get(pool.name),
                     releases=karpenter.releases,
+                    # Karpenter's instances are not Pulumi's: the provider's default tags miss them.
+                    default_tags=default_tags,
                 ),
                 on_k8s,
             )

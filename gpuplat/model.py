@@ -158,6 +158,7 @@ class HotTier:
 class WarmTier:
     capacity_tib: float
     storage_class: str | None
+    zone_id: str | None = None  # aws: the directory bucket's AZ ID; None: the fabric zone's ID
 
 
 @dataclass(frozen=True)
@@ -323,7 +324,9 @@ def _storage(raw: Data) -> Storage:
         hot=HotTier(float(hot["capacityTiB"]), int(hot.get("throughputPerTiB", 250)), hot.get("storageClass"))
         if hot is not None
         else None,
-        warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass")) if warm is not None else None,
+        warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass"), warm.get("zoneId"))
+        if warm is not None
+        else None,
         cold=ColdTier(
             tuple(
                 sorted(

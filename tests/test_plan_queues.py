@@ -12,7 +12,7 @@ def _spec(pools: int, allow: int | None) -> str:
         "apiVersion: gpuplat/v1",
         "kind: Platform",
         "metadata: {name: wide}",
-        "target: {provider: aws, region: eu-west-1, zones: [eu-west-1a, eu-west-1b], kubernetesVersion: '1.33'}",
+        "target: {provider: aws, region: eu-west-1, zones: [eu-west-1a, eu-west-1b], kubernetesVersion: '1.35'}",
         "gpuNodePools:",
     ]
     lines += [f"  - {{name: p{i}, instanceType: g6.xlarge, nodes: {{min: 0, max: 1}}}}" for i in range(pools)]

@@ -188,7 +188,7 @@ def test_the_shipped_stacks_keep_their_physical_names(stack: str) -> None:
     _, _, resources = recorded(stack)
     by_type = {r.type: r.inputs for r in resources}
     assert by_type["aws:eks/cluster:Cluster"]["name"] == f"atlas-{stack}"
-    assert by_type["aws:s3/directoryBucket:DirectoryBucket"]["bucket"] == f"atlas-{stack}-warm--use1-az1--x-s3"
+    assert by_type["aws:s3/directoryBucket:DirectoryBucket"]["bucket"] == f"atlas-{stack}-warm--use1-az4--x-s3"
 
 
 # ------------------------------------------------------------------------------ storage QoS

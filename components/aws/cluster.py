@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
@@ -24,6 +24,7 @@ import pulumi_aws as aws
 from gpuplat.model import Platform
 
 from ._common import assume_role_policy, own, partition, region_of, stateful, tags
+from .api_access import ApiAccess, api_ingress
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 NODE_POLICIES = (
@@ -74,6 +75,7 @@ class ClusterArgs:
     model: Platform
     cluster_name: str
     subnet_ids: Sequence[pulumi.Input[str]]  # private subnets, one per zone
+    api_access: ApiAccess = field(default_factory=ApiAccess)  # who runs `pulumi up`: from stack config (api_access.py)
 
 
 class Cluster(pulumi.ComponentResource):
@@ -139,15 +141,22 @@ class Cluster(pulumi.ComponentResource):
         system_role, system_attachments = node_role("system-node-role", "System node group nodes")
         karpenter_node_role, _ = node_role("node-role", "Karpenter-launched GPU nodes")
 
+        public = model.target.endpoint == "public"
         eks = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
             role_arn=cluster_role.arn,
             version=model.target.kubernetes_version,
+            # Said explicitly rather than left to the account default: EXTENDED keeps the control plane
+            # on the spec's minor after standard support ends (billed at the extended rate, which
+            # `check` warns about) instead of EKS upgrading it under the pinned charts and AMIs.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type="EXTENDED"),
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=list(args.subnet_ids),
                 endpoint_private_access=True,
-                endpoint_public_access=model.target.endpoint == "public",
+                endpoint_public_access=public,
+                # A public endpoint open only to the stack's runners when it names them.
+                public_access_cidrs=list(args.api_access.cidrs) if public and args.api_access.cidrs else None,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
@@ -244,6 +253,7 @@ class Cluster(pulumi.ComponentResource):
         self.arn = eks.arn
         self.endpoint = eks.endpoint
         self.security_group_id = eks.vpc_config.apply(lambda vpc: vpc.cluster_security_group_id or "")
+        api_rules = api_ingress(self, name, model, cluster_name, self.security_group_id, args.api_access)
         self.kubeconfig = pulumi.Output.all(eks.name, eks.endpoint, eks.certificate_authority.data).apply(
             lambda parts: kubeconfig(parts[0], parts[1], parts[2], region)
         )
@@ -251,7 +261,8 @@ class Cluster(pulumi.ComponentResource):
         self.node_role_arn = karpenter_node_role.arn
         self.secrets_key_arn = key.arn
         self.pod_identity_agent = early["eks-pod-identity-agent"]
-        self.ready = [system, node_access, *early.values(), *late]
+        # Every Kubernetes object goes through the API endpoint: wait until the runner can reach it.
+        self.ready = [system, node_access, *early.values(), *late, *api_rules]
         self.register_outputs(
             {
                 "clusterName": self.cluster_name,

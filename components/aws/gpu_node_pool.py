@@ -37,8 +37,8 @@ Choices this component makes (the spec has no field for them):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -71,6 +71,25 @@ def efa_interfaces(network_cards: int) -> list[dict[str, Any]]:
     return interfaces
 
 
+# Keys Karpenter sets itself; the EC2NodeClass CRD refuses them in spec.tags.
+_KARPENTER_OWNED_TAGS = (
+    "eks:eks-cluster-name",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/nodeclaim",
+    "karpenter.k8s.aws/ec2nodeclass",
+)
+
+
+def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: PoolModel) -> dict[str, str]:
+    """What Karpenter puts on a pool's instances, volumes and interfaces: the AWS provider's default
+    tags (the stack's aws:defaultTags + metadata.tags), which reach only objects Pulumi creates,
+    then the pool's own tag. Keys Karpenter owns are left to Karpenter."""
+    merged = {**default_tags, **model.metadata.tags, TAG_POOL: pool.name}
+    return {
+        k: v for k, v in merged.items() if k not in _KARPENTER_OWNED_TAGS and not k.startswith("kubernetes.io/cluster")
+    }
+
+
 def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
     return [fabric_zone(model, plan)] if pool.fabric else list(model.target.zones)
 
@@ -82,6 +101,7 @@ def node_class_spec(
     cluster: str,
     role: pulumi.Input[str],
     placement_group: pulumi.Input[str] | None,
+    default_tags: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     subnet_tags = {DISCOVERY_TAG: cluster}
     security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
@@ -107,7 +127,7 @@ def node_class_spec(
             }
         ],
         "instanceStorePolicy": "RAID0",
-        "tags": {**model.metadata.tags, TAG_POOL: pool.name},
+        "tags": instance_tags(default_tags or {}, model, pool),
     }
     if pool.fabric:
         itype = instance_type(pool.instance_type or "")
@@ -172,6 +192,7 @@ class GpuNodePoolArgs:
     node_role_name: pulumi.Input[str]
     placement_group_name: pulumi.Input[str] | None  # fabric pools
     releases: Sequence[pulumi.Resource]  # Karpenter's CRD and controller releases
+    default_tags: Mapping[str, str] = field(default_factory=dict[str, str])  # the AWS provider's
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -191,7 +212,15 @@ class GpuNodePool(pulumi.ComponentResource):
             api_version=NODE_CLASS_API,
             kind="EC2NodeClass",
             metadata={"name": self.node_class_name, "labels": labels},
-            spec=node_class_spec(model, plan, pool, args.cluster_name, args.node_role_name, args.placement_group_name),
+            spec=node_class_spec(
+                model,
+                plan,
+                pool,
+                args.cluster_name,
+                args.node_role_name,
+                args.placement_group_name,
+                args.default_tags,
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
         self.node_pool_names = {}

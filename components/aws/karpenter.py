@@ -2,7 +2,8 @@
 
 Credentials come from EKS Pod Identity (no OIDC provider, no IRSA annotation to keep in
 sync). The interruption queue gets EC2 spot warnings, rebalance recommendations, state
-changes and AWS Health scheduled changes, so Karpenter drains a node before AWS takes it.
+changes, capacity-reservation interruption warnings and AWS Health scheduled changes, so
+Karpenter drains a node before AWS takes it.
 
 The CRDs are their own Helm release: Helm never upgrades a chart's `crds/` directory, so
 CRD upgrades only happen through karpenter-crd, and the controller release skips its copy.
@@ -32,6 +33,8 @@ INTERRUPTION_EVENTS = {
     "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
     "state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
     "scheduled-change": ("aws.health", "AWS Health Event"),
+    # Capacity reservations (and Capacity Blocks) that end or are reclaimed warn their instances first.
+    "capacity-reservation": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
 }
 
 

@@ -1,11 +1,13 @@
 """The Karpenter v1 controller policy, scoped to one cluster, one node role and one queue.
 
-Follows upstream's KarpenterControllerPolicy (website/content/en/docs/getting-started/
-getting-started-with-karpenter/cloudformation.yaml, v1.x): EC2 writes only on resources
-tagged for this cluster and a NodePool, PassRole only for the node role, reads limited to
-the region. Two additions for what this platform uses: `placement-group/*` in the launch
-statement (fabric pools launch into cluster placement groups) and the placement-group
-and capacity-reservation reads (placementGroupSelector, reserved NodePools).
+Statement for statement the reference policy of the Karpenter release the catalog installs
+(aws/karpenter-provider-aws website/content/en/v1.14/getting-started/getting-started-with-karpenter/
+cloudformation.yaml: its NodeLifecycle, IAMIntegration, EKSIntegration, Interruption, ZonalShift and
+ResourceDiscovery policies merged into one document): EC2 writes only on resources tagged for
+this cluster and a NodePool, PassRole only for the node role, reads limited to the region.
+`ec2:DescribeInstanceStatus` feeds Karpenter's instance-health repair (without it the
+controller logs that the check is off); `arc-zonal-shift:GetManagedResource`, scoped to this
+cluster, lets it stop launching into a zone ARC has shifted traffic away from.
 """
 
 from __future__ import annotations
@@ -107,10 +109,10 @@ def controller_policy(
             "Sid": "AllowRegionalReadActions",
             "Effect": "Allow",
             "Action": [
-                "ec2:DescribeAvailabilityZones",
                 "ec2:DescribeCapacityReservations",
                 "ec2:DescribeImages",
                 "ec2:DescribeInstances",
+                "ec2:DescribeInstanceStatus",
                 "ec2:DescribeInstanceTypeOfferings",
                 "ec2:DescribeInstanceTypes",
                 "ec2:DescribeLaunchTemplates",
@@ -121,6 +123,13 @@ def controller_policy(
             ],
             "Resource": "*",
             "Condition": {"StringEquals": {"aws:RequestedRegion": region}},
+        },
+        {
+            "Sid": "AllowZonalShiftStatusReadOnly",
+            "Effect": "Allow",
+            "Action": "arc-zonal-shift:GetManagedResource",
+            "Resource": "*",
+            "Condition": {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": cluster_arn}},
         },
         {
             "Sid": "AllowSSMReadActions",

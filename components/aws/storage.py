@@ -33,6 +33,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplat.catalog import fsx
+from gpuplat.catalog.s3express import s3_express_problem
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
@@ -93,6 +94,15 @@ def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) ->
             f"check target.zones"
         )
     return zone_ids[names.index(zone)]
+
+
+def s3_express_zone_id(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
+    """The AZ ID of the warm tier's zone in this account, or a stop before anything is created there."""
+    zone_id = zone_id_of(zone, region, names, zone_ids)
+    problem = s3_express_problem(region, zone, zone_id)
+    if problem is not None:
+        raise ValueError(problem)
+    return zone_id
 
 
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
@@ -236,12 +246,7 @@ class StorageTiers(pulumi.ComponentResource):
             bucket_arns.append(cold_bucket.arn)
 
         if model.storage.warm is not None:
-            # Directory bucket names embed the zone *id* (use1-az4), which differs per account.
-            # parent=self: the lookup goes through this component's (the spec region's) provider.
-            zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=self))
-            zone_id = pulumi.Output.all(zones.names, zones.zone_ids).apply(
-                lambda v: zone_id_of(zone, region, list(v[0]), list(v[1]))
-            )
+            zone_id = self._warm_zone_id(model.storage.warm.zone_id, zone, region)
             warm = aws.s3.DirectoryBucket(
                 f"{name}-warm",
                 bucket=zone_id.apply(lambda az: directory_bucket_name(cluster, "warm", az)),
@@ -279,6 +284,17 @@ class StorageTiers(pulumi.ComponentResource):
                 "coldBucket": self.cold_bucket,
                 "s3CsiRoleArn": self.s3_csi_role_arn,
             }
+        )
+
+    def _warm_zone_id(self, spec_zone_id: str | None, zone: str, region: str) -> pulumi.Output[str]:
+        """The directory bucket's AZ ID: the spec's (`check` knows it), else the fabric zone's ID in
+        this account, which only AWS knows; stops with a sentence where S3 Express is not."""
+        if spec_zone_id is not None:
+            return pulumi.Output.from_input(spec_zone_id)
+        # parent=self: the lookup goes through this component's (the spec region's) provider.
+        zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        return pulumi.Output.all(zones.names, zones.zone_ids).apply(
+            lambda v: s3_express_zone_id(zone, region, list(v[0]), list(v[1]))
         )
 
     def _hot(

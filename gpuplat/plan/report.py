@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
 from gpuplat.plan.capacity_report import capacity_json, capacity_text
+from gpuplat.plan.kubernetes_report import kubernetes_json, kubernetes_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
 from gpuplat.plan.workloads_report import workloads_json, workloads_text
 
@@ -122,6 +123,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
     fleet = plan.fleet_gpus
     cost = plan.cost
     return {
+        "kubernetes": kubernetes_json(model),
         "pools": [_pool_json(p) for p in plan.pools],
         "fleet": {
             "gpus": fleet,
@@ -362,7 +364,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
     target = model.target
     where = f"{target.provider.value}" + (f", {target.region}" if target.region else "")
     sections = [
-        f"Plan of {model.metadata.name} ({where})\n",
+        f"Plan of {model.metadata.name} ({where})\n" + kubernetes_text(model),
         _pools_text(model, plan),
         _sharing_text(model, plan),
         _fabric_text(plan),

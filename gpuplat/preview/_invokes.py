@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplat.catalog.regions import ZONE_LETTERS
+from gpuplat.catalog.s3express import s3_express_zone_ids
 
 from ._mockdata import MockContext, arn, hex_digest, zone_prefix
 
@@ -56,11 +57,16 @@ def _partition(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
 def _availability_zones(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     # Every letter the Network component can place (a..g), so any zone `check` accepts has an
     # id here; real regions have fewer (us-east-1: a..f), but refusing is validation's job.
+    # Accounts map names to IDs in their own order; this one maps the first letters to the
+    # region's S3 Express One Zone IDs, as an account whose warm tier deploys would.
     prefix = zone_prefix(ctx.region)
+    express = s3_express_zone_ids(ctx.region)
+    ids = [*express, *(f"{prefix}-az{i}" for i in range(1, len(ZONE_LETTERS) + 1))]
+    zone_ids = list(dict.fromkeys(ids))[: len(ZONE_LETTERS)]
     return {
         "id": ctx.region,
         "names": [f"{ctx.region}{letter}" for letter in ZONE_LETTERS],
-        "zoneIds": [f"{prefix}-az{i}" for i in range(1, len(ZONE_LETTERS) + 1)],
+        "zoneIds": zone_ids,
         "groupNames": [ctx.region] * len(ZONE_LETTERS),
         "state": args.get("state") or "available",
     }

@@ -5,14 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, offered, support_phase
 from gpuplat.catalog.regions import REGIONS, ZONE_LETTERS
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_list, as_str, did_you_mean, provider, section
-
-# Kubernetes minors EKS offers in standard or extended support (EKS version calendar).
-# Bump together with the catalog's chart versions, which are tested against them.
-EKS_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34")
 
 _VERSION = re.compile(r"^1\.(\d{2})$")
 # The schema's forms of region and zone names; malformed ones are its to report.
@@ -28,6 +25,7 @@ _PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("network", "vpcCidr"), "aws"),
     (("storage", "hot", "throughputPerTiB"), "aws"),
     (("storage", "cold", "transitions"), "aws"),
+    (("storage", "warm", "zoneId"), "aws"),
     (("storage", "hot", "storageClass"), "kubernetes"),
     (("storage", "warm", "storageClass"), "kubernetes"),
     (("storage", "cold", "storageClass"), "kubernetes"),
@@ -136,23 +134,73 @@ def eks_two_zones(data: Data) -> Iterator[Finding]:
         )
 
 
+def _eks_version(data: Data) -> str | None:
+    target = section(data, "target")
+    version = as_str(target.get("kubernetesVersion")) if target is not None else None
+    if provider(data) != "aws" or version is None or not _VERSION.match(version):
+        return None
+    return version
+
+
+def _offered() -> str:
+    return ", ".join(offered())
+
+
+@rule(
+    "GP245",
+    "eks-version-ended",
+    Level.ERROR,
+    "EKS refuses CreateCluster on a Kubernetes minor past its end of extended support "
+    "(EKS release calendar, gpuplat/catalog/eks.py).",
+    source="https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
+)
+def eks_version_ended(data: Data) -> Iterator[Finding]:
+    version = _eks_version(data)
+    if version is None:
+        return
+    known = EKS_VERSIONS.get(version)
+    oldest = next(iter(EKS_VERSIONS))
+    if known is not None and support_phase(version) == "ended":
+        yield Finding(
+            ("target", "kubernetesVersion"),
+            f"Kubernetes {version} left EKS extended support on {known.extended_end}, so EKS refuses to create "
+            f"a cluster on it; choose one of {_offered()} (EKS calendar as of {EKS_CALENDAR_AS_OF})",
+        )
+    elif known is None and tuple(map(int, version.split("."))) < tuple(map(int, oldest.split("."))):
+        yield Finding(
+            ("target", "kubernetesVersion"),
+            f"Kubernetes {version} is older than every version EKS still runs; choose one of {_offered()} "
+            f"(EKS calendar as of {EKS_CALENDAR_AS_OF})",
+        )
+
+
 @rule(
     "GP300",
     "eks-version-supported",
     Level.WARNING,
-    f"EKS offers Kubernetes {EKS_VERSIONS[0]}..{EKS_VERSIONS[-1]} (standard + extended support calendar).",
+    "EKS bills extended-support minors at a higher per-cluster-hour rate, and a minor newer than the "
+    "catalog's calendar may not be offered yet (gpuplat/catalog/eks.py).",
     source="https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
 )
 def eks_version_supported(data: Data) -> Iterator[Finding]:
-    target = section(data, "target")
-    version = as_str(target.get("kubernetesVersion")) if target is not None else None
-    if provider(data) != "aws" or version is None or not _VERSION.match(version):
+    version = _eks_version(data)
+    if version is None:
         return
-    if version not in EKS_VERSIONS:
+    known = EKS_VERSIONS.get(version)
+    newest = next(reversed(tuple(EKS_VERSIONS)))
+    if known is not None and support_phase(version) == "extended":
         yield Finding(
             ("target", "kubernetesVersion"),
-            f"Kubernetes {version} is not among the versions EKS offers ({', '.join(EKS_VERSIONS)}), so EKS "
-            f"will likely refuse to create or upgrade the cluster",
+            f"Kubernetes {version} left EKS standard support on {known.standard_end} and is in extended support "
+            f"until {known.extended_end}, billed at the extended per-cluster-hour rate; upgrade one minor at a time to "
+            f"{', '.join(m for m in offered() if support_phase(m) == 'standard')} to pay the standard rate",
+        )
+    elif known is None and tuple(map(int, version.split("."))) > tuple(map(int, newest.split("."))):
+        yield Finding(
+            ("target", "kubernetesVersion"),
+            f"Kubernetes {version} is newer than the EKS calendar gpuplat knows (as of {EKS_CALENDAR_AS_OF}, "
+            f"newest {newest}); EKS will refuse it if it is not offered yet, and the catalog's charts are "
+            f"not tested against it",
         )
 
 

@@ -1,0 +1,62 @@
+# pyright: strict
+"""Kubernetes minor versions on Amazon EKS and the dates their support ends.
+
+Source (read 2026-12-03): the Amazon EKS Kubernetes release calendar,
+https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html#kubernetes-release-calendar
+(cross-checked with https://endoflife.date/amazon-eks). A minor gets 14 months of standard support
+from its EKS release, then 12 months of extended support billed per cluster hour on top of the
+standard EKS fee; after that EKS refuses CreateCluster on it and auto-upgrades running clusters.
+
+`check` measures the spec against this calendar on EKS_CALENDAR_AS_OF, not on the machine's clock:
+the same spec gives the same answer until the table is bumped (bump the date with the rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+EKS_CALENDAR_AS_OF = "2026-12-03"
+EKS_CALENDAR_SOURCE = (
+    "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html#kubernetes-release-calendar"
+)
+
+
+@dataclass(frozen=True)
+class EksVersion:
+    minor: str
+    standard_end: str  # ISO dates (YYYY-MM-DD) compare as strings
+    extended_end: str
+
+
+def _versions(*rows: tuple[str, str, str]) -> Mapping[str, EksVersion]:
+    return MappingProxyType({row[0]: EksVersion(*row) for row in rows})
+
+
+EKS_VERSIONS: Mapping[str, EksVersion] = _versions(
+    ("1.29", "2025-03-23", "2026-03-23"),
+    ("1.30", "2025-07-23", "2026-07-23"),
+    ("1.31", "2025-11-26", "2026-11-26"),
+    ("1.32", "2026-03-23", "2027-03-23"),
+    ("1.33", "2026-07-29", "2027-07-29"),
+    ("1.34", "2026-12-02", "2027-12-02"),
+    ("1.35", "2027-03-27", "2028-03-27"),
+)
+
+
+def support_phase(minor: str, on: str = EKS_CALENDAR_AS_OF) -> str:
+    """`standard`, `extended`, `ended` or `unknown` (a minor this calendar does not list) on a date."""
+    version = EKS_VERSIONS.get(minor)
+    if version is None:
+        return "unknown"
+    if on <= version.standard_end:
+        return "standard"
+    if on <= version.extended_end:
+        return "extended"
+    return "ended"
+
+
+def offered(on: str = EKS_CALENDAR_AS_OF) -> tuple[str, ...]:
+    """The minors EKS creates clusters on, in standard or extended support, on a date."""
+    return tuple(m for m in EKS_VERSIONS if support_phase(m, on) in ("standard", "extended"))
