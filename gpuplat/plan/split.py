@@ -215,6 +215,12 @@ def _search(
         )
         g = c.gpus_per_node
         ref = [r + g * w for r, w in zip(ref, c.ideal, strict=True)]
+        if bounded and not later:
+            last = _last_class(c, layers[-1], placed, windows, (targets, tolerance), (ref, reach, budget), limit)
+            if last is not None:
+                layers.append(last)
+                placed += g * c.nodes
+                break
         nxt: dict[State, Entry] = {}
         for state, (cost, _, _) in layers[-1].items():
             for vec in _points(c, state, placed, slack, windows, budget - cost):
@@ -235,10 +241,8 @@ def _search(
         return None, exact
 
     def score(item: tuple[State, Entry]) -> tuple[float, float, float, State]:
-        (s_r, s_s), (cost, _, _) = item
-        dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, placed - s_r - s_s), MARKET_ORDER, strict=True)]
-        worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
-        return (round(worst, 9), round(sum(dev), 9), round(cost, 9), (s_r, s_s))
+        state, (cost, _, _) = item
+        return (*_deviation(state, placed, targets, tolerance), round(cost, 9), state)
 
     state = min(layers[-1].items(), key=score)[0]
     vectors: dict[int, Vec] = {}
@@ -248,6 +252,64 @@ def _search(
         vectors[order[pos - 1]] = vec
         state = prev
     return [vectors[k] for k in range(len(classes))], exact
+
+
+def _last_class(
+    c: _Class,
+    states: Mapping[State, Entry],
+    placed: int,
+    windows: Sequence[tuple[float, float]],
+    goal: tuple[Mapping[Market, float], Mapping[Market, int]],
+    bound: tuple[Sequence[float], float, float],
+    limit: int,
+) -> dict[State, Entry] | None:
+    """The last layer, only as far as the choice needs it: the totals in the windows, best score
+    first; the first score some state reaches wins, so the other totals are never costed.
+    The entries it keeps are the ones the full layer would hold for those totals (same order of
+    states, same tie rule). None when the state limit could cut the layer: then the full one."""
+    g, total = c.gpus_per_node, placed + c.gpus_per_node * c.nodes
+    (lr, ur), (ls, us), (lo_, uo) = windows
+    candidates = [
+        (a, b)
+        for a in range(math.ceil(lr), math.floor(ur) + 1)
+        for b in range(math.ceil(ls), math.floor(us) + 1)
+        if lo_ <= total - a - b <= uo
+    ]
+    if len(candidates) > limit:
+        return None
+    levels: dict[tuple[float, float], list[State]] = {}
+    for point in candidates:
+        levels.setdefault(_deviation(point, total, *goal), []).append(point)
+    ref, reach, budget = bound
+    for key in sorted(levels):
+        best: dict[State, Entry] = {}
+        for state, (cost, _, _) in states.items():
+            for point in levels[key]:
+                dr, ds = point[0] - state[0], point[1] - state[1]
+                if dr % g or ds % g:
+                    continue
+                vec = (dr // g, ds // g, c.nodes - dr // g - ds // g)
+                if not all(c.lo[i] <= vec[i] <= c.hi[i] for i in range(3)):
+                    continue
+                spent = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
+                away = abs(point[0] - ref[0]) + abs(point[1] - ref[1]) + abs(ref[0] + ref[1] - point[0] - point[1])
+                if spent + max(0.0, away - reach) > budget:
+                    continue
+                if point not in best or spent < best[point][0] - EPS:
+                    best[point] = (spent, state, vec)
+        if best:
+            return best
+    return {}
+
+
+def _deviation(
+    point: State, total: int, targets: Mapping[Market, float], tolerance: Mapping[Market, int]
+) -> tuple[float, float]:
+    """(worst deviation / tolerance, sum of deviations) of the totals `point` + the rest."""
+    s_r, s_s = point
+    dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, total - s_r - s_s), MARKET_ORDER, strict=True)]
+    worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
+    return (round(worst, 9), round(sum(dev), 9))
 
 
 def _budget(
