@@ -23,8 +23,9 @@ So the search runs over a handful of classes (GPU sizes: 1, 4, 8 ...) instead of
    A bound that does not depend on the pool count (`_budget`: the cheapest class vectors of
    any reachable total cost at most 2 x its distance from the ideal + 16 x classes x lcm of
    the GPU sizes) drops every path that would cost more, so the states stay a bounded
-   neighbourhood of the ideal instead of growing with the square of the fleet: the search
-   takes time independent of the number of pools, the rest of the split is linear in it.
+   neighbourhood of the ideal instead of growing with the square of the fleet: once the
+   fleet is larger than that neighbourhood the search stops growing with the number of pools;
+   the rest of the split is linear in it.
 3. Among complete splits within tolerance pick the least (max_m |S_m - T_m| / tol_m,
    sum_m |S_m - T_m|, distance from the ideal, state): the closest to the ratio first, then
    the one that looks most like the ratio pool by pool.
