@@ -179,6 +179,9 @@ def _tenants(count: int, pools: list[Spec]) -> list[Spec]:
     isolated = [p for p in pools if p["sharing"]["mode"] not in _SHARED]
     fleet = sum(_pool_gpus(p) for p in pools)
     budget = max(1, fleet // max(count, 1))  # keep the sum of quotas under the fleet (no GP350)
+    # Hard tenants' guarantees must fit their pools after the other hard tenants' (GP234):
+    # each takes its GPUs from what its pools have left, first pool first.
+    left = {p["name"]: _pool_gpus(p) for p in pools}
     out: list[Spec] = []
     for i in range(count):
         hard = i % 5 == 0
@@ -198,10 +201,16 @@ def _tenants(count: int, pools: list[Spec]) -> list[Spec]:
             tenant["pools"] = [p["name"] for p in allowed]
         else:
             allowed = candidates
-        capacity = sum(_pool_gpus(p) for p in allowed)
+        capacity = sum(left[p["name"]] if hard else _pool_gpus(p) for p in allowed)
+        hard = hard and capacity > 0  # nothing left to guarantee: a soft tenant instead
         tenant["gpus"] = max(1, min(capacity, budget * (1 + i % 3) // 3))
         tenant["priority"] = ("normal", "high", "low", "critical", "normal")[i % 5]
         tenant["isolation"] = "hard" if hard else "soft"
+        take = tenant["gpus"] if hard else 0
+        for p in allowed:
+            used = min(take, left[p["name"]])
+            left[p["name"]] -= used
+            take -= used
         out.append(tenant)
     return out
 

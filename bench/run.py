@@ -13,6 +13,11 @@ thread):
            recording engine
 * bare     the same resources registered with plain pulumi.CustomResource /
            ComponentResource under set_mocks with echo mocks (bench/bare.py)
+* parse    the spec file read with libyaml (yaml.CSafeLoader): no positions, no checks
+
+Each stage is reported against its floor, as a ratio: check and plan against `parse` (both
+are one pass over what the spec says; reading it at C speed is the least either can cost),
+preview against `bare` (registering the resources is the least any Pulumi program pays).
 
 and print the table; unless --results '' it is also written to bench/results.md with the
 machine, the versions and the date. See bench/README.md for the columns.
@@ -36,6 +41,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
+
+import yaml
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -78,6 +85,7 @@ class Row:
     plan: Timing
     preview: Timing
     bare: Timing
+    parse: Timing
 
     @property
     def ratio(self) -> float:
@@ -86,6 +94,10 @@ class Row:
     @property
     def cpu_ratio(self) -> float:
         return self.preview.cpu / self.bare.cpu if self.bare.cpu > 0 else math.inf
+
+    def over_parse(self, stage: Timing) -> float:
+        """CPU time of `stage` / CPU time of the libyaml parse of the spec."""
+        return stage.cpu / self.parse.cpu if self.parse.cpu > 0 else math.inf
 
 
 def best_of(repeat: int, fn: Callable[[], T]) -> tuple[Timing, T]:
@@ -127,6 +139,9 @@ def measure(size: str, provider: str, repeat: int, workdir: Path, log: Callable[
     spec_size = SIZES[size]
     path = write_spec(generate(spec_size.pools, spec_size.tenants, provider), workdir / f"{size}-{provider}.yaml")
     sources = Sources(path, None)
+    text = path.read_text("utf-8")
+    parse, _ = best_of(max(repeat, 5), lambda: yaml.load(text, Loader=yaml.CSafeLoader))
+    log(f"  parse    {parse.cell()}")
     # The timed runs double as the validity check of the generated spec: any error stops here.
     check, compiled = best_of(repeat, lambda: compile_sources(sources, with_plan=False))
     if _errors(compiled.diagnostics) or compiled.model is None:
@@ -145,7 +160,7 @@ def measure(size: str, provider: str, repeat: int, workdir: Path, log: Callable[
     log(f"  bare     {bare.cell()}  {registered} registrations")
     if registered != len(order):
         raise RuntimeError(f"bare replay registered {registered} of {len(order)} resources")
-    return Row(size, provider, spec_size.pools, spec_size.tenants, len(resources), check, plan_t, preview, bare)
+    return Row(size, provider, spec_size.pools, spec_size.tenants, len(resources), check, plan_t, preview, bare, parse)
 
 
 def warm_up(workdir: Path) -> None:
@@ -166,11 +181,14 @@ HEADER = (
     "pools",
     "tenants",
     "resources",
+    "parse s",
     "check s",
+    "check / parse",
     "plan s",
+    "plan / parse",
     "preview s",
     "bare SDK s",
-    "ratio",
+    "preview / bare",
     "preview ms/res",
     "bare ms/res",
 )
@@ -188,8 +206,11 @@ def table(rows: Sequence[Row]) -> str:
             str(r.pools),
             str(r.tenants),
             str(r.resources),
+            r.parse.cell(),
             r.check.cell(),
+            f"{r.over_parse(r.check):.1f}",
             r.plan.cell(),
+            f"{r.over_parse(r.plan):.1f}",
             r.preview.cell(),
             r.bare.cell(),
             f"{r.ratio:.2f} ({r.cpu_ratio:.2f})",
@@ -211,7 +232,7 @@ def scaling(rows: Sequence[Row]) -> list[str]:
                 continue
             parts = ", ".join(
                 f"{name} {math.log(getattr(b, name).cpu / getattr(a, name).cpu) / grow:.2f}"
-                for name in ("check", "plan", "preview", "bare")
+                for name in ("parse", "check", "plan", "preview", "bare")
                 if getattr(a, name).cpu > 0 and getattr(b, name).cpu > 0
             )
             notes.append(f"- {provider} {a.size} -> {b.size} (resources x{b.resources / a.resources:.1f}): {parts}")
@@ -261,8 +282,9 @@ def results_markdown(rows: Sequence[Row], argv: Sequence[str], repeat: int, load
         *machine(),
         f"- load average (1, 5, 15 min) before: {load[0]}; after: {load[1]}",
         "",
-        f"Times in seconds, best of {repeat}: wall clock, with the process CPU time of that run in parentheses;",
-        "ratio = preview / bare, of wall time (and of CPU time).",
+        f"Times in seconds, best of {repeat}: wall clock, with the process CPU time of that run in parentheses.",
+        "Each stage against its floor: check / parse and plan / parse of CPU time (parse = the spec read",
+        "by libyaml), preview / bare of wall time (and of CPU time).",
         "",
         table(rows),
         "## Scaling",

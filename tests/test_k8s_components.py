@@ -106,6 +106,27 @@ def test_custom_resources_wait_for_the_release_with_their_crds(which: str) -> No
             assert urns[CRD_RELEASE[group]] in resource.options.get("dependsOn", []), resource.name
 
 
+@pytest.mark.parametrize("which", SPECS)
+def test_a_cluster_queue_waits_for_the_flavors_it_lists_and_no_other(which: str) -> None:
+    # Kueue keeps a ClusterQueue inactive until the flavors in its resource groups exist; it
+    # never looks at the others, so depending on them only fans the graph out.
+    _, _, resources = recorded(which)
+    flavors = {
+        str(r.inputs["metadata"]["name"]): r.urn
+        for r in kubernetes_objects(resources)
+        if r.inputs["kind"] == "ResourceFlavor"
+    }
+    queues = [r for r in kubernetes_objects(resources) if r.inputs["kind"] == "ClusterQueue"]
+    assert queues
+    some_tenant_lists_fewer = False
+    for queue in queues:
+        listed = {f["name"] for group in queue.inputs["spec"]["resourceGroups"] for f in group["flavors"]}
+        waits = {urn for urn in queue.options.get("dependsOn", []) if urn in flavors.values()}
+        assert waits == {flavors[name] for name in listed}, queue.name
+        some_tenant_lists_fewer |= len(listed) < len(flavors)
+    assert some_tenant_lists_fewer, "every tenant lists every flavor: the test shows nothing"
+
+
 def test_provider_kubernetes_emits_no_aws_resource() -> None:
     _, _, resources = recorded("kubernetes")
     assert not [r for r in resources if r.type.startswith("aws:")]

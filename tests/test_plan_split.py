@@ -188,3 +188,17 @@ def test_split_matches_brute_force(pools: list[SplitPool], ratio: dict[Market, f
         default=0.0,
     )
     assert abs(worst - (best or 0.0)) < 1e-9, "not the split closest to the ratio"
+
+
+big_pool_st = st.builds(SplitPool, st.sampled_from([1, 2, 3, 4, 8]), st.integers(1, 30), markets_st)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(big_pool_st, min_size=1, max_size=8), ratio_st())
+def test_cost_bound_loses_nothing(pools: list[SplitPool], ratio: dict[Market, float]) -> None:
+    # Fleets too large for brute force: the bounded search must find exactly what the plain
+    # search over every state finds (same verdict, same totals, same nodes per pool).
+    bounded, plain = split_fleet(pools, ratio), split_fleet(pools, ratio, bounded=False)
+    assert (bounded.feasible, bounded.exact) == (plain.feasible, plain.exact)
+    assert dict(bounded.totals) == dict(plain.totals)
+    assert [dict(n) for n in bounded.nodes] == [dict(n) for n in plain.nodes]

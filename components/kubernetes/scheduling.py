@@ -33,11 +33,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from gpuplat.model import Platform
+from gpuplat.model import Platform, Tenant
 from gpuplat.plan import Plan
 
 from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
-from ._quota import flavor_spec, resource_groups
+from ._quota import flavor_spec, resource_groups, tenant_flavors
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
@@ -107,8 +107,7 @@ def cluster_queue_name(model: Platform, tenant: str) -> str:
     return f"{prefix(model)}-{tenant}"
 
 
-def cluster_queue_spec(model: Platform, tenant_name: str, plan: Plan) -> dict[str, Any]:
-    tenant = next(t for t in model.tenants if t.name == tenant_name)
+def cluster_queue_spec(model: Platform, tenant: Tenant, plan: Plan) -> dict[str, Any]:
     return {
         "cohortName": prefix(model),
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.name}},
@@ -138,8 +137,8 @@ class Scheduling(pulumi.ComponentResource):
             self, name, "kueue", kueue_values(), provider, pod_security="baseline", depends_on=args.depends_on
         )
         all_flavors = args.plan.flavors
-        flavor_resources = [
-            k8s.apiextensions.CustomResource(
+        flavor_resources = {
+            flavor.key: k8s.apiextensions.CustomResource(
                 f"{name}-flavor-{flavor.key}",
                 api_version=KUEUE_API,
                 kind="ResourceFlavor",
@@ -148,18 +147,22 @@ class Scheduling(pulumi.ComponentResource):
                 opts=child_opts(self, provider, [kueue]),
             )
             for flavor in all_flavors
-        ]
+        }
         self.flavor_names = [f.name for f in all_flavors]
         for tenant in model.tenants:
             queue = cluster_queue_name(model, tenant.name)
             self.cluster_queues[tenant.name] = queue
+            # A ClusterQueue stays inactive until every flavor it lists exists, and only those:
+            # depending on the flavors the tenant may use, not on all of them, keeps the graph
+            # linear in tenants x allowed pools.
+            listed = [flavor_resources[f.key] for f in tenant_flavors(model, tenant, args.plan)]
             cluster_queue = k8s.apiextensions.CustomResource(
                 f"{name}-cq-{tenant.name}",
                 api_version=KUEUE_API,
                 kind="ClusterQueue",
                 metadata=meta(queue),
-                spec=cluster_queue_spec(model, tenant.name, args.plan),
-                opts=child_opts(self, provider, [kueue, *flavor_resources]),
+                spec=cluster_queue_spec(model, tenant, args.plan),
+                opts=child_opts(self, provider, [kueue, *listed]),
             )
             namespace = args.tenants.get(tenant.name)
             k8s.apiextensions.CustomResource(

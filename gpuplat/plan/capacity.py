@@ -237,11 +237,18 @@ class _Flow:
         self.capacity = capacity
         self.flow: dict[tuple[int, str], int] = {}
         self.used = dict.fromkeys(capacity, 0)
+        # flavor -> tenants that held GPUs of it, in the order they first got some: each search
+        # step looks at one flavor's tenants, not at every (tenant, flavor) pair.
+        self.holders: dict[str, dict[int, None]] = {f: {} for f in capacity}
+
+    def _move(self, tenant: int, flavor: str, gpus: int) -> None:
+        self.flow[tenant, flavor] = self.flow.get((tenant, flavor), 0) + gpus
+        self.holders[flavor].setdefault(tenant)
 
     def add(self, tenant: int, flavor: str, gpus: int) -> int:
         take = min(gpus, self.capacity[flavor] - self.used[flavor])
         if take > 0:
-            self.flow[tenant, flavor] = self.flow.get((tenant, flavor), 0) + take
+            self._move(tenant, flavor, take)
             self.used[flavor] += take
         return max(take, 0)
 
@@ -259,8 +266,8 @@ class _Flow:
                 if self.used[flavor] < self.capacity[flavor]:
                     self._apply(flavor, parent)
                     return True
-                for (other, held), gpus in self.flow.items():
-                    if held == flavor and gpus > 0 and other not in seen_tenants:
+                for other in self.holders[flavor]:
+                    if self.flow[other, flavor] > 0 and other not in seen_tenants:
                         seen_tenants.add(other)
                         queue.append((other, flavor))
         return False
@@ -270,9 +277,9 @@ class _Flow:
         current: str | None = flavor
         while current is not None:
             tenant, via = parent[current]
-            self.flow[tenant, current] = self.flow.get((tenant, current), 0) + 1
+            self._move(tenant, current, 1)
             if via is not None:
-                self.flow[tenant, via] -= 1  # the tenant gives up one GPU of `via` to the tenant before it
+                self._move(tenant, via, -1)  # the tenant gives up one GPU of `via` to the tenant before it
             current = via
         # The first tenant on the path gained a GPU; the others moved one, so only `flavor` grew.
 

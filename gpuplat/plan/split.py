@@ -20,6 +20,12 @@ So the search runs over a handful of classes (GPU sizes: 1, 4, 8 ...) instead of
    the remaining classes (their lo and hi) can still bring every market into its window
    [T_m - tol_m, T_m + tol_m]; big classes first leaves little slack, so few survive.
    Each state keeps its cheapest path, cost = GPUs away from the ideal class split.
+   A bound that does not depend on the pool count (`_budget`: the cheapest class vectors of
+   any reachable total cost at most 2 x its distance from the ideal + 16 x classes x lcm of
+   the GPU sizes) drops every path that would cost more, so the states stay a bounded
+   neighbourhood of the ideal instead of growing with the square of the fleet: once the
+   fleet is larger than that neighbourhood the search stops growing with the number of pools;
+   the rest of the split is linear in it.
 3. Among complete splits within tolerance pick the least (max_m |S_m - T_m| / tol_m,
    sum_m |S_m - T_m|, distance from the ideal, state): the closest to the ratio first, then
    the one that looks most like the ratio pool by pool.
@@ -119,7 +125,10 @@ def ideal_split(pools: Sequence[SplitPool], targets: Mapping[Market, float]) -> 
     return rows
 
 
-def split_fleet(pools: Sequence[SplitPool], shares: Mapping[Market, float], *, state_limit: int = 20000) -> Split:
+def split_fleet(
+    pools: Sequence[SplitPool], shares: Mapping[Market, float], *, state_limit: int = 20000, bounded: bool = True
+) -> Split:
+    """`bounded=False` turns the cost bound off (the plain search the tests compare against)."""
     targets = targets_of(pools, shares)
     tolerance = tolerance_of(pools)
     zeros = dict.fromkeys(MARKET_ORDER, 0)
@@ -127,7 +136,7 @@ def split_fleet(pools: Sequence[SplitPool], shares: Mapping[Market, float], *, s
         return Split((), zeros, targets, tolerance, feasible=False, exact=True)
     ideal = ideal_split(pools, targets)
     classes = _classes(pools, ideal)
-    vectors, exact = _search(classes, targets, tolerance, state_limit)
+    vectors, exact = _search(classes, targets, tolerance, state_limit, bounded)
     if vectors is None:
         return Split((), zeros, targets, tolerance, feasible=False, exact=exact)
     nodes: list[dict[Market, int]] = [dict.fromkeys(p.markets, 0) for p in pools]
@@ -155,21 +164,30 @@ def _range(lo: float, hi: float, g: int) -> range:
 
 
 def _points(
-    c: _Class, state: State, placed: int, slack: tuple[Vec, Vec], windows: Sequence[tuple[float, float]]
+    c: _Class,
+    state: State,
+    placed: int,
+    slack: tuple[Vec, Vec],
+    windows: Sequence[tuple[float, float]],
+    spare: float,
 ) -> Iterator[Vec]:
-    """Class vectors that keep every market reachable: slack = GPUs the later classes must
-    and can still add per market (their lo and hi)."""
+    """Class vectors that keep every market reachable (slack = GPUs the later classes must
+    and can still add per market: their lo and hi) and cost at most `spare` GPUs."""
     g, (rlo, rhi) = c.gpus_per_node, slack
     s_r, s_s = state
     s_o = placed - s_r - s_s
     (lr, ur), (ls, us), (lo_, uo) = windows
-    for n_r in _range(max(lr - rhi[0] - s_r, g * c.lo[0]), min(ur - rlo[0] - s_r, g * c.hi[0]), g):
+    (w_r, w_s, w_o), near = c.ideal, spare / g
+    r_lo = max(lr - rhi[0] - s_r, g * c.lo[0], g * (w_r - near))
+    r_hi = min(ur - rlo[0] - s_r, g * c.hi[0], g * (w_r + near))
+    # n_o = rest - n_s must respect the class box, the on-demand window and the spare cost.
+    o_lo = max(lo_ - rhi[2] - s_o, g * c.lo[2], g * (w_o - near))
+    o_hi = min(uo - rlo[2] - s_o, g * c.hi[2], g * (w_o + near))
+    o = _range(o_lo, o_hi, g)
+    for n_r in _range(r_lo, r_hi, g):
         rest = c.nodes - n_r
-        # n_o = rest - n_s must respect the class box and the on-demand window.
-        o_lo, o_hi = max(lo_ - rhi[2] - s_o, g * c.lo[2]), min(uo - rlo[2] - s_o, g * c.hi[2])
-        o = _range(o_lo, o_hi, g)
-        s_from = max(c.lo[1], rest - (o.stop - 1), math.ceil((ls - rhi[1] - s_s) / g - EPS))
-        s_to = min(c.hi[1], rest - o.start, math.floor((us - rlo[1] - s_s) / g + EPS))
+        s_from = max(c.lo[1], rest - (o.stop - 1), math.ceil(max((ls - rhi[1] - s_s) / g, w_s - near) - EPS))
+        s_to = min(c.hi[1], rest - o.start, math.floor(min((us - rlo[1] - s_s) / g, w_s + near) + EPS))
         for n_s in range(s_from, s_to + 1):
             yield (n_r, n_s, rest - n_s)
 
@@ -178,23 +196,41 @@ Entry = tuple[float, State | None, Vec | None]
 
 
 def _search(
-    classes: Sequence[_Class], targets: Mapping[Market, float], tolerance: Mapping[Market, int], limit: int
+    classes: Sequence[_Class],
+    targets: Mapping[Market, float],
+    tolerance: Mapping[Market, int],
+    limit: int,
+    bounded: bool,
 ) -> tuple[list[Vec] | None, bool]:
     windows = [(targets[m] - tolerance[m] - EPS, targets[m] + tolerance[m] + EPS) for m in MARKET_ORDER]
     order = sorted(range(len(classes)), key=lambda k: (-classes[k].gpus, k))
     layers: list[dict[State, Entry]] = [{(0, 0): (0.0, None, None)}]
     placed, exact = 0, True
+    reach, budget = _budget(classes, targets, tolerance) if bounded else (math.inf, math.inf)
+    ref = [0.0, 0.0, 0.0]  # the ideal's GPUs per market over the classes placed so far
     for pos, k in enumerate(order):
         c, later = classes[k], [classes[j] for j in order[pos + 1 :]]
         slack = (
             _vec(sum(x.gpus_per_node * x.lo[i] for x in later) for i in range(3)),
             _vec(sum(x.gpus_per_node * x.hi[i] for x in later) for i in range(3)),
         )
+        g = c.gpus_per_node
+        ref = [r + g * w for r, w in zip(ref, c.ideal, strict=True)]
+        if bounded and not later:
+            last = _last_class(c, layers[-1], placed, windows, (targets, tolerance), (ref, reach, budget), limit)
+            if last is not None:
+                layers.append(last)
+                placed += g * c.nodes
+                break
         nxt: dict[State, Entry] = {}
         for state, (cost, _, _) in layers[-1].items():
-            for vec in _points(c, state, placed, slack, windows):
-                new = (state[0] + c.gpus_per_node * vec[0], state[1] + c.gpus_per_node * vec[1])
-                total = cost + c.gpus_per_node * sum(abs(n - w) for n, w in zip(vec, c.ideal, strict=True))
+            for vec in _points(c, state, placed, slack, windows, budget - cost):
+                total = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
+                new = (state[0] + g * vec[0], state[1] + g * vec[1])
+                # Bound: the later classes must move at least |offset| - reach GPUs back.
+                away = abs(new[0] - ref[0]) + abs(new[1] - ref[1]) + abs(ref[0] + ref[1] - new[0] - new[1])
+                if total + max(0.0, away - reach) > budget:
+                    continue
                 if new not in nxt or total < nxt[new][0] - EPS:
                     nxt[new] = (total, state, vec)
         if len(nxt) > limit:
@@ -206,10 +242,8 @@ def _search(
         return None, exact
 
     def score(item: tuple[State, Entry]) -> tuple[float, float, float, State]:
-        (s_r, s_s), (cost, _, _) = item
-        dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, placed - s_r - s_s), MARKET_ORDER, strict=True)]
-        worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
-        return (round(worst, 9), round(sum(dev), 9), round(cost, 9), (s_r, s_s))
+        state, (cost, _, _) = item
+        return (*_deviation(state, placed, targets, tolerance), round(cost, 9), state)
 
     state = min(layers[-1].items(), key=score)[0]
     vectors: dict[int, Vec] = {}
@@ -219,6 +253,88 @@ def _search(
         vectors[order[pos - 1]] = vec
         state = prev
     return [vectors[k] for k in range(len(classes))], exact
+
+
+def _last_class(
+    c: _Class,
+    states: Mapping[State, Entry],
+    placed: int,
+    windows: Sequence[tuple[float, float]],
+    goal: tuple[Mapping[Market, float], Mapping[Market, int]],
+    bound: tuple[Sequence[float], float, float],
+    limit: int,
+) -> dict[State, Entry] | None:
+    """The last layer, only as far as the choice needs it: the totals in the windows, best score
+    first; the first score some state reaches wins, so the other totals are never costed.
+    The entries it keeps are the ones the full layer would hold for those totals (same order of
+    states, same tie rule). None when the state limit could cut the layer: then the full one."""
+    g, total = c.gpus_per_node, placed + c.gpus_per_node * c.nodes
+    (lr, ur), (ls, us), (lo_, uo) = windows
+    candidates = [
+        (a, b)
+        for a in range(math.ceil(lr), math.floor(ur) + 1)
+        for b in range(math.ceil(ls), math.floor(us) + 1)
+        if lo_ <= total - a - b <= uo
+    ]
+    if len(candidates) > limit:
+        return None
+    levels: dict[tuple[float, float], list[State]] = {}
+    for point in candidates:
+        levels.setdefault(_deviation(point, total, *goal), []).append(point)
+    ref, reach, budget = bound
+    for key in sorted(levels):
+        best: dict[State, Entry] = {}
+        for state, (cost, _, _) in states.items():
+            for point in levels[key]:
+                dr, ds = point[0] - state[0], point[1] - state[1]
+                if dr % g or ds % g:
+                    continue
+                vec = (dr // g, ds // g, c.nodes - dr // g - ds // g)
+                if not all(c.lo[i] <= vec[i] <= c.hi[i] for i in range(3)):
+                    continue
+                spent = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
+                away = abs(point[0] - ref[0]) + abs(point[1] - ref[1]) + abs(ref[0] + ref[1] - point[0] - point[1])
+                if spent + max(0.0, away - reach) > budget:
+                    continue
+                if point not in best or spent < best[point][0] - EPS:
+                    best[point] = (spent, state, vec)
+        if best:
+            return best
+    return {}
+
+
+def _deviation(
+    point: State, total: int, targets: Mapping[Market, float], tolerance: Mapping[Market, int]
+) -> tuple[float, float]:
+    """(worst deviation / tolerance, sum of deviations) of the totals `point` + the rest."""
+    s_r, s_s = point
+    dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, total - s_r - s_s), MARKET_ORDER, strict=True)]
+    worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
+    return (round(worst, 9), round(sum(dev), 9))
+
+
+def _budget(
+    classes: Sequence[_Class], targets: Mapping[Market, float], tolerance: Mapping[Market, int]
+) -> tuple[float, float]:
+    """(reach, budget): every total S in the windows is within `reach` GPUs (L1) of the ideal's
+    totals, and if S is reachable at all, its cheapest class vectors cost at most `budget`.
+
+    Why (cost = sum over classes of g * |n - ideal| = sum of |u_k|, u_k the class's GPUs minus
+    its ideal's): take the cheapest vectors for S. With L = lcm of the GPU sizes, if one class
+    has u[i] >= L, u[j] <= -L and another u[j] >= L, u[i] <= -L, moving L GPUs of each back
+    toward its ideal keeps S and every box, and costs 4L less; the same holds for a cycle of
+    three classes over i -> j -> k -> i. So no such pair or cycle exists: the markets have an
+    order (top, middle, bottom) in which no class moves L or more GPUs "up". Then no class has
+    u[top] <= -2L or u[bottom] >= 2L, so summing over K classes, |u[top]| and |u[bottom]| add
+    up to at most |S - ideal| in those markets + 4KL each, and as each u sums to zero, the
+    middle market's |u| is at most the other two's: cost <= 2 |S - ideal| + 16KL. This bound
+    does not grow with the number of pools, so neither does the number of states the search keeps.
+    """
+    lcm = math.lcm(*(c.gpus_per_node for c in classes)) if classes else 1
+    ideal = [sum(c.gpus_per_node * c.ideal[i] for c in classes) for i in range(3)]
+    off = sum(abs(targets[m] - ideal[i]) for i, m in enumerate(MARKET_ORDER))
+    reach = sum(tolerance[m] for m in MARKET_ORDER) + off + EPS
+    return reach, 2 * reach + 16 * len(classes) * lcm + 1e-6
 
 
 def _vec(values: Iterator[int]) -> Vec:

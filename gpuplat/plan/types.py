@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpuplat.diagnostics import Level
@@ -172,17 +173,46 @@ class Plan:
     workloads: tuple[WorkloadPlan, ...] = ()  # the spec's reference workloads, sized
 
     def pool(self, name: str) -> PoolPlan:
-        return next(p for p in self.pools if p.name == name)
+        return self._index.pools[name]
 
     def pool_node_pools(self, pool: str) -> tuple[NodePoolPlan, ...]:
-        return tuple(n for n in self.node_pools if n.pool == pool)
+        return self._index.node_pools.get(pool, ())
 
     def flavor(self, key: str) -> FlavorPlan:
-        return next(f for f in self.flavors if f.key == key)
+        return self._index.flavors[key]
 
     def tenant_quotas(self, tenant: str) -> dict[str, int]:
         """Flavor key -> the tenant's nominal GPUs there."""
-        return {q.flavor: q.gpus for q in self.quotas if q.tenant == tenant}
+        return dict(self._index.quotas.get(tenant, {}))
+
+    @cached_property
+    def _index(self) -> _PlanIndex:
+        # Built once: the components look pools, flavors and quotas up per pool and per tenant,
+        # and a scan per look-up would make a preview quadratic in pools and tenants.
+        return _PlanIndex.of(self)
+
+
+@dataclass(frozen=True)
+class _PlanIndex:
+    pools: Mapping[str, PoolPlan]  # the first pool of each name, as a scan would find it
+    node_pools: Mapping[str, tuple[NodePoolPlan, ...]]
+    flavors: Mapping[str, FlavorPlan]
+    quotas: Mapping[str, Mapping[str, int]]
+
+    @staticmethod
+    def of(plan: Plan) -> _PlanIndex:
+        node_pools: dict[str, list[NodePoolPlan]] = {}
+        for n in plan.node_pools:
+            node_pools.setdefault(n.pool, []).append(n)
+        quotas: dict[str, dict[str, int]] = {}
+        for q in plan.quotas:
+            quotas.setdefault(q.tenant, {})[q.flavor] = q.gpus
+        return _PlanIndex(
+            pools={p.name: p for p in reversed(plan.pools)},
+            node_pools={k: tuple(v) for k, v in node_pools.items()},
+            flavors={f.key: f for f in reversed(plan.flavors)},
+            quotas=quotas,
+        )
 
 
 @dataclass(frozen=True)
