@@ -37,7 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 actionlint: $(STAMP)
-	$(BIN)/actionlint -color=never
+	$(BIN)/actionlint -no-color
 
 typecheck: $(STAMP)
 	$(BIN)/pyright
