@@ -31,6 +31,7 @@ from gpuplat.plan.types import Plan
 
 from .diff import OPS, Change
 from .engine import RecordedResource
+from .report_summary import fold, lead, resources_section
 from .report_workloads import workloads_section
 
 Json = dict[str, Any]
@@ -191,14 +192,6 @@ def _changes_section(changes: Sequence[Change], head_count: int, allow_replace: 
     return "".join(out)
 
 
-def _resources_section(resources: Sequence[RecordedResource]) -> str:
-    counts = Counter(r.type for r in resources if r.custom)
-    rows = [[f"`{t}`", n] for t, n in sorted(counts.items())]
-    components = sum(not r.custom for r in resources)
-    head = f"### Resources\n\n{len(resources)} resources ({sum(counts.values())} custom, {components} components).\n\n"
-    return head + _table(["type", "count"], rows, right=1)
-
-
 def _pool_markets(plan: Json) -> dict[str, dict[str, tuple[int, int]]]:
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for pool in cast("list[Json]", plan.get("pools") or []):
@@ -332,13 +325,17 @@ def render_markdown(report: Report) -> str:
     out = [title + (f" against `{report.base_ref}`" if report.base_ref else "") + "\n\n"]
     base: Json | None = None
     if report.changes is not None:
-        out.append(_changes_section(report.changes, len(report.resources), report.allow_replace))
         result = report.base_plan or PlanResult(None, "the base plan was not computed")
         base = result.plan
+    # First what changes and what it costs; the details follow, long ones folded.
+    out.append(lead(report.resources, report.changes, (_cost(head_plan), _cost(base)), report.policy.violations))
+    if report.changes is not None:
+        out.append(_changes_section(report.changes, len(report.resources), report.allow_replace))
+        result = report.base_plan or PlanResult(None, "the base plan was not computed")
         if base is None:
             out.append(f"\n> [!NOTE]\n> Base plan not available: {result.note}; showing the head's numbers only.\n")
     else:
-        out.append(_resources_section(report.resources))
+        out.append(resources_section(report.resources, _table))
     out.append("\n" + _capacity_section(head_plan, base))
     if workloads := workloads_section(head_plan, base, _table):
         out.append("\n" + workloads)
@@ -346,5 +343,6 @@ def render_markdown(report: Report) -> str:
     out.append("\n" + _policy_section(report.policy))
     if report.verify is not None:
         out.append("\n" + report.verify)
-    out.append("\n### Platform\n\n```mermaid\n" + platform_mermaid(report.model, report.plan) + "```\n")
+    diagram = "```mermaid\n" + platform_mermaid(report.model, report.plan) + "```\n"
+    out.append("\n### Platform\n\n" + fold("diagram", diagram))
     return "".join(out)
