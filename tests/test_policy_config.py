@@ -161,3 +161,22 @@ def _run_quick(stream: io.StringIO) -> str:
     with progress_mod.progress("dev", stream=stream, delay=5.0):
         progress_mod.registered()
     return stream.getvalue()
+
+
+def test_crossguard_applies_a_configure_request_as_the_engine_sends_it() -> None:
+    """The engine sends the config file through Configure; the pack's rules then use it."""
+    from google.protobuf import json_format, struct_pb2
+    from pulumi.runtime import proto
+    from pulumi_policy import EnforcementLevel
+    from pulumi_policy.policy import _PolicyAnalyzerServicer  # pyright: ignore[reportPrivateUsage]
+
+    pack = runpy.run_path(str(ROOT / "policy" / "__main__.py"), run_name="gpuplat_policy_pack")
+    service = _PolicyAnalyzerServicer("gpuplat", "0.1.0", pack["build_policies"](), EnforcementLevel.ADVISORY)
+    settings = json_format.ParseDict({"requiredTagKeys": ["owner"]}, struct_pb2.Struct())
+    config = {"aws-required-tags": proto.PolicyConfig(enforcementLevel=proto.MANDATORY, properties=settings)}
+    service.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
+    props = json_format.ParseDict({"enableKeyRotation": True, "tags": {"team": "a"}}, struct_pb2.Struct())
+    request = proto.AnalyzeRequest(type=KMS, properties=props, urn=URN, name="k",
+                                   options=proto.AnalyzerResourceOptions(protect=True))
+    found = {d.policyName: d.message.splitlines()[-1] for d in service.Analyze(request, None).diagnostics}
+    assert found["aws-required-tags"] == "missing required tags: owner"  # not the default team, cost-center
