@@ -180,3 +180,16 @@ def test_crossguard_applies_a_configure_request_as_the_engine_sends_it() -> None
                                    options=proto.AnalyzerResourceOptions(protect=True))
     found = {d.policyName: d.message.splitlines()[-1] for d in service.Analyze(request, None).diagnostics}
     assert found["aws-required-tags"] == "missing required tags: owner"  # not the default team, cost-center
+
+
+def test_the_comment_uses_the_same_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuplat.preview import policy_command
+    from gpuplat.preview.report import evaluate_policy
+
+    settings = tmp_path / "config.json"
+    settings.write_text(json.dumps({"gpu-budget": {"monthlyUsd": 10}}))
+    monkeypatch.setattr(policy_command, "DEFAULT_CONFIG", settings)
+    result = evaluate_policy([key({"team": "a", "cost-center": "1"})], "dev", ("team",), gpu_monthly_usd=11.0)
+    assert ("gpu-budget", "advisory") in [(v.policy, v.level) for v in result.violations or []]
+    settings.write_text("[")
+    assert "policy configuration not readable" in (evaluate_policy([], "dev", gpu_monthly_usd=1.0).note or "")

@@ -250,7 +250,12 @@ def cmd_preview(args: argparse.Namespace) -> int:
             changes=changes,
             base_ref=base.ref if base else None,
             base_plan=base.plan if base else None,
-            policy=evaluate_policy(resources, args.stack, tuple(compiled.model.metadata.tags)),
+            policy=evaluate_policy(
+                resources,
+                args.stack,
+                tuple(compiled.model.metadata.tags),
+                compiled.plan.cost.monthly_usd if compiled.plan.cost is not None else None,
+            ),
             allow_replace=args.allow_replace,
             verify=_verify_section(compiled.model, compiled.plan, resources),
         )

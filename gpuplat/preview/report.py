@@ -113,7 +113,10 @@ def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> 
 
 
 def evaluate_policy(
-    resources: Sequence[RecordedResource], stack: str, tag_keys: Collection[str] | None = None
+    resources: Sequence[RecordedResource],
+    stack: str,
+    tag_keys: Collection[str] | None = None,
+    gpu_monthly_usd: float | None = None,
 ) -> PolicyResult:
     """Offline policy results, as `gpuplat policy` finds them; a note when the pack is missing."""
     try:
@@ -126,6 +129,12 @@ def evaluate_policy(
     # The spec's tag keys sharpen the tagging policy; a pack without that parameter gets none.
     accepts_tags = "tag_keys" in inspect.signature(evaluate).parameters
     extra: dict[str, Any] = {"tag_keys": tag_keys} if accepts_tags and tag_keys is not None else {}
+    if "config" in inspect.signature(evaluate).parameters:
+        # The organisation's settings (policy/config.json), as `gpuplat policy` reads them.
+        try:
+            extra |= {"config": module.policy_config(None), "gpu_monthly_usd": gpu_monthly_usd}
+        except Exception as err:
+            return PolicyResult(None, f"policy configuration not readable: {err}")
     try:
         violations = list(cast("Sequence[ViolationLike]", evaluate(resources, stack=stack, **extra)))
     except Exception as err:  # a policy bug must not hide the rest of the comment
