@@ -1,21 +1,43 @@
-# `make test` and `make preview` work from a fresh clone: both create .venv first.
+# `make test` and `make preview` work from a fresh clone: both create .venv first, from the lock.
+#
+# requirements-dev.lock pins the whole dependency tree (runtime + dev extra, with hashes, plus
+# pip and the setuptools that builds the editable install). pyproject.toml keeps the ranges; the
+# lock picks the versions, so every machine and CI run installs the same SDKs (and the pulumi
+# SDK versions choose the provider plugins). `make lock` re-resolves it after a range changes.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements-dev.lock
+# Versions resolved for every platform, for the oldest Python pyproject accepts.
+# Besides pyproject's own tree: pip, and setuptools (the build backend, used without isolation).
+LOCK_ARGS := pyproject.toml - --extra dev --generate-hashes --universal --python-version 3.11 \
+	--custom-compile-command 'make lock' -o $(LOCK)
+LOCK_EXTRA := printf 'pip>=25\nsetuptools>=69\n'
 
-.PHONY: setup test lint typecheck pytest preview snapshots docs bench clean
+.PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean
 
-$(STAMP): pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+# --clear: the venv holds exactly the lock, nothing left over from an earlier one.
+$(STAMP): $(LOCK) pyproject.toml
+	$(PY) -m venv --clear $(VENV)
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $(STAMP)
 
 setup: $(STAMP)
 
+# Re-resolve the lock from pyproject's ranges (newest versions inside them), then reinstall.
+lock:
+	test -x $(BIN)/uv || { $(PY) -m venv $(VENV) && $(BIN)/pip install --quiet 'uv>=0.9,<1'; }
+	$(LOCK_EXTRA) | $(BIN)/uv pip compile --upgrade --quiet $(LOCK_ARGS)
+	$(MAKE) setup
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+actionlint: $(STAMP)
+	$(BIN)/actionlint -no-color
 
 typecheck: $(STAMP)
 	$(BIN)/pyright
@@ -23,7 +45,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+test: lint actionlint typecheck pytest
 
 preview: $(STAMP)
 	$(BIN)/gpuplat preview --stack dev

@@ -94,6 +94,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
 Command = Callable[[argparse.Namespace], int]
 
 
+def _version() -> str:
+    """The installed distribution's version (what pip sees), else the package's own."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpuplat")
+    except PackageNotFoundError:
+        from gpuplat import __version__
+
+        return __version__
+
+
 def _lazy(module: str, name: str) -> Command:
     """Commands that drive pulumi live in gpuplat.preview and are imported only when run."""
 
@@ -108,6 +120,7 @@ def _lazy(module: str, name: str) -> Command:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
+    parser.add_argument("--version", action="version", version=f"gpuplat {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     check = sub.add_parser("check", help="validate the spec (schema + semantic rules)")
     _common(check, ["text", "json", "github"])
@@ -127,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     preview.set_defaults(run=_lazy("gpuplat.preview.command", "cmd_preview"))
     policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
     _common(policy, ["text", "json"])
+    policy.add_argument(
+        "--config",
+        metavar="FILE",
+        help="policy settings, as for pulumi's --policy-pack-config (default policy/config.json if present)",
+    )
     policy.set_defaults(run=_lazy("gpuplat.preview.policy_command", "cmd_policy"))
     verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
     _common(verify, ["text", "json"])

@@ -16,8 +16,13 @@ recording. This file only adapts what the engine hands an analyzer to what they 
   and policy through `dependencies` and `property_dependencies`, as the offline runner does
   through the recorded dependsOn.
 * the stack name is the one in the URN, which is what pulumi.get_stack() returns in the analyzer.
-* aws-platform-tags expects the keys in the policy config `requiredTagKeys`; without it, the
-  metadata.tags of this project's spec for the stack; when that cannot be compiled, any tags.
+* aws-platform-tags expects the metadata.tags keys of this project's spec for the stack; when
+  that cannot be compiled, any tags.
+* the organisation's settings come from the policy config (`--policy-pack-config
+  policy/config.json`, or the policy group's config in Pulumi Cloud): aws-required-tags'
+  `requiredTagKeys` (default team, cost-center) and gpu-budget's `monthlyUsd`, parsed by the
+  same code as `gpuplat policy --config`. gpu-budget compares with the plan's expected cost,
+  compiled from this project's spec for the stack.
 
 The pack runs in the project's .venv (PulumiPolicy.yaml), where gpuplat is installed editable.
 No __init__.py here: this directory must never become an importable `policy` package.
@@ -48,6 +53,7 @@ from pulumi_policy import proxy as _proxy
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.preview import policies
 from gpuplat.preview.policies import COMPUTED, Context, Resource
+from gpuplat.preview.policy_config import SCHEMAS, parse_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
@@ -61,9 +67,6 @@ UNKNOWNS = frozenset(
         _proxy.UNKNOWN_ARCHIVE_VALUE,
         _proxy.UNKNOWN_OBJECT_VALUE,
     }
-)
-TAGS_CONFIG = PolicyConfigSchema(
-    properties={"requiredTagKeys": {"type": "array", "items": {"type": "string"}}},
 )
 
 
@@ -93,26 +96,38 @@ def _stack(urn: str) -> str:
 
 
 @functools.cache
-def _spec_tag_keys(stack: str) -> frozenset[str] | None:
+def _spec(stack: str) -> tuple[frozenset[str] | None, float | None]:
+    """The spec's metadata.tags keys and the plan's expected monthly GPU cost, for the stack."""
     overlay = PROJECT_ROOT / "stacks" / f"{stack}.yaml"
     sources = Sources(PROJECT_ROOT / "platform" / "platform.yaml", overlay if overlay.exists() else None)
     try:
-        model = compile_sources(sources, with_plan=False).model
+        compiled = compile_sources(sources)
     except Exception:  # a pack must judge resources, not fail on a spec it could not read
-        return None
-    return frozenset(model.metadata.tags) if model is not None else None
+        return None, None
+    model, plan = compiled.model, compiled.plan
+    cost = plan.cost.monthly_usd if plan is not None and plan.cost is not None else None
+    return (frozenset(model.metadata.tags) if model is not None else None), cost
 
 
-def _context(config: Mapping[str, Any], urn: str) -> Context:
+def _spec_tag_keys(stack: str) -> frozenset[str] | None:
+    return _spec(stack)[0]
+
+
+def _context(name: str, config: Mapping[str, Any], urn: str) -> Context:
     stack = _stack(urn)
-    keys = config.get("requiredTagKeys")
-    tag_keys = frozenset(str(k) for k in cast("list[Any]", keys)) if isinstance(keys, list) else _spec_tag_keys(stack)
-    return Context(stack, tag_keys)
+    tag_keys, cost = _spec(stack)
+    # The engine hands each policy its own section of the config file; parsed as that section.
+    settings = {k: plain(v) for k, v in config.items() if k != "enforcementLevel"}
+    return Context(stack, tag_keys, parse_config({name: settings}), cost)
+
+
+def _schema(name: str) -> PolicyConfigSchema | None:
+    return PolicyConfigSchema(properties=SCHEMAS[name]) if name in SCHEMAS else None
 
 
 def resource_policy(rule: policies.Policy) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        ctx = _context(args.get_config(), args.urn)
+        ctx = _context(rule.name, args.get_config(), args.urn)
         props = cast("Mapping[str, Any]", plain(args.props))
         for message in rule.check_resource(args.resource_type, props, _options(args.opts), args.urn, ctx):
             report(message, None)
@@ -122,7 +137,7 @@ def resource_policy(rule: policies.Policy) -> ResourceValidationPolicy:
         description=rule.description,
         validate=validate,
         enforcement_level=LEVELS[rule.level],
-        config_schema=TAGS_CONFIG if rule.name == "aws-platform-tags" else None,
+        config_schema=_schema(rule.name),
     )
 
 
@@ -141,11 +156,15 @@ def stack_policy(rule: policies.Policy) -> StackValidationPolicy:
         if not args.resources:
             return
         resources = [_view(r) for r in args.resources]
-        for urn, message in check(resources, _context(args.get_config(), resources[0].urn)):
-            report(message, urn)
+        for urn, message in check(resources, _context(rule.name, args.get_config(), resources[0].urn)):
+            report(message, urn or None)  # "": about the stack as a whole (gpu-budget)
 
     return StackValidationPolicy(
-        name=rule.name, description=rule.description, validate=validate, enforcement_level=LEVELS[rule.level]
+        name=rule.name,
+        description=rule.description,
+        validate=validate,
+        enforcement_level=LEVELS[rule.level],
+        config_schema=_schema(rule.name),
     )
 
 

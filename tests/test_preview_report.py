@@ -79,6 +79,16 @@ def test_sections_of_the_comment(comment: tuple[Run, dict[str, Any], dict[str, A
     assert "```mermaid\nflowchart LR\n" in _section(md, "Platform")
 
 
+def test_the_comment_leads_with_the_change_and_its_cost(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    run, base, head = comment
+    lead = run.out.split("\n\n")[1]  # the line under the title, before any section
+    before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
+    delta = f"+${after - before:,.0f}, {100 * (after - before) / before:+.1f} %"
+    assert re.fullmatch(r"\*\*(\d+ to (create|update|replace|delete)(, )?)+\*\* · .* · .*", lead), lead
+    assert f"GPU cost **${after:,.0f}/month** ({delta})" in lead
+    assert "<details><summary>diagram</summary>" not in run.out or "```mermaid" in run.out
+
+
 def test_capacity_rows_show_base_and_head(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
     run, base, head = comment
     capacity = _section(run.out, "Capacity and markets")
@@ -123,6 +133,10 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
     assert run.out.startswith("## gpuplat preview: stack `dev`\n")
     resources = _section(run.out, "Resources")
     assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 2 |" in resources  # critical + standard
+    # Grouped by the platform's components, the per-type table folded away.
+    assert re.search(r"^\*\*\d+ resources\*\* in \d+ components · GPU cost \*\*\$[\d,]+/month\*\* · ", run.out, re.M)
+    assert "| `atlas-storage` | `StorageTiers` | " in resources and "| `(platform)` | stack, providers | " in resources
+    assert "<details><summary>" in resources and resources.index("| component |") < resources.index("| type | count |")
     assert "→" not in _section(run.out, "Capacity and markets")
     assert "| total |" in _section(run.out, "Monthly cost")
     _section(run.out, "Policy")

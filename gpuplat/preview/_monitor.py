@@ -23,6 +23,7 @@ from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs, Mo
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_project, get_stack
 
+from . import progress
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
 from ._render import SIG_KEY, known_string, render_struct, value_to_python
@@ -148,6 +149,7 @@ class RecordingMonitor(MockMonitor):
             if first is not None:
                 raise DuplicateUrnError(entry.urn, entry.type, entry.name)
             self._entries[entry.urn] = entry
+        progress.registered()
 
     # ------------------------------------------------------------------------ invokes
 

@@ -27,6 +27,7 @@ from gpuplat.plan import Plan
 
 from .diff import MISSING, BaseRefError, Change, Summary, checkout, diff_resources, summarize
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
+from .progress import progress
 from .report import PlanResult, Report, base_plan, evaluate_policy, render_markdown
 
 PROJECT = "gpu-platform"  # Pulumi.yaml `name`; part of every URN
@@ -218,8 +219,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
         return 1
     try:
         # The base first: a bad ref or a broken base fails before the head's recording is paid for.
-        base = record_base(args, with_plan=args.format == "markdown") if args.base else None
-        resources = record_stack(args.stack, args.spec, args.overlay)
+        show = args.format != "json"
+        with progress(f"{args.stack} at {args.base}", enabled=show and bool(args.base)):
+            base = record_base(args, with_plan=args.format == "markdown") if args.base else None
+        with progress(args.stack, enabled=show):
+            resources = record_stack(args.stack, args.spec, args.overlay)
     except BaseRefError as err:
         sys.stderr.write(f"gpuplat preview: error: {err}\n")
         return err.exit_code
@@ -246,7 +250,12 @@ def cmd_preview(args: argparse.Namespace) -> int:
             changes=changes,
             base_ref=base.ref if base else None,
             base_plan=base.plan if base else None,
-            policy=evaluate_policy(resources, args.stack, tuple(compiled.model.metadata.tags)),
+            policy=evaluate_policy(
+                resources,
+                args.stack,
+                tuple(compiled.model.metadata.tags),
+                compiled.plan.cost.monthly_usd if compiled.plan.cost is not None else None,
+            ),
             allow_replace=args.allow_replace,
             verify=_verify_section(compiled.model, compiled.plan, resources),
         )

@@ -29,6 +29,7 @@ Conventions of the recording (the CLI contract depends on them):
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import runpy
@@ -125,6 +126,7 @@ def record_main(
     def program() -> None:
         runpy.run_path(str(path), run_name="__main__")
 
+    _recorder()  # loaded (and cached) before the program's directory shadows `gpuplat`
     with _program_environment(path.parent):
         return _record(program, project=project, stack=stack, config=config, root_directory=str(path.parent))
 
@@ -137,9 +139,10 @@ def _record(
     config: Mapping[str, str] | None,
     root_directory: str,
 ) -> list[RecordedResource]:
-    # Imported here, before any module shadowing, so pulumi loads once and the recorder's
-    # own modules are never re-imported from a checkout under preview.
-    from . import _runtime
+    # Imported here, before any module shadowing (record_main shadows after this call returns
+    # the module), so pulumi loads once and the recorder's own modules, progress counter
+    # included, are never re-imported from a checkout under preview.
+    _runtime = _recorder()
 
     settings = {key: _config_value(value) for key, value in (config or {}).items()}
     outcome: dict[str, Any] = {}
@@ -163,6 +166,14 @@ def _record(
         raise error
     resources: list[RecordedResource] = outcome["resources"]
     return resources
+
+
+@functools.cache
+def _recorder() -> Any:
+    """This package's _runtime module; cached, so a shadowed `gpuplat` never replaces it."""
+    from . import _runtime
+
+    return _runtime
 
 
 def _config_value(value: object) -> str:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from .policy_config import PolicyConfig
 from .stateful import STATEFUL_TYPES
 
 Level = Literal["mandatory", "advisory"]
@@ -26,6 +27,8 @@ COMPUTED = "<computed>"
 class Context:
     stack: str
     tag_keys: frozenset[str] | None = None  # the spec's metadata.tags keys; None: not known here
+    config: PolicyConfig = field(default_factory=PolicyConfig)  # the organisation's settings (policy_config)
+    gpu_monthly_usd: float | None = None  # the plan's expected GPU spend; None: the plan has no cost
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,9 @@ def _rule(name: str, level: Level, description: str, *types: str, crossguard: bo
     return register
 
 
-def _stack_rule(name: str, description: str) -> Callable[[StackCheck], StackCheck]:
+def _stack_rule(name: str, description: str, level: Level = "mandatory") -> Callable[[StackCheck], StackCheck]:
     def register(fn: StackCheck) -> StackCheck:
-        REGISTRY.append(Policy(name, "mandatory", description, stack_check=fn))
+        REGISTRY.append(Policy(name, level, description, stack_check=fn))
         return fn
 
     return register
@@ -397,3 +400,5 @@ _rule("no-helm-v4-chart", "mandatory", "Charts install with helm.v3.Release, nev
     lambda r, _: ["helm.v4.Chart renders its objects inside the provider; use kubernetes.helm.v3.Release"]
 )
 
+# The organisation's rules (required tags, GPU budget) live next door; importing registers them.
+from . import policies_org  # noqa: E402, F401  # pyright: ignore[reportUnusedImport]

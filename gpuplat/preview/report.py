@@ -31,6 +31,7 @@ from gpuplat.plan.types import Plan
 
 from .diff import OPS, Change
 from .engine import RecordedResource
+from .report_summary import fold, lead, resources_section
 from .report_workloads import workloads_section
 
 Json = dict[str, Any]
@@ -112,7 +113,10 @@ def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> 
 
 
 def evaluate_policy(
-    resources: Sequence[RecordedResource], stack: str, tag_keys: Collection[str] | None = None
+    resources: Sequence[RecordedResource],
+    stack: str,
+    tag_keys: Collection[str] | None = None,
+    gpu_monthly_usd: float | None = None,
 ) -> PolicyResult:
     """Offline policy results, as `gpuplat policy` finds them; a note when the pack is missing."""
     try:
@@ -125,6 +129,12 @@ def evaluate_policy(
     # The spec's tag keys sharpen the tagging policy; a pack without that parameter gets none.
     accepts_tags = "tag_keys" in inspect.signature(evaluate).parameters
     extra: dict[str, Any] = {"tag_keys": tag_keys} if accepts_tags and tag_keys is not None else {}
+    if "config" in inspect.signature(evaluate).parameters:
+        # The organisation's settings (policy/config.json), as `gpuplat policy` reads them.
+        try:
+            extra |= {"config": module.policy_config(None), "gpu_monthly_usd": gpu_monthly_usd}
+        except Exception as err:
+            return PolicyResult(None, f"policy configuration not readable: {err}")
     try:
         violations = list(cast("Sequence[ViolationLike]", evaluate(resources, stack=stack, **extra)))
     except Exception as err:  # a policy bug must not hide the rest of the comment
@@ -189,14 +199,6 @@ def _changes_section(changes: Sequence[Change], head_count: int, allow_replace: 
         table = f"<details><summary>{len(rows)} changed resources</summary>\n\n{table}\n</details>\n"
     out.append("\n" + table)
     return "".join(out)
-
-
-def _resources_section(resources: Sequence[RecordedResource]) -> str:
-    counts = Counter(r.type for r in resources if r.custom)
-    rows = [[f"`{t}`", n] for t, n in sorted(counts.items())]
-    components = sum(not r.custom for r in resources)
-    head = f"### Resources\n\n{len(resources)} resources ({sum(counts.values())} custom, {components} components).\n\n"
-    return head + _table(["type", "count"], rows, right=1)
 
 
 def _pool_markets(plan: Json) -> dict[str, dict[str, tuple[int, int]]]:
@@ -332,13 +334,17 @@ def render_markdown(report: Report) -> str:
     out = [title + (f" against `{report.base_ref}`" if report.base_ref else "") + "\n\n"]
     base: Json | None = None
     if report.changes is not None:
-        out.append(_changes_section(report.changes, len(report.resources), report.allow_replace))
         result = report.base_plan or PlanResult(None, "the base plan was not computed")
         base = result.plan
+    # First what changes and what it costs; the details follow, long ones folded.
+    out.append(lead(report.resources, report.changes, (_cost(head_plan), _cost(base)), report.policy.violations))
+    if report.changes is not None:
+        out.append(_changes_section(report.changes, len(report.resources), report.allow_replace))
+        result = report.base_plan or PlanResult(None, "the base plan was not computed")
         if base is None:
             out.append(f"\n> [!NOTE]\n> Base plan not available: {result.note}; showing the head's numbers only.\n")
     else:
-        out.append(_resources_section(report.resources))
+        out.append(resources_section(report.resources, _table))
     out.append("\n" + _capacity_section(head_plan, base))
     if workloads := workloads_section(head_plan, base, _table):
         out.append("\n" + workloads)
@@ -346,5 +352,6 @@ def render_markdown(report: Report) -> str:
     out.append("\n" + _policy_section(report.policy))
     if report.verify is not None:
         out.append("\n" + report.verify)
-    out.append("\n### Platform\n\n```mermaid\n" + platform_mermaid(report.model, report.plan) + "```\n")
+    diagram = "```mermaid\n" + platform_mermaid(report.model, report.plan) + "```\n"
+    out.append("\n### Platform\n\n" + fold("diagram", diagram))
     return "".join(out)

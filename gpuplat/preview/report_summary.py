@@ -1,0 +1,125 @@
+"""The parts of the pull-request comment that keep it readable on a large stack.
+
+A reviewer reads the first lines: they say what changes and what it costs (`lead`). The
+resources are counted per component (the ComponentResources the platform is made of, e.g.
+`atlas-pool-train`), and anything long sits in a folded `<details>` block, so a 170-resource
+stack opens with a dozen lines instead of a table of every resource type.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .diff import Change
+from .engine import RecordedResource
+
+Json = Mapping[str, Any]
+Table = Callable[..., str]
+FOLD_OVER = 12  # rows; longer tables are folded
+COMPONENTS_OVER = 30  # the per-component table is the overview: folded only past this
+PLATFORM = "(platform)"  # the stack, the top-level component and the providers
+
+
+def fold(summary: str, body: str, rows: int = FOLD_OVER + 1) -> str:
+    """`body` inside <details> when it has more than FOLD_OVER rows (the blank lines matter)."""
+    if rows <= FOLD_OVER:
+        return body
+    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _cost_phrase(head: Json | None, base: Json | None) -> str:
+    if head is None:
+        return "no GPU cost (the nodes are already owned)"
+    now = float(head["monthlyUsd"])
+    if base is None:
+        return f"GPU cost **{_usd(now)}/month**"
+    delta = now - float(base["monthlyUsd"])
+    if round(delta) == 0:
+        return f"GPU cost **{_usd(now)}/month** (unchanged)"
+    sign = "+" if delta > 0 else "-"
+    pct = f", {100 * delta / float(base['monthlyUsd']):+.1f} %" if float(base["monthlyUsd"]) else ""
+    return f"GPU cost **{_usd(now)}/month** ({sign}{_usd(abs(delta))}{pct})"
+
+
+def lead(
+    resources: Sequence[RecordedResource],
+    changes: Sequence[Change] | None,
+    cost: tuple[Json | None, Json | None],
+    violations: Sequence[Any] | None,
+) -> str:
+    """One line: the changes (or the size), the cost and its delta, the policy verdict."""
+    if changes is None:
+        named = [k for k in components(resources) if k != PLATFORM]
+        what = f"**{len(resources)} resources** in {len(named)} components"
+    elif not changes:
+        what = "**no resource changes**"
+    else:
+        counts = Counter(c.op for c in changes)
+        what = "**" + ", ".join(f"{n} to {op}" for op, n in counts.items()) + "**"
+        refused = sum(c.refused for c in changes)
+        what += f" ({refused} stateful ⚠️)" if refused else ""
+    if violations is None:
+        policy = "policy not evaluated"
+    else:
+        mandatory = sum(getattr(v, "level", "") == "mandatory" for v in violations)
+        found = f"{len(violations)} policy finding(s), {mandatory} mandatory"
+        policy = found if violations else "no policy violations"
+    return f"{what} · {_cost_phrase(*cost)} · {policy}\n\n"
+
+
+def components(resources: Sequence[RecordedResource]) -> dict[str, list[RecordedResource]]:
+    """Resources grouped by the component they belong to, below the single top-level one.
+
+    The program nests everything under one platform component; its children (cluster, network,
+    each pool, each tenant ...) are what a reviewer recognises. Resources outside them (stack,
+    platform, providers) are grouped as "(platform)".
+    """
+    by_urn = {r.urn: r for r in resources}
+    children: dict[str | None, list[str]] = {}
+    for r in resources:
+        children.setdefault(r.parent, []).append(r.urn)
+    # Descend from the roots while there is exactly one component below.
+    level: list[str] = children.get(None, [])
+    while len([u for u in level if not by_urn[u].custom]) == 1:
+        only = next(u for u in level if not by_urn[u].custom)
+        level = children.get(only, [])
+    tops = {u for u in level if not by_urn[u].custom}
+    groups: dict[str, list[RecordedResource]] = {}
+    for r in resources:
+        urn: str | None = r.urn
+        while urn is not None and urn not in tops:
+            urn = by_urn[urn].parent if urn in by_urn else None
+        key = by_urn[urn].name if urn is not None else PLATFORM
+        groups.setdefault(key, []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0] == PLATFORM, kv[0])))
+
+
+def resources_section(resources: Sequence[RecordedResource], table: Table) -> str:
+    groups = components(resources)
+    custom = sum(r.custom for r in resources)
+    head = (
+        f"### Resources\n\n{len(resources)} resources ({custom} custom, {len(resources) - custom} components) "
+        f"in {len(groups)} groups.\n\n"
+    )
+    rows = [
+        [f"`{name}`", _kind(members) if name != PLATFORM else "stack, providers", sum(m.custom for m in members)]
+        for name, members in groups.items()
+    ]
+    by_component = table(["component", "type", "resources"], rows, right=1)
+    if len(rows) > COMPONENTS_OVER:
+        by_component = fold(f"{len(rows)} components", by_component)
+    types = Counter(r.type for r in resources if r.custom)
+    type_rows = [[f"`{t}`", n] for t, n in sorted(types.items())]
+    by_type = fold(f"{len(type_rows)} resource types", table(["type", "count"], type_rows, right=1), len(type_rows))
+    return head + by_component + "\n" + by_type
+
+
+def _kind(members: Sequence[RecordedResource]) -> str:
+    top = next((m for m in members if not m.custom), None)
+    return f"`{top.type.rpartition(':')[2]}`" if top is not None else "providers"
