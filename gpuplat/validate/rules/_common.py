@@ -47,6 +47,19 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def repeats(items: Iterable[tuple[int, Mapping[str, Any]]], key: str) -> Iterator[tuple[int, str, int]]:
+    """(index, value, index of its first use) for every item whose string `key` an earlier item has."""
+    first: dict[str, int] = {}
+    for index, item in items:
+        value = as_str(item.get(key))
+        if value is None:
+            continue
+        if value in first:
+            yield index, value, first[value]
+        else:
+            first[value] = index
+
+
 def section(data: Data, *keys: str) -> Data | None:
     node: Data | None = data
     for key in keys:

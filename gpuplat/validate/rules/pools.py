@@ -19,6 +19,7 @@ from gpuplat.validate.rules._common import (
     pool_name,
     pools,
     provider,
+    repeats,
 )
 
 
@@ -29,18 +30,11 @@ from gpuplat.validate.rules._common import (
     "A pool's name keys its Karpenter NodePool, labels and overlay merge; two pools cannot share it.",
 )
 def pool_names_unique(data: Data) -> Iterator[Finding]:
-    seen: dict[str, int] = {}
-    for i, pool in pools(data):
-        name = as_str(pool.get("name"))
-        if name is None:
-            continue
-        if name in seen:
-            yield Finding(
-                ("gpuNodePools", i, "name"),
-                f"pool name {name} is already used by gpuNodePools[{seen[name]}]; pool names must be unique",
-            )
-        else:
-            seen[name] = i
+    for i, name, first in repeats(pools(data), "name"):
+        yield Finding(
+            ("gpuNodePools", i, "name"),
+            f"pool name {name} is already used by gpuNodePools[{first}]; pool names must be unique",
+        )
 
 
 @rule(

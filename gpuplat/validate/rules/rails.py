@@ -18,6 +18,7 @@ from gpuplat.validate.rules._common import (
     pool_name,
     pools,
     provider,
+    repeats,
     section,
 )
 
@@ -87,15 +88,8 @@ def sriov_rails_per_node(data: Data) -> Iterator[Finding]:
     source="https://github.com/k8snetworkplumbingwg/sriov-network-operator",
 )
 def sriov_rail_nic_unique(data: Data) -> Iterator[Finding]:
-    seen: dict[str, int] = {}
-    for i, rail in _rails(data):
-        name = as_str(rail.get("pfName"))
-        if name is None:
-            continue
-        if name in seen:
-            yield Finding(_rail_path(i, "pfName"), f"{name} is already rail {seen[name]}; each rail is its own NIC")
-        else:
-            seen[name] = i
+    for i, name, first in repeats(_rails(data), "pfName"):
+        yield Finding(_rail_path(i, "pfName"), f"{name} is already rail {first}; each rail is its own NIC")
 
 
 @rule(

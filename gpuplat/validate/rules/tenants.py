@@ -18,6 +18,7 @@ from gpuplat.validate.rules._common import (
     pool_max_gpus,
     pools,
     provider,
+    repeats,
     section,
     sharing_mode,
     tenants,
@@ -67,18 +68,11 @@ def _tenant_name(tenant: Data, index: int) -> str:
     "A tenant's name is its namespace, ClusterQueue and LocalQueue name; two tenants cannot share them.",
 )
 def tenant_names_unique(data: Data) -> Iterator[Finding]:
-    seen: dict[str, int] = {}
-    for i, tenant in tenants(data):
-        name = as_str(tenant.get("name"))
-        if name is None:
-            continue
-        if name in seen:
-            yield Finding(
-                ("tenants", i, "name"),
-                f"tenant name {name} is already used by tenants[{seen[name]}]; tenant names must be unique",
-            )
-        else:
-            seen[name] = i
+    for i, name, first in repeats(tenants(data), "name"):
+        yield Finding(
+            ("tenants", i, "name"),
+            f"tenant name {name} is already used by tenants[{first}]; tenant names must be unique",
+        )
 
 
 @rule(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpuplat.catalog.precision import FP8_GPUS
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
-from gpuplat.validate.rules._common import Data, as_list, as_map, as_str, is_int, pool_gpu, pools, section
+from gpuplat.validate.rules._common import Data, as_list, as_map, as_str, is_int, pool_gpu, pools, repeats, section
 
 # Fields that only one kind of workload reads; the other kind's planner never looks at them.
 TRAINING_ONLY = (
@@ -142,18 +142,11 @@ def workload_precision_supported(data: Data) -> Iterator[Finding]:
     "The plan, its JSON and the pull-request table name workloads; two with one name cannot be told apart.",
 )
 def workload_names_unique(data: Data) -> Iterator[Finding]:
-    seen: dict[str, int] = {}
-    for i, workload in _workloads(data):
-        name = as_str(workload.get("name"))
-        if name is None:
-            continue
-        if name in seen:
-            yield Finding(
-                ("workloads", i, "name"),
-                f"workload name {name} is already used by workloads[{seen[name]}]; workload names must be unique",
-            )
-        else:
-            seen[name] = i
+    for i, name, first in repeats(_workloads(data), "name"):
+        yield Finding(
+            ("workloads", i, "name"),
+            f"workload name {name} is already used by workloads[{first}]; workload names must be unique",
+        )
 
 
 @rule(
