@@ -76,33 +76,20 @@ def api_ingress(
     access: ApiAccess,
 ) -> list[aws.vpc.SecurityGroupIngressRule]:
     """One HTTPS rule per CIDR and per security group, named after what it admits (stable names)."""
-    opts = own(parent)
-    rules = [
+    sources = [(cidr.replace("/", "-"), "apiAccessCidrs", {"cidr_ipv4": cidr}) for cidr in access.cidrs]
+    groups = access.security_group_ids
+    sources += [(g, "apiAccessSecurityGroupIds", {"referenced_security_group_id": g}) for g in groups]
+    return [
         aws.vpc.SecurityGroupIngressRule(
-            f"{name}-api-{cidr.replace('/', '-')}",
+            f"{name}-api-{suffix}",
             security_group_id=cluster_security_group_id,
-            description="Kubernetes API from the deploying runner (gpu-platform:apiAccessCidrs)",
+            description=f"Kubernetes API from the deploying runner (gpu-platform:{setting})",
             ip_protocol="tcp",
             from_port=HTTPS,
             to_port=HTTPS,
-            cidr_ipv4=cidr,
             tags=tags(model, f"{cluster}-api-access"),
-            opts=opts,
+            opts=own(parent),
+            **source,
         )
-        for cidr in access.cidrs
+        for suffix, setting, source in sources
     ]
-    rules += [
-        aws.vpc.SecurityGroupIngressRule(
-            f"{name}-api-{group}",
-            security_group_id=cluster_security_group_id,
-            description="Kubernetes API from the deploying runner (gpu-platform:apiAccessSecurityGroupIds)",
-            ip_protocol="tcp",
-            from_port=HTTPS,
-            to_port=HTTPS,
-            referenced_security_group_id=group,
-            tags=tags(model, f"{cluster}-api-access"),
-            opts=opts,
-        )
-        for group in access.security_group_ids
-    ]
-    return rules
