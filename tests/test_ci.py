@@ -9,10 +9,12 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from ruamel.yaml import YAML
 
 from gpuplat.cli import main
 
@@ -100,7 +102,8 @@ def test_workflows_grant_nothing_by_default_and_serialize_each_stack() -> None:
         assert re.search(r"^permissions: \{\}$", text, re.M), name
     up = (ROOT / ".github/workflows/pulumi-up.yml").read_text()
     assert "group: pulumi-up-${{ inputs.stack }}" in up and "cancel-in-progress: false" in up
-    assert up.index("gpuplat preview --stack") < up.index("command: up")  # the gate runs first
+    # the gate runs first, and the commit is recorded only after a successful up
+    assert up.index("gpuplat preview --stack") < up.index("command: up") < up.index("stack tag set")
     deploy = (ROOT / ".github/workflows/deploy.yml").read_text()
     assert "needs: dev" in deploy and "needs: staging" in deploy
 
@@ -112,3 +115,54 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == f"gpuplat {version('gpuplat')}\n"
+
+
+def _step(workflow: str, name: str) -> dict[str, Any]:
+    doc = YAML(typ="safe").load((ROOT / ".github/workflows" / workflow).read_text())
+    steps = [s for job in doc["jobs"].values() for s in job.get("steps", [])]
+    return next(s for s in steps if s.get("name", "").startswith(name))
+
+
+def _run_gate(tmp_path: Path, deployed: str, before: str, allow: str = "false") -> list[str]:
+    """Run the deploy's gate step in a two-commit repository with stand-ins for pulumi and gpuplat
+    on PATH, and return the arguments gpuplat got. FIRST in `deployed`/`before` and in the result
+    stands for the first commit."""
+    repo, bin_ = tmp_path / "repo", tmp_path / "bin"
+    repo.mkdir(parents=True)
+    bin_.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for n in (1, 2):
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", f"c{n}"], check=True)
+    first = subprocess.run([*git, "rev-parse", "HEAD~1"], capture_output=True, text=True, check=True).stdout.strip()
+    # `pulumi stack tag get` prints the tag, or fails when the stack has none
+    (tmp_path / "tag").write_text(deployed.replace("FIRST", first))
+    (bin_ / "pulumi").write_text(f"#!/bin/sh\ntag=$(cat {tmp_path}/tag)\n[ -n \"$tag\" ] && echo \"$tag\"\n")
+    (bin_ / "gpuplat").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/called\n")
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "STACK": "dev", "STACK_NAME": "dev",
+           "BEFORE": before.replace("FIRST", first), "ALLOW_REPLACE": allow}
+    script = _step("pulumi-up.yml", "Stateful gate")["run"]
+    subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env, check=True, capture_output=True)
+    return (tmp_path / "called").read_text().replace(first, "FIRST").split()
+
+
+def test_the_deploy_gate_compares_with_the_commit_the_stack_last_deployed(tmp_path: Path) -> None:
+    assert _run_gate(tmp_path, deployed="FIRST", before="0" * 40) == [
+        "preview", "--stack", "dev", "--base", "FIRST"]
+
+
+def test_before_the_first_deploy_the_gate_falls_back_to_the_push_then_the_parent(tmp_path: Path) -> None:
+    assert _run_gate(tmp_path / "a", deployed="", before="FIRST")[-1] == "FIRST"
+    # a new branch pushes a `before` of zeros, which is no commit: the parent stands in
+    assert _run_gate(tmp_path / "b", deployed="", before="0" * 40)[-1] == "HEAD~1"
+    # a tag naming a commit the clone does not have (history rewritten) is skipped too
+    assert _run_gate(tmp_path / "c", deployed="f" * 40, before="")[-1] == "HEAD~1"
+
+
+def test_only_a_manual_deploy_lets_a_replacement_through(tmp_path: Path) -> None:
+    assert _run_gate(tmp_path, deployed="FIRST", before="", allow="true")[-1] == "--allow-replace"
+    deploy = YAML(typ="safe").load((ROOT / ".github/workflows/deploy.yml").read_text())
+    for job in deploy["jobs"].values():
+        assert job["with"]["allow-replace"] == "${{ github.event_name == 'workflow_dispatch' && inputs.allow-replace }}"
