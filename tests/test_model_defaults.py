@@ -77,6 +77,9 @@ READERS: dict[str, Callable[[Platform], Any]] = {
     "referenceWorkload/gradientCheckpointing": lambda m: m.workloads[0].gradient_checkpointing,
     "referenceWorkload/flashAttention": lambda m: m.workloads[0].flash_attention,
     "referenceWorkload/sharding": lambda m: m.workloads[0].sharding,
+    "referenceWorkload/microBatch": lambda m: m.workloads[0].micro_batch,
+    "referenceWorkload/keepCheckpoints": lambda m: m.workloads[0].keep_checkpoints,
+    "referenceWorkload/batch": lambda m: m.workloads[0].batch,
 }
 
 

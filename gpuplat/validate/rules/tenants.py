@@ -8,7 +8,6 @@ from gpuplat.catalog import KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
-    SHARED_MODES,
     Data,
     as_list,
     as_map,
@@ -23,6 +22,8 @@ from gpuplat.validate.rules._common import (
     sharing_mode,
     tenants,
 )
+from gpuplat.view import isolation
+from gpuplat.vocabulary import HARD_ISOLATION, SHARED_MODES, isolation_permits
 
 
 def _pools_by_name(data: Data) -> dict[str, Data]:
@@ -42,11 +43,11 @@ def _explicit(tenant: Data) -> list[tuple[int, str]] | None:
 
 
 def _hard(tenant: Data) -> bool:
-    return tenant.get("isolation") == "hard"
+    return isolation(tenant) == HARD_ISOLATION
 
 
 def _permits(tenant: Data, pool: Data) -> bool:
-    return not (_hard(tenant) and sharing_mode(pool) in SHARED_MODES)
+    return isolation_permits(str(isolation(tenant)), sharing_mode(pool) or "")
 
 
 def _allowed(data: Data, tenant: Data) -> dict[str, Data]:
