@@ -30,7 +30,7 @@ from gpuplat.model_storage import WarmTier as WarmTier
 from gpuplat.model_storage import Workload as Workload
 from gpuplat.model_storage import build_storage
 from gpuplat.model_workloads import ReferenceWorkload, build_workloads
-from gpuplat.view import isolation, priority
+from gpuplat.view import allowed_pools, isolation, priority
 from gpuplat.vocabulary import MARKET_ORDER as MARKET_ORDER
 from gpuplat.vocabulary import SHARED_MODES as SHARED_MODES
 from gpuplat.vocabulary import Market as Market
@@ -237,14 +237,18 @@ def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
 
 
 def _tenants(raw: list[Data], pools: tuple[GpuNodePool, ...]) -> tuple[Tenant, ...]:
-    tenants: list[Tenant] = []
-    for t in raw:
-        kind = isolation(t)
-        allowed = t.get("pools") or [p.name for p in pools if isolation_permits(kind, p)]
-        tenants.append(
-            Tenant(t["name"], t["gpus"], priority(t), kind, tuple(allowed), principals=tuple(t.get("principals", [])))
+    modes: dict[str, str | None] = {p.name: p.sharing.mode for p in pools}
+    return tuple(
+        Tenant(
+            t["name"],
+            t["gpus"],
+            priority(t),
+            isolation(t),
+            tuple(allowed_pools(t, modes)),  # validation: an allow-list names pools the isolation permits
+            principals=tuple(t.get("principals", [])),
         )
-    return tuple(tenants)
+        for t in raw
+    )
 
 
 def _autoscaling(raw: Data) -> Autoscaling:

@@ -25,6 +25,7 @@ from gpuplat.vocabulary import (
     DEFAULT_SHARING_MODE,
     Market,
     Provider,
+    isolation_permits,
 )
 
 Data = Mapping[str, Any]
@@ -108,6 +109,14 @@ def markets(pool: Data) -> tuple[Market, ...]:
 def isolation(tenant: Data) -> Any:
     """The tenant's isolation as written, or the default (not necessarily a valid value)."""
     return tenant.get("isolation", DEFAULT_ISOLATION)
+
+
+def allowed_pools(tenant: Data, modes: Mapping[str, str | None]) -> list[str]:
+    """The pools a tenant may land on, in order: its allow-list `pools`, or every pool when it
+    has none; either way only those its isolation permits. `modes`: pool name -> sharing mode."""
+    explicit = [name for name in as_list(tenant.get("pools")) if isinstance(name, str)]
+    kind = str(isolation(tenant))
+    return [name for name in explicit or modes if name in modes and isolation_permits(kind, modes[name] or "")]
 
 
 def priority(tenant: Data) -> Any:

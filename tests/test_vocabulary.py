@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gpuplat import view
 from gpuplat import vocabulary as vocab
 from gpuplat.catalog import SHARING_OVERHEAD
 from gpuplat.model_workloads import SHARDING_STAGES
@@ -111,3 +112,33 @@ def test_defaults_are_read_from_the_schema() -> None:
     assert SCHEMA["$defs"]["tenant"]["properties"]["isolation"]["default"] == vocab.DEFAULT_ISOLATION
     assert SCHEMA["$defs"]["autoscaling"]["properties"]["scaleUpAbove"]["default"] == vocab.DEFAULT_SCALE_UP_ABOVE
     assert list(vocab.DEFAULT_MARKETS) == SCHEMA["$defs"]["pool"]["properties"]["markets"]["default"]
+
+
+# ---- the spec view the rules and the model share ------------------------------------------------
+
+MODES: dict[str, str | None] = {"train": "exclusive", "notebooks": "mps", "infer": "mig"}
+
+
+@pytest.mark.parametrize(
+    ("tenant", "pools"),
+    [
+        ({}, ["train", "notebooks", "infer"]),  # soft by default: every pool
+        ({"isolation": "hard"}, ["train", "infer"]),  # never MPS / time-slicing
+        ({"pools": ["infer", "train"]}, ["infer", "train"]),  # the allow-list, in its order
+        ({"pools": ["infer", "nope"]}, ["infer"]),  # an unknown name grants nothing (GP281 reports it)
+        ({"isolation": "hard", "pools": ["notebooks", "train"]}, ["train"]),  # GP282 reports notebooks
+        ({"pools": []}, ["train", "notebooks", "infer"]),
+    ],
+)
+def test_allowed_pools(tenant: dict[str, Any], pools: list[str]) -> None:
+    assert view.allowed_pools(tenant, MODES) == pools
+
+
+def test_pool_reads_apply_the_schemas_defaults() -> None:
+    assert view.sharing_mode({}) == vocab.DEFAULT_SHARING_MODE
+    assert view.markets({}) == vocab.DEFAULT_MARKETS
+    assert view.markets({"markets": ["spot", "bogus"]}) == (vocab.Market.SPOT,)
+    assert view.sharing_mode({"sharing": {"mode": 3}}) is None  # malformed: the schema pass reports it
+    gpu = view.pool_gpu(vocab.Provider.AWS, {"instanceType": "p5.48xlarge"})
+    assert gpu is not None and (gpu.model.name, gpu.count) == ("H100-SXM-80GB", 8)
+    assert view.pool_gpu(vocab.Provider.KUBERNETES, {"gpu": {"model": "H100-SXM-80GB", "count": 0}}) is None
