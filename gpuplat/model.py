@@ -3,7 +3,9 @@
 `build_model` runs after validation passed with no error; it fills defaults and resolves
 catalog facts (GPU model and count of an instance type) so the planner and the components
 never look at raw YAML data or repeat a default. The spec's words (providers, markets,
-sharing modes) and its defaults are gpuplat/vocabulary.py's; pools, storage and reference
+sharing modes) and its defaults are gpuplat/vocabulary.py's; what the rules also read (a pool's
+GPUs, sharing mode and markets, a tenant's pools) is read through gpuplat/view.py, as the rules
+read it. Pools, storage and reference
 workloads have modules of their own (model_pools.py, model_storage.py, model_workloads.py),
 all re-exported here.
 """
