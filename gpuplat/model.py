@@ -2,52 +2,42 @@
 
 `build_model` runs after validation passed with no error; it fills defaults and resolves
 catalog facts (GPU model and count of an instance type) so the planner and the components
-never look at raw YAML data or repeat a default.
+never look at raw YAML data or repeat a default. The spec's words (providers, markets,
+sharing modes) and its defaults are gpuplat/vocabulary.py's; what the rules also read (a pool's
+GPUs, sharing mode and markets, a tenant's pools) is read through gpuplat/view.py, as the rules
+read it. Pools, storage and reference
+workloads have modules of their own (model_pools.py, model_storage.py, model_workloads.py),
+all re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
-from gpuplat.catalog import SHARING_OVERHEAD, GpuModel, gpu_model, instance_type
+from gpuplat import vocabulary as vocab
+from gpuplat.model_pools import GpuNodePool as GpuNodePool
+from gpuplat.model_pools import NodeRange as NodeRange
+from gpuplat.model_pools import Sharing as Sharing
+from gpuplat.model_pools import Taint as Taint
+from gpuplat.model_pools import build_pool, frozen_map
+from gpuplat.model_pools import gpu_of as gpu_of
+from gpuplat.model_storage import ColdTier as ColdTier
+from gpuplat.model_storage import HotTier as HotTier
+from gpuplat.model_storage import Storage as Storage
+from gpuplat.model_storage import Transition as Transition
+from gpuplat.model_storage import WarmTier as WarmTier
+from gpuplat.model_storage import Workload as Workload
+from gpuplat.model_storage import build_storage
 from gpuplat.model_workloads import ReferenceWorkload, build_workloads
-
-
-class Provider(StrEnum):
-    AWS = "aws"
-    KUBERNETES = "kubernetes"
-
-
-class Market(StrEnum):
-    """Spelled as in `gpuNodePools[].markets` and as Karpenter's capacity-type values."""
-
-    RESERVED = "reserved"
-    SPOT = "spot"
-    ON_DEMAND = "on-demand"
-
-    @property
-    def procurement_key(self) -> str:
-        """The key of this market under `procurement:` and in the plan JSON."""
-        return "onDemand" if self is Market.ON_DEMAND else self.value
-
-
-MARKET_ORDER: tuple[Market, ...] = (Market.RESERVED, Market.SPOT, Market.ON_DEMAND)
-
-
-class SharingMode(StrEnum):
-    EXCLUSIVE = "exclusive"
-    MIG = "mig"
-    MPS = "mps"
-    TIME_SLICING = "time-slicing"
-    FRACTIONAL = "fractional"
-
-
-def _frozen_map(value: Any) -> Mapping[str, Any]:
-    return MappingProxyType(dict(cast("dict[str, Any]", value or {})))
+from gpuplat.view import allowed_pools, isolation, priority
+from gpuplat.vocabulary import MARKET_ORDER as MARKET_ORDER
+from gpuplat.vocabulary import SHARED_MODES as SHARED_MODES
+from gpuplat.vocabulary import Market as Market
+from gpuplat.vocabulary import Provider as Provider
+from gpuplat.vocabulary import SharingMode as SharingMode
 
 
 def duration_seconds(text: str) -> int:
@@ -70,48 +60,6 @@ class Target:
     kubernetes_version: str
     endpoint: str  # private | public (EKS API endpoint)
     context: str | None  # kubeconfig context on provider kubernetes
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str | None
-    effect: str
-
-
-@dataclass(frozen=True)
-class Sharing:
-    mode: SharingMode
-    profile: str | None = None  # MIG: a named config such as all-1g.10gb
-    layout: Mapping[str, int] | None = None  # MIG: custom per-GPU layout
-    replicas: int | None = None  # MPS / time-slicing / fractional: clients per GPU
-    overhead: float = 0.0  # capacity fraction lost to sharing (catalog default or spec override)
-
-
-@dataclass(frozen=True)
-class NodeRange:
-    min: int
-    max: int
-
-
-@dataclass(frozen=True)
-class GpuNodePool:
-    name: str
-    instance_type: str | None  # provider aws
-    gpu_model: str  # catalog GPU name, resolved from the instance type on aws
-    gpus_per_node: int
-    node_selector: Mapping[str, str]  # provider kubernetes: selects the existing nodes
-    nics_per_node: int | None  # provider kubernetes; None on aws (the catalog knows)
-    nodes: NodeRange
-    sharing: Sharing
-    fabric: bool
-    markets: tuple[Market, ...]
-    labels: Mapping[str, str]
-    taints: tuple[Taint, ...]
-
-    @property
-    def max_gpus(self) -> int:
-        return self.nodes.max * self.gpus_per_node
 
 
 @dataclass(frozen=True)
@@ -145,48 +93,6 @@ class Fabric:
 class Network:
     vpc_cidr: str
     fabric: Fabric | None
-
-
-@dataclass(frozen=True)
-class HotTier:
-    capacity_tib: float
-    throughput_per_tib: int
-    storage_class: str | None
-
-
-@dataclass(frozen=True)
-class WarmTier:
-    capacity_tib: float
-    storage_class: str | None
-    zone_id: str | None = None  # aws: the directory bucket's AZ ID; None: the fabric zone's ID
-
-
-@dataclass(frozen=True)
-class Transition:
-    after_days: int
-    storage_class: str
-
-
-@dataclass(frozen=True)
-class ColdTier:
-    transitions: tuple[Transition, ...]
-    expire_after_days: int | None
-    storage_class: str | None
-
-
-@dataclass(frozen=True)
-class Workload:
-    checkpoint_gib: float | None
-    model_gib: float | None
-
-
-@dataclass(frozen=True)
-class Storage:
-    hot: HotTier | None
-    warm: WarmTier | None
-    cold: ColdTier | None
-    critical_iops_share: float
-    workload: Workload
 
 
 @dataclass(frozen=True)
@@ -265,83 +171,27 @@ class Platform:
     def fabric_pools(self) -> tuple[GpuNodePool, ...]:
         return tuple(p for p in self.pools if p.fabric)
 
-
-SHARED_MODES = frozenset({SharingMode.MPS, SharingMode.TIME_SLICING})
-"""Modes without memory or fault isolation: never for tenants with `isolation: hard`."""
+    @property
+    def rdma_fabric(self) -> bool:
+        """An existing cluster's RoCE / InfiniBand fabric with pools on it: SR-IOV rails and
+        GPUDirect RDMA (peermem). On aws the fabric is EFA, which needs neither."""
+        fabric = self.network.fabric
+        return (
+            self.target.provider is Provider.KUBERNETES
+            and fabric is not None
+            and fabric.transport in vocab.RDMA_TRANSPORTS
+            and bool(self.fabric_pools)
+        )
 
 
 def isolation_permits(isolation: str, pool: GpuNodePool) -> bool:
-    return not (isolation == "hard" and pool.sharing.mode in SHARED_MODES)
+    """Whether a tenant of this isolation may run on the pool (hard: never on MPS / time-slicing)."""
+    return vocab.isolation_permits(isolation, pool.sharing.mode)
 
 
 # ---- construction from validated data -------------------------------------------------------
 
 Data = Mapping[str, Any]
-
-
-def _sharing(raw: Data | None) -> Sharing:
-    raw = raw or {"mode": "exclusive"}
-    mode = SharingMode(raw["mode"])
-    layout = raw.get("layout")
-    return Sharing(
-        mode=mode,
-        profile=raw.get("profile"),
-        layout=MappingProxyType(dict(layout)) if layout is not None else None,
-        replicas=raw.get("replicas"),
-        overhead=float(raw.get("overhead", SHARING_OVERHEAD[mode.value])),
-    )
-
-
-def _pool(raw: Data, provider: Provider) -> GpuNodePool:
-    if provider is Provider.AWS:
-        itype = instance_type(raw["instanceType"])
-        assert itype is not None, "validation guarantees a catalog instance type"
-        model, count = itype.gpu_model, itype.gpu_count
-        markets = tuple(Market(m) for m in raw.get("markets", ["on-demand"]))
-    else:
-        model, count = raw["gpu"]["model"], raw["gpu"]["count"]
-        markets = ()
-    return GpuNodePool(
-        name=raw["name"],
-        instance_type=raw.get("instanceType"),
-        gpu_model=model,
-        gpus_per_node=count,
-        node_selector=_frozen_map(raw.get("nodeSelector")),
-        nics_per_node=raw.get("nicsPerNode", count) if provider is Provider.KUBERNETES else None,
-        nodes=NodeRange(raw["nodes"]["min"], raw["nodes"]["max"]),
-        sharing=_sharing(raw.get("sharing")),
-        fabric=bool(raw.get("fabric", False)),
-        markets=tuple(m for m in MARKET_ORDER if m in markets),
-        labels=_frozen_map(raw.get("labels")),
-        taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in raw.get("taints", [])),
-    )
-
-
-def _storage(raw: Data) -> Storage:
-    hot, warm, cold = raw.get("hot"), raw.get("warm"), raw.get("cold")
-    workload = raw.get("workload", {})
-    return Storage(
-        hot=HotTier(float(hot["capacityTiB"]), int(hot.get("throughputPerTiB", 250)), hot.get("storageClass"))
-        if hot is not None
-        else None,
-        warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass"), warm.get("zoneId"))
-        if warm is not None
-        else None,
-        cold=ColdTier(
-            tuple(
-                sorted(
-                    (Transition(t["afterDays"], t["storageClass"]) for t in cold.get("transitions", [])),
-                    key=lambda t: t.after_days,
-                )
-            ),
-            cold.get("expireAfterDays"),
-            cold.get("storageClass"),
-        )
-        if cold is not None
-        else None,
-        critical_iops_share=float(raw.get("qos", {}).get("criticalIopsShare", 0.8)),
-        workload=Workload(workload.get("checkpointGiB"), workload.get("modelGiB")),
-    )
 
 
 def _sriov(raw: Data | None) -> Sriov | None:
@@ -351,10 +201,29 @@ def _sriov(raw: Data | None) -> Sriov | None:
     return Sriov(raw["vfsPerNic"], rails)
 
 
+def _network(raw: Data, provider: Provider) -> Network:
+    fabric = raw.get("fabric")
+    return Network(
+        vpc_cidr=raw.get("vpcCidr", vocab.DEFAULT_VPC_CIDR),
+        fabric=Fabric(
+            topology=fabric.get("topology", vocab.DEFAULT_TOPOLOGY),
+            tiers=fabric["tiers"],
+            switch_radix=fabric["switchRadix"],
+            link_gbps=fabric["linkGbps"],
+            oversubscription=float(fabric.get("oversubscription", vocab.DEFAULT_OVERSUBSCRIPTION)),
+            transport=fabric.get("transport", vocab.DEFAULT_TRANSPORT[provider]),
+            sriov=_sriov(fabric.get("sriov")),
+            topology_labels=tuple(fabric.get("topologyLabels", [])),
+        )
+        if fabric is not None
+        else None,
+    )
+
+
 def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
     if provider is Provider.KUBERNETES:
         return None
-    raw = raw or {"spot": 0, "reserved": 0, "onDemand": 100}
+    raw = raw or {m.procurement_key: share for m, share in vocab.DEFAULT_MIX.items()}
     prices = raw.get("prices", {})
     return Procurement(
         spot=float(raw["spot"]),
@@ -369,79 +238,66 @@ def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
     )
 
 
-def build_model(data: Data) -> Platform:
-    """Build the model from a merged spec that passed validation without errors."""
-    target = data["target"]
-    provider = Provider(target["provider"])
-    pools = tuple(_pool(p, provider) for p in data["gpuNodePools"])
-    network = data.get("network", {})
-    fabric = network.get("fabric")
-    auto = data.get("autoscaling", {})
-    sched = data.get("scheduling", {})
-    tenants: list[Tenant] = []
-    for t in data.get("tenants", []):
-        isolation = t.get("isolation", "soft")
-        allowed = t.get("pools") or [p.name for p in pools if isolation_permits(isolation, p)]
-        tenants.append(
-            Tenant(
-                t["name"],
-                t["gpus"],
-                t.get("priority", "normal"),
-                isolation,
-                tuple(allowed),
-                principals=tuple(t.get("principals", [])),
-            )
+def _tenants(raw: list[Data], pools: tuple[GpuNodePool, ...]) -> tuple[Tenant, ...]:
+    modes: dict[str, str | None] = {p.name: p.sharing.mode for p in pools}
+    return tuple(
+        Tenant(
+            t["name"],
+            t["gpus"],
+            priority(t),
+            isolation(t),
+            tuple(allowed_pools(t, modes)),  # validation: an allow-list names pools the isolation permits
+            principals=tuple(t.get("principals", [])),
         )
-    window, cooldown = auto.get("window", "5m"), auto.get("cooldown", "10m")
-    return Platform(
-        metadata=Metadata(data["metadata"]["name"], _frozen_map(data["metadata"].get("tags"))),
-        target=Target(
-            provider=provider,
-            region=target.get("region"),
-            zones=tuple(target.get("zones", [])),
-            kubernetes_version=target["kubernetesVersion"],
-            endpoint=target.get("endpoint", "private"),
-            context=target.get("context"),
-        ),
-        pools=pools,
-        network=Network(
-            vpc_cidr=network.get("vpcCidr", "10.0.0.0/16"),
-            fabric=Fabric(
-                topology=fabric.get("topology", "fat-tree"),
-                tiers=fabric["tiers"],
-                switch_radix=fabric["switchRadix"],
-                link_gbps=fabric["linkGbps"],
-                oversubscription=float(fabric.get("oversubscription", 1)),
-                transport=fabric.get("transport", "efa" if provider is Provider.AWS else "roce"),
-                sriov=_sriov(fabric.get("sriov")),
-                topology_labels=tuple(fabric.get("topologyLabels", [])),
-            )
-            if fabric is not None
-            else None,
-        ),
-        storage=_storage(data.get("storage", {})),
-        procurement=_procurement(data.get("procurement"), provider),
-        autoscaling=Autoscaling(
-            window=window,
-            window_seconds=duration_seconds(window),
-            scale_up_above=float(auto.get("scaleUpAbove", 0.8)),
-            scale_down_below=float(auto.get("scaleDownBelow", 0.3)),
-            cooldown=cooldown,
-            cooldown_seconds=duration_seconds(cooldown),
-        ),
-        scheduling=Scheduling(
-            queueing=sched.get("queueing", "kueue"),
-            topology_aware=bool(sched.get("topologyAware", True)),
-            gpu_scheduler_policy=sched.get("gpuScheduler", {}).get("policy", "spread"),
-        ),
-        tenants=tuple(tenants),
-        observability=Observability(data.get("observability", {}).get("retention", "15d")),
-        workloads=build_workloads(data.get("workloads")),
+        for t in raw
     )
 
 
-def gpu_of(pool: GpuNodePool) -> GpuModel:
-    """The catalog GPU of a pool (validation guarantees it exists)."""
-    model = gpu_model(pool.gpu_model)
-    assert model is not None
-    return model
+def _autoscaling(raw: Data) -> Autoscaling:
+    window, cooldown = raw.get("window", vocab.DEFAULT_WINDOW), raw.get("cooldown", vocab.DEFAULT_COOLDOWN)
+    return Autoscaling(
+        window=window,
+        window_seconds=duration_seconds(window),
+        scale_up_above=float(raw.get("scaleUpAbove", vocab.DEFAULT_SCALE_UP_ABOVE)),
+        scale_down_below=float(raw.get("scaleDownBelow", vocab.DEFAULT_SCALE_DOWN_BELOW)),
+        cooldown=cooldown,
+        cooldown_seconds=duration_seconds(cooldown),
+    )
+
+
+def _scheduling(raw: Data) -> Scheduling:
+    return Scheduling(
+        queueing=raw.get("queueing", vocab.DEFAULT_QUEUEING),
+        topology_aware=bool(raw.get("topologyAware", vocab.DEFAULT_TOPOLOGY_AWARE)),
+        gpu_scheduler_policy=raw.get("gpuScheduler", {}).get("policy", vocab.DEFAULT_GPU_SCHEDULER_POLICY),
+    )
+
+
+def _target(raw: Data, provider: Provider) -> Target:
+    return Target(
+        provider=provider,
+        region=raw.get("region"),
+        zones=tuple(raw.get("zones", [])),
+        kubernetes_version=raw["kubernetesVersion"],
+        endpoint=raw.get("endpoint", vocab.DEFAULT_ENDPOINT),
+        context=raw.get("context"),
+    )
+
+
+def build_model(data: Data) -> Platform:
+    """Build the model from a merged spec that passed validation without errors."""
+    provider = Provider(data["target"]["provider"])
+    pools = tuple(build_pool(p, provider) for p in data["gpuNodePools"])
+    return Platform(
+        metadata=Metadata(data["metadata"]["name"], frozen_map(data["metadata"].get("tags"))),
+        target=_target(data["target"], provider),
+        pools=pools,
+        network=_network(data.get("network", {}), provider),
+        storage=build_storage(data.get("storage", {})),
+        procurement=_procurement(data.get("procurement"), provider),
+        autoscaling=_autoscaling(data.get("autoscaling", {})),
+        scheduling=_scheduling(data.get("scheduling", {})),
+        tenants=_tenants(data.get("tenants", []), pools),
+        observability=Observability(data.get("observability", {}).get("retention", vocab.DEFAULT_RETENTION)),
+        workloads=build_workloads(data.get("workloads")),
+    )

@@ -9,8 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuplat import vocabulary as vocab
+from gpuplat.vocabulary import DEFAULT_KEEP_CHECKPOINTS
+
 SHARDING_STAGES: tuple[str, ...] = ("none", "zero1", "zero2", "zero3")
-DEFAULT_KEEP_CHECKPOINTS = 3
 
 
 @dataclass(frozen=True)
@@ -27,14 +29,14 @@ class ReferenceWorkload:
     hidden: int
     heads: int
     kv_heads: int  # attention heads of K and V (grouped-query attention); = heads by default
-    optimizer: str = "adam"  # training
-    gradient_checkpointing: bool = False  # training
-    flash_attention: bool = False  # training: attention scores recomputed, never stored
-    sharding: str = "none"  # training: none | zero1 | zero2 | zero3
+    optimizer: str = vocab.DEFAULT_OPTIMIZER  # training
+    gradient_checkpointing: bool = vocab.DEFAULT_GRADIENT_CHECKPOINTING  # training
+    flash_attention: bool = vocab.DEFAULT_FLASH_ATTENTION  # training: attention scores recomputed, never stored
+    sharding: str = vocab.DEFAULT_SHARDING  # training: none | zero1 | zero2 | zero3
     sequence_length: int = 0  # training
-    micro_batch: int = 1  # training: sequences per GPU per step
+    micro_batch: int = vocab.DEFAULT_MICRO_BATCH  # training: sequences per GPU per step
     keep_checkpoints: int = DEFAULT_KEEP_CHECKPOINTS  # training: checkpoints kept on the hot tier
-    batch: int = 1  # inference: concurrent sequences of one replica
+    batch: int = vocab.DEFAULT_BATCH  # inference: concurrent sequences of one replica
     context_length: int = 0  # inference: tokens per sequence held in the KV cache
 
     @property
@@ -67,13 +69,13 @@ def _workload(raw: Mapping[str, Any]) -> ReferenceWorkload:
         hidden=raw["hidden"],
         heads=raw["heads"],
         kv_heads=raw.get("kvHeads", raw["heads"]),
-        optimizer=raw.get("optimizer", "adam") if training else "",
-        gradient_checkpointing=bool(raw.get("gradientCheckpointing", False)),
-        flash_attention=bool(raw.get("flashAttention", False)),
-        sharding=raw.get("sharding", "none"),
+        optimizer=raw.get("optimizer", vocab.DEFAULT_OPTIMIZER) if training else "",
+        gradient_checkpointing=bool(raw.get("gradientCheckpointing", vocab.DEFAULT_GRADIENT_CHECKPOINTING)),
+        flash_attention=bool(raw.get("flashAttention", vocab.DEFAULT_FLASH_ATTENTION)),
+        sharding=raw.get("sharding", vocab.DEFAULT_SHARDING),
         sequence_length=raw.get("sequenceLength", 0),
-        micro_batch=raw.get("microBatch", 1),
+        micro_batch=raw.get("microBatch", vocab.DEFAULT_MICRO_BATCH),
         keep_checkpoints=raw.get("keepCheckpoints", DEFAULT_KEEP_CHECKPOINTS),
-        batch=raw.get("batch", 1),
+        batch=raw.get("batch", vocab.DEFAULT_BATCH),
         context_length=raw.get("contextLength", 0),
     )

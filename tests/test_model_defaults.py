@@ -1,9 +1,13 @@
-"""The schema's `default`s and the model's defaults are one fact written twice: they must agree.
+"""The model applies every `default` of the schema: the schema is where a default is written.
 
-Every `default` in schemas/platform.schema.json is found by walking the schema, so a new default
-without a reader here fails the test; each is then compared with what build_model produces for a
-spec that omits the field. Setting the schema's tenant isolation default to `hard`, or
-`scaleUpAbove` to 0.95, makes this test fail (the probe at the bottom proves it).
+gpuplat/vocabulary.py reads each field `default` of schemas/platform.schema.json and the model
+builders use those constants, so this test checks the wiring: every `default` is found by
+walking the schema (a new one without a reader here fails), then compared with what build_model
+produces for a spec that omits the field, so a constant read from the wrong field, or a builder
+that ignores it, fails. The probe at the bottom proves a disagreement is caught. Changing a
+default itself (tenant isolation `hard`, `scaleUpAbove` 0.95) fails tests/test_vocabulary.py (the
+description still states the old one), tests/test_docs.py (docs/spec.md shows it) and the golden
+cases whose outcome it changes.
 """
 
 from __future__ import annotations
@@ -77,6 +81,9 @@ READERS: dict[str, Callable[[Platform], Any]] = {
     "referenceWorkload/gradientCheckpointing": lambda m: m.workloads[0].gradient_checkpointing,
     "referenceWorkload/flashAttention": lambda m: m.workloads[0].flash_attention,
     "referenceWorkload/sharding": lambda m: m.workloads[0].sharding,
+    "referenceWorkload/microBatch": lambda m: m.workloads[0].micro_batch,
+    "referenceWorkload/keepCheckpoints": lambda m: m.workloads[0].keep_checkpoints,
+    "referenceWorkload/batch": lambda m: m.workloads[0].batch,
 }
 
 

@@ -74,7 +74,6 @@ HOST_LEVEL = "kubernetes.io/hostname"
 # The network operator sets this node label to "true" while the node's DOCA-OFED driver
 # container is not ready and to "false" once it is (its bundled SR-IOV chart selects on it).
 MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
-_RDMA_TRANSPORTS = frozenset({"roce", "infiniband"})
 # Component images of network-operator 26.4.1 (its example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml).
 _NVIDIA_MELLANOX = "nvcr.io/nvidia/mellanox"
 _NETWORK_OPERATOR_TAG = "network-operator-v26.4.1"
@@ -111,16 +110,6 @@ def wants_topology(model: Platform) -> bool:
         model.scheduling.queueing == "kueue"
         and model.scheduling.topology_aware
         and model.network.fabric is not None
-        and bool(model.fabric_pools)
-    )
-
-
-def rdma_fabric(model: Platform) -> bool:
-    fabric = model.network.fabric
-    return (
-        model.target.provider is Provider.KUBERNETES
-        and fabric is not None
-        and fabric.transport in _RDMA_TRANSPORTS
         and bool(model.fabric_pools)
     )
 
@@ -192,7 +181,7 @@ class FabricTopology(pulumi.ComponentResource):
                 spec={"levels": [{"nodeLabel": label} for label in topology_levels(model)]},
                 opts=child_opts(self, provider, [*args.depends_on, *([args.kueue] if args.kueue else [])]),
             )
-        if rdma_fabric(model):
+        if model.rdma_fabric:
             network, nic_policy = self._network_operator(name, args)
             if model.network.fabric is not None and model.network.fabric.sriov is not None:
                 self._rails(name, args, network, nic_policy)

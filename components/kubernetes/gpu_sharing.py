@@ -53,7 +53,6 @@ _CONTROL_PLANE_TOLERATION = {
 }
 # HAMi's default registry is a mirror in mainland China; the upstream image is the same.
 _KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
-_RDMA_TRANSPORTS = frozenset({"roce", "infiniband"})
 
 
 @dataclass(frozen=True)
@@ -64,25 +63,13 @@ class GpuSharingArgs:
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())  # e.g. a ready cluster
 
 
-def gpu_direct_rdma(model: Platform) -> bool:
-    """GPUDirect RDMA on an existing cluster's RoCE / InfiniBand fabric (peermem in the driver).
-
-    On aws the fabric is EFA, whose GPUDirect path needs nothing from the operator.
-    """
-    fabric = model.network.fabric
-    return (
-        model.target.provider is Provider.KUBERNETES
-        and fabric is not None
-        and fabric.transport in _RDMA_TRANSPORTS
-        and bool(model.fabric_pools)
-    )
-
-
 def gpu_operator_values(model: Platform) -> dict[str, Any]:
     on_aws = model.target.provider is Provider.AWS
     tolerations = gpu_node_tolerations(model)
     driver: dict[str, Any] = {"enabled": not on_aws}
-    if gpu_direct_rdma(model):
+    # GPUDirect RDMA (peermem in the driver) on an existing cluster's RoCE / InfiniBand fabric; on
+    # aws the fabric is EFA, whose GPUDirect path needs nothing from the operator.
+    if model.rdma_fabric:
         # The network operator's DOCA driver container provides the RDMA stack (FabricTopology).
         driver["rdma"] = {"enabled": True, "useHostMofed": False}
     values: dict[str, Any] = {

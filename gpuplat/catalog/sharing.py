@@ -23,7 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-SHARING_MODES: tuple[str, ...] = ("exclusive", "mig", "mps", "time-slicing", "fractional")
+from gpuplat.vocabulary import SharingMode
+
+SHARING_MODES: tuple[str, ...] = tuple(m.value for m in SharingMode)
 
 # Fraction of a GPU's throughput lost to sharing it.
 SHARING_OVERHEAD: Mapping[str, float] = MappingProxyType(

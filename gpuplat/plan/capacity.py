@@ -103,10 +103,9 @@ def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan
         return ()
     result: list[NodePoolPlan] = []
     for pool in pools:
-        for market, share in pool.markets.items():
-            if share.nodes > 0:
-                name = node_pool_name(pool.name, market)
-                result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market]))
+        for market, share in pool.bought.items():
+            name = node_pool_name(pool.name, market)
+            result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market]))
     return tuple(result)
 
 

@@ -23,7 +23,7 @@ def _flavor_resources(model: Platform, pool: PoolPlan) -> list[set[str]]:
     resources = set(pool.units.resources or {pool.units.resource: pool.units.per_node})
     if model.target.provider is Provider.KUBERNETES:
         return [resources]
-    return [resources for share in pool.markets.values() if share.nodes > 0]
+    return [resources for _ in pool.bought]
 
 
 def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[PlanFinding]:

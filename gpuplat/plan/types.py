@@ -54,6 +54,12 @@ class PoolPlan:
     def share(self, market: Market) -> MarketShare:
         return self.markets.get(market, MarketShare(0, 0))
 
+    @property
+    def bought(self) -> dict[Market, MarketShare]:
+        """The markets the pool has nodes in: each gets a NodePool (aws) and a Kueue flavor; a
+        market without nodes gets neither (a NodePool limited to 0 GPUs would be a dead object)."""
+        return {market: share for market, share in self.markets.items() if share.nodes > 0}
+
 
 @dataclass(frozen=True)
 class Reservation:

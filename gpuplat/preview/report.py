@@ -28,6 +28,7 @@ from gpuplat.graph import platform_mermaid
 from gpuplat.model import Platform
 from gpuplat.plan.report import plan_json
 from gpuplat.plan.types import Plan
+from gpuplat.vocabulary import MARKET_ORDER
 
 from .diff import OPS, Change
 from .engine import RecordedResource
@@ -35,7 +36,7 @@ from .report_summary import fold, lead, resources_section
 from .report_workloads import workloads_section
 
 Json = dict[str, Any]
-MARKETS = (("reserved", "reserved"), ("spot", "spot"), ("onDemand", "on-demand"))
+MARKETS = tuple((m.procurement_key, m.value) for m in MARKET_ORDER)  # (plan JSON key, market)
 _DETAILS_OVER = 25  # past this many rows the table folds away, keeping cost and policy in view
 
 

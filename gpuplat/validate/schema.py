@@ -7,7 +7,6 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any, cast
 
 from jsonschema import Draft202012Validator, exceptions, validators
@@ -15,8 +14,7 @@ from jsonschema.exceptions import ValidationError
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
 from gpuplat.spec.positions import PathPart, Pos
-
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "platform.schema.json"
+from gpuplat.vocabulary import SCHEMA_PATH
 
 
 @cache
@@ -90,30 +88,33 @@ class _SchemaReporter:
             self.seen.add(diagnostic)
             self.out.append(diagnostic)
 
+    def _unknown_keys(self, path: list[PathPart], value: Any, sub: dict[str, Any]) -> None:
+        # One error per unknown key, each naming them all: report them once (n keys, not n^2).
+        if json_path(path) in self.extra_keys_done:
+            return
+        self.extra_keys_done.add(json_path(path))
+        known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
+        for n, key in enumerate(sorted(set(cast("dict[str, Any]", value)) - set(known))):
+            where = "at the top level" if not path else f"in {json_path(path)}"
+            # A typo comes alone; past a few dozen unknown keys it is the wrong file, and
+            # fuzzy matching each of thousands would cost seconds.
+            hint = _did_you_mean(key, known) if n < MAX_SUGGESTIONS else ""
+            if not hint and known and len(known) <= 12:
+                hint = f" (allowed: {', '.join(known)})"
+            self.add(
+                "GP101",
+                f"unknown key {key!r} {where}{hint}",
+                [*path, key],
+                at_key=True,
+            )
+
     def report(self, error: ValidationError) -> None:
         path: list[PathPart] = list(error.absolute_path)
         validator = str(error.validator)
         value: Any = error.instance
         sub: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
         if validator == "additionalProperties":
-            # One error per unknown key, each naming them all: report them once (n keys, not n^2).
-            if json_path(path) in self.extra_keys_done:
-                return
-            self.extra_keys_done.add(json_path(path))
-            known = sorted(cast("dict[str, Any]", sub.get("properties", {})))
-            for n, key in enumerate(sorted(set(cast("dict[str, Any]", value)) - set(known))):
-                where = "at the top level" if not path else f"in {json_path(path)}"
-                # A typo comes alone; past a few dozen unknown keys it is the wrong file, and
-                # fuzzy matching each of thousands would cost seconds.
-                hint = _did_you_mean(key, known) if n < MAX_SUGGESTIONS else ""
-                if not hint and known and len(known) <= 12:
-                    hint = f" (allowed: {', '.join(known)})"
-                self.add(
-                    "GP101",
-                    f"unknown key {key!r} {where}{hint}",
-                    [*path, key],
-                    at_key=True,
-                )
+            self._unknown_keys(path, value, sub)
         elif validator == "required":
             missing = [k for k in cast("list[str]", error.validator_value) if k not in cast("dict[str, Any]", value)]
             for key in missing:

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_str, is_number, section, show_number
+from gpuplat.vocabulary import DEFAULT_COOLDOWN as _DEFAULT_COOLDOWN
+from gpuplat.vocabulary import DEFAULT_SCALE_DOWN_BELOW as _DEFAULT_DOWN
+from gpuplat.vocabulary import DEFAULT_SCALE_UP_ABOVE as _DEFAULT_UP
+from gpuplat.vocabulary import DEFAULT_WINDOW as _DEFAULT_WINDOW
 
-# Defaults of the spec language (the schema and gpuplat/model.py), applied when a field is absent.
-_DEFAULT_UP, _DEFAULT_DOWN = 0.8, 0.3
-_DEFAULT_WINDOW, _DEFAULT_COOLDOWN = "5m", "10m"
 _DURATION = re.compile(r"^([1-9][0-9]*)(s|m|h)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
-    MARKETS,
     Data,
     as_list,
     as_str,
@@ -19,9 +18,10 @@ from gpuplat.validate.rules._common import (
     section,
     show_number,
 )
+from gpuplat.vocabulary import DEFAULT_MIX, PROCUREMENT_ORDER, Market
 
-# procurement key -> market spelling in gpuNodePools[].markets
-_KEYS = (("spot", "spot"), ("reserved", "reserved"), ("onDemand", "on-demand"))
+# procurement key -> market spelling in gpuNodePools[].markets, in the schema's order of the keys
+_KEYS = tuple((m.procurement_key, m) for m in PROCUREMENT_ORDER)
 
 
 def _shares(data: Data) -> dict[str, float] | None:
@@ -64,7 +64,7 @@ def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
 def procurement_market_allowed(data: Data) -> Iterator[Finding]:
     implicit = provider(data) == "aws" and "procurement" not in data
     # Without a procurement section the whole fleet is bought on demand (the model's default).
-    shares = {"spot": 0.0, "reserved": 0.0, "onDemand": 100.0} if implicit else _shares(data)
+    shares = {m.procurement_key: float(p) for m, p in DEFAULT_MIX.items()} if implicit else _shares(data)
     if shares is None:
         return
     if not any(True for _ in pools(data)):
@@ -72,10 +72,10 @@ def procurement_market_allowed(data: Data) -> Iterator[Finding]:
     allowed: set[str] = set()
     for _, pool in pools(data):
         raw = pool.get("markets")
-        if raw is not None and (not isinstance(raw, list) or any(m not in MARKETS for m in as_list(raw))):
+        if raw is not None and (not isinstance(raw, list) or any(m not in tuple(Market) for m in as_list(raw))):
             return  # malformed markets: the schema pass reports them
         allowed.update(markets(pool))
-    if implicit and "on-demand" not in allowed:
+    if implicit and Market.ON_DEMAND not in allowed:
         yield Finding(
             ("gpuNodePools",),
             "without a procurement section the whole fleet is bought on demand, but no pool allows the "

@@ -20,6 +20,8 @@ from gpuplat.validate.rules._common import (
     show_number,
     tenants,
 )
+from gpuplat.view import priority
+from gpuplat.vocabulary import DEFAULT_CRITICAL_IOPS_SHARE
 
 # S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
 _NEXT_CLASSES: Mapping[str, tuple[str, ...]] = {
@@ -240,13 +242,13 @@ def critical_share_reachable(data: Data) -> Iterator[Finding]:
     tib = hot.get("capacityTiB") if hot is not None else None
     rate = hot.get("throughputPerTiB") if hot is not None else None
     qos = section(data, "storage", "qos")
-    share = qos.get("criticalIopsShare", 0.8) if qos is not None else 0.8
+    share = (qos or {}).get("criticalIopsShare", DEFAULT_CRITICAL_IOPS_SHARE)
     if provider(data) != "aws" or not is_number(tib) or not is_number(share) or rate not in fsx.THROUGHPUT_PER_TIB:
         return  # kubernetes owns no file system; broken values have errors of their own
     if not 0 < tib * fsx.GIB_PER_TIB <= fsx.MAX_GIB:
         return
     standard = [
-        str(t.get("name")) for _, t in tenants(data) if t.get("priority", "normal") not in fsx.CRITICAL_PRIORITIES
+        str(t.get("name")) for _, t in tenants(data) if priority(t) not in fsx.CRITICAL_PRIORITIES
     ]
     critical_mbps = fsx.throughput_mbps(fsx.capacity_gib(tib * fsx.GIB_PER_TIB), int(rate))
     if not standard or fsx.standard_file_system(critical_mbps, float(share)) is not None:

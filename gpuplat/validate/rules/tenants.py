@@ -8,7 +8,6 @@ from gpuplat.catalog import KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import (
-    SHARED_MODES,
     Data,
     as_list,
     as_map,
@@ -23,6 +22,8 @@ from gpuplat.validate.rules._common import (
     sharing_mode,
     tenants,
 )
+from gpuplat.view import allowed_pools, isolation
+from gpuplat.vocabulary import HARD_ISOLATION, SHARED_MODES
 
 
 def _pools_by_name(data: Data) -> dict[str, Data]:
@@ -42,19 +43,13 @@ def _explicit(tenant: Data) -> list[tuple[int, str]] | None:
 
 
 def _hard(tenant: Data) -> bool:
-    return tenant.get("isolation") == "hard"
-
-
-def _permits(tenant: Data, pool: Data) -> bool:
-    return not (_hard(tenant) and sharing_mode(pool) in SHARED_MODES)
+    return isolation(tenant) == HARD_ISOLATION
 
 
 def _allowed(data: Data, tenant: Data) -> dict[str, Data]:
     """The pools a tenant may land on: its allow-list, or every pool its isolation permits."""
     by_name = _pools_by_name(data)
-    explicit = _explicit(tenant)
-    names = [name for _, name in explicit] if explicit else list(by_name)
-    return {n: by_name[n] for n in names if n in by_name and _permits(tenant, by_name[n])}
+    return {n: by_name[n] for n in allowed_pools(tenant, {n: sharing_mode(p) for n, p in by_name.items()})}
 
 
 def _tenant_name(tenant: Data, index: int) -> str:
