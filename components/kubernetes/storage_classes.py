@@ -50,7 +50,7 @@ from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
 from ._hot_volumes import ADMIN_NAMESPACE, FsxRef, directory_job_name, directory_job_spec, root_csi, tenant_csi
 
 QOS_SHARE_ANNOTATION = "gpuplat.dev/critical-iops-share"
@@ -309,13 +309,15 @@ class StorageClasses(pulumi.ComponentResource):
             f"{name}-pv-{tier}-{tenant}", metadata=meta(volume), spec=spec, opts=child_opts(self, args.provider, after)
         )
         namespace = args.tenants.get(tenant)
+        # The tenant's only way to its data: protected (Pulumi refuses to delete or replace it),
+        # not retained (a retained claim would keep its replacement from being created).
         k8s.core.v1.PersistentVolumeClaim(
             f"{name}-pvc-{tier}-{tenant}",
-            metadata=meta(tier, tenant),
+            metadata=meta(tier, tenant, labels={TENANT_LABEL: tenant}),
             spec=_claim_spec(storage_class, pv),
             opts=pulumi.ResourceOptions.merge(
                 child_opts(self, args.provider, [pv, *([namespace] if namespace else [])]),
-                pulumi.ResourceOptions(ignore_changes=_CLAIM_IGNORES),
+                pulumi.ResourceOptions(ignore_changes=_CLAIM_IGNORES, protect=True),
             ),
         )
 
