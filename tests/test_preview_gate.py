@@ -15,6 +15,7 @@ from gpuplat.catalog.labels import TENANT_LABEL
 from gpuplat.preview.diff import diff_resources, summarize
 from gpuplat.preview.engine import RecordedResource
 from gpuplat.preview.policies import REGISTRY, Context
+from gpuplat.preview.replacements import replacing_fields
 from gpuplat.preview.stateful import is_stateful, must_retain
 
 from .test_preview_diff import Project, make_project
@@ -78,6 +79,20 @@ def test_the_policies_want_tenant_namespaces_protected_and_retained_claims_prote
     assert found("stateful-protect", PVC, claim, {}) and not found("stateful-retain-on-delete", PVC, claim, {})
     system = _k8s(NS, "sys", "atlas-system").inputs
     assert not found("stateful-protect", NS, system, {}) and not found("stateful-retain-on-delete", NS, system, {})
+
+
+def test_pulumi_kubernetes_replace_semantics_of_volumes_claims_and_jobs() -> None:
+    """provider/pkg/provider/diff.go: a claim's whole spec forces replacement, a volume's source
+    does, its capacity does not; a Job's template does."""
+    assert replacing_fields(PV, ["spec.capacity.storage"], {}, {}) == []
+    assert replacing_fields(PV, ["spec.volumeMode"], {"spec": {"volumeMode": "a"}}, {"spec": {"volumeMode": "b"}})
+    request = {"spec": {"resources": {"requests": {"storage": "1Gi"}}}}
+    grown = {"spec": {"resources": {"requests": {"storage": "2Gi"}}}}
+    assert replacing_fields(PVC, ["spec.resources.requests.storage"], request, grown)
+    job = "kubernetes:batch/v1:Job"
+    before, after = {"spec": {"template": 1}}, {"spec": {"template": 2}}
+    assert replacing_fields(job, ["spec.template.spec.containers"], before, after)
+    assert replacing_fields(job, ["spec.ttlSecondsAfterFinished"], {}, {}) == []
 
 
 # ---- what AWS refuses -----------------------------------------------------------------------------
