@@ -1,7 +1,8 @@
 """`gpuplat preview`: compile the stack, run the real `__main__.py` offline, print every resource.
 
 With `--base REF` the stack is also recorded as it is at REF (diff.py) and the command prints
-the diff instead; replacing or deleting a stateful resource fails it unless `--allow-replace`.
+the diff instead; replacing or deleting a stateful resource fails it unless `--allow-replace`,
+a change AWS would refuse (gate.py) fails it regardless, and deleted NodePools are warned about.
 `--format markdown` renders the pull-request comment (report.py). Imported only when the
 command runs (the CLI keeps pulumi out of check and plan).
 """
