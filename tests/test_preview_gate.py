@@ -128,6 +128,18 @@ def test_moving_eks_to_a_replaced_vpc_is_blocked_a_subnet_change_inside_it_is_no
     assert changes["eks"].op == "update" and changes["eks"].blocked == ()
 
 
+def test_the_pull_request_comment_shows_what_aws_refuses() -> None:
+    from gpuplat.preview.report import _changes_section  # pyright: ignore[reportPrivateUsage]
+    from gpuplat.preview.report_summary import lead
+
+    changes = diff_resources([_res(EKS, "eks", {"version": "1.33"})], [_res(EKS, "eks", {"version": "1.32"})])
+    section = _changes_section(changes, 1, allow_replace=True)
+    assert "> [!CAUTION]\n> 1 change(s) AWS would refuse; the preview fails, `--allow-replace` or not:" in section
+    assert "> - **`eks`** (aws:eks/cluster:Cluster): Kubernetes version 1.33 -> 1.32 is a downgrade" in section
+    assert "| **update** ⛔ | **`eks`** (refused by AWS) |" in section
+    assert "(1 refused by AWS ⛔)" in lead([], changes, (None, None), [])
+
+
 def test_a_deleted_node_pool_is_named_as_drained() -> None:
     pool = _k8s(NODE_POOL, "atlas-pool-dev-spot", "dev-spot", spec={"limits": {"nvidia.com/gpu": "4"}})
     (change,) = diff_resources([pool], [])
