@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     preview.add_argument(
         "--allow-replace",
         action="store_true",
-        help="with --base: do not fail on replacing or deleting stateful resources",
+        help="with --base: do not fail on replacing or deleting stateful resources (changes AWS refuses still fail)",
     )
     preview.set_defaults(run=_lazy("gpuplat.preview.command", "cmd_preview"))
     policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")

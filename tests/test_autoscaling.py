@@ -138,7 +138,7 @@ def test_signal_is_recorded_per_pool_after_the_averages(which: str) -> None:
     signals = [r for r in rules if r["record"] == signal_record(model)]
     assert rules == averages + signals  # one group, averages first: the signal reads this round's
     auto = model.autoscaling
-    for signal, pool in zip(signals, model.pools, strict=True):
+    for signal, pool in zip(signals, sorted(model.pools, key=lambda p: p.name), strict=True):
         assert signal["labels"] == {"pool": pool.name}
         series = f'{utilization_record(model)}{{pool="{pool.name}"}}'
         assert signal["expr"] == signal_expr(series, auto.scale_up_above, auto.scale_down_below)

@@ -389,8 +389,9 @@ def test_gpu_utilization_rules_per_pool(which: str) -> None:
     rules, alerts = (g["rules"] for g in rule["spec"]["groups"])
     window = model.autoscaling.window
     records = [r for r in rules if r["record"] == f"pool:gpu_utilization:ratio_avg_{window}"]
-    assert [r["labels"]["pool"] for r in records] == [p.name for p in model.pools]
-    for record, pool in zip(records, model.pools, strict=True):
+    pools = sorted(model.pools, key=lambda p: p.name)  # by name: the spec's order means nothing
+    assert [r["labels"]["pool"] for r in records] == [p.name for p in pools]
+    for record, pool in zip(records, pools, strict=True):
         assert f'{{pool="{pool.name}"}}[{window}]' in record["expr"]
         assert "avg_over_time(" in record["expr"]
         metric = "DCGM_FI_PROF_GR_ENGINE_ACTIVE" if pool.sharing.mode is SharingMode.MIG else "DCGM_FI_DEV_GPU_UTIL"

@@ -216,7 +216,13 @@ class Project:
 
 # Recordings by the content of the recorded tree: shared by every test module using make_project.
 _RECORDINGS: dict[tuple[str, ...], list[RecordedResource]] = {}
-CAPACITY = (("nodes: {min: 0, max: 4}", "nodes: {min: 0, max: 8}"), ("capacityTiB: 4.8", "capacityTiB: 9.6"))
+CAPACITY = (
+    ("nodes: {min: 0, max: 4}", "nodes: {min: 0, max: 8}"),
+    ("capacityTiB: 4.8", "capacityTiB: 9.6"),
+    ("warm: {capacityTiB: 10}", "warm: {capacityTiB: 20}"),
+)
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 ZONES = (("target:\n", "target:\n  zones: [us-east-1b, us-east-1c]\n"),)
 
 
@@ -270,7 +276,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Generator[Project]:
 
 @pytest.fixture(scope="module")
 def capacity(project: Project) -> Run:
-    """train max 4 -> 8 and the hot tier 4.8 -> 9.6 TiB: in-place updates of stateful things."""
+    """train max 4 -> 8, the hot tier 4.8 -> 9.6 TiB, warm 10 -> 20 TiB: in-place updates of stateful things."""
     with project.overlay(*CAPACITY):
         return project.preview()
 
@@ -292,6 +298,12 @@ def test_capacity_changes_are_updates(capacity: Run) -> None:
     reservations = [c for c in changes.values() if c["type"] == "aws:ec2/capacityReservation:CapacityReservation"]
     assert reservations and all(c["op"] == "update" and c["fields"] == ["instanceCount"] for c in reservations)
     assert not [c for c in changes.values() if c["stateful"] and c["op"] in ("replace", "delete")]
+    # Every tenant's claims stay as they are (a replaced claim is cut off its Retain volume); the
+    # volumes' nominal capacity follows the tiers in place.
+    assert not [c for c in changes.values() if c["type"] == PVC]
+    volumes = [c for c in changes.values() if c["type"] == PV]
+    assert {c["name"].rpartition("-pv-")[2].partition("-")[0] for c in volumes} >= {"hot", "warm"}
+    assert all(c["op"] == "update" and c["fields"] == ["spec.capacity.storage"] for c in volumes)
     resources = capacity.json()["resources"]
     assert {r["urn"] for r in resources} >= {c["urn"] for c in changes.values() if c["op"] != "delete"}
 

@@ -344,3 +344,52 @@ def test_overlays_with_merges_tags_and_extremes_never_crash(env: str, draw: st.D
     for _ in range(tags):
         text = _tag_values(text, draw) if ": " in text else text
     _compile(SPECS["aws"], text)
+
+
+def _emitted(spec_text: str, overlay_text: str | None) -> dict[str, Any]:
+    """What the components emit from the plan, keyed by name wherever a list's order means nothing."""
+    from components.kubernetes._quota import resource_groups
+    from components.kubernetes.autoscaling import prometheus_rule_spec
+    from components.kubernetes.tenant import quota_hard
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "platform.yaml"
+        spec.write_text(spec_text, encoding="utf-8")
+        overlay = None
+        if overlay_text is not None:
+            overlay = Path(tmp) / "overlay.yaml"
+            overlay.write_text(overlay_text, encoding="utf-8")
+        compiled = compile_sources(Sources(spec, overlay))
+    model, plan = compiled.model, compiled.plan
+    assert model is not None and plan is not None, compiled.diagnostics
+    document = plan_json(model, plan)
+    capacity = document["capacity"]
+
+    def groups(tenant: Any) -> list[Any]:
+        # Kueue tries one group's flavors in order: that order follows the spec (compared as sets here).
+        emitted = resource_groups(model, tenant, plan)
+        return [{**g, "flavors": sorted(g["flavors"], key=lambda f: f["name"])} for g in emitted]
+
+    return {
+        "pools": {p["name"]: p for p in document["pools"]},
+        "nodePools": {n["name"]: n for n in capacity["nodePools"]},
+        "flavors": {f["name"]: f for f in capacity["flavors"]},
+        "quotas": sorted(json.dumps(q, sort_keys=True) for q in capacity["quotas"]),
+        "reservations": sorted(json.dumps(r, sort_keys=True) for r in document["reservations"]),
+        "rules": prometheus_rule_spec(model),
+        "queues": {t.name: groups(t) for t in model.tenants},
+        "quota": {t.name: quota_hard(model, plan, t) for t in model.tenants},
+    }
+
+
+@settings(PROPERTY_SETTINGS, max_examples=max(EXAMPLES // 5, 1))
+@given(spec=st.sampled_from(sorted(SPECS)), overlay=st.sampled_from([None, *sorted(OVERLAYS)]), draw=st.data())
+def test_the_order_of_pools_and_tenants_changes_no_emitted_object(
+    spec: str, overlay: str | None, draw: st.DataObject
+) -> None:
+    overlay_text = OVERLAYS[overlay] if overlay is not None and spec == "aws" else None
+    data = _load(SPECS[spec])
+    before = _emitted(_dump(data), overlay_text)
+    data["gpuNodePools"] = draw.draw(st.permutations(data["gpuNodePools"]), label="pools")
+    data["tenants"] = draw.draw(st.permutations(data["tenants"]), label="tenants")
+    assert _emitted(_dump(data), overlay_text) == before

@@ -33,7 +33,8 @@ A tenant whose priority moves it to the other file system gets a new volume and 
 there; its files stay on the old file system (and in the cold bucket's export of it). Such a
 move, like the first upgrade from volumes on the file system's root, replaces volume and
 claim: Kubernetes deletes a claim only once no pod uses it, so the tenant's pods that mount
-`hot` must stop for the update to finish.
+`hot` must stop for the update to finish. The claim is protected, so the preview refuses the
+move unless `--allow-replace`, and Pulumi until an operator unprotects the claim.
 """
 
 from __future__ import annotations

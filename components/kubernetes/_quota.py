@@ -60,7 +60,8 @@ def tenant_flavors(model: Platform, tenant: Tenant, plan: Plan) -> list[FlavorPl
 
 def _groups(chosen: Sequence[FlavorPlan]) -> list[list[FlavorPlan]]:
     """Flavors whose resources overlap, transitively, in first-seen order (Kueue tries a group's
-    flavors in order: keep the pools' and markets' order). Union-find over the resources, so a
+    flavors in order: keep the pools' and markets' order, the one place where the order of the
+    spec's pools means something). Union-find over the resources, so a
     tenant allowed on every pool costs one pass, not one comparison per pair of flavors."""
     root = list(range(len(chosen)))
 
@@ -79,7 +80,9 @@ def _groups(chosen: Sequence[FlavorPlan]) -> list[list[FlavorPlan]]:
     groups: dict[int, list[FlavorPlan]] = {}
     for i, flavor in enumerate(chosen):
         groups.setdefault(find(i), []).append(flavor)
-    return list(groups.values())
+    # Groups cover disjoint resources, so their order means nothing to Kueue: by resource name,
+    # so that reordering pools that share no resource leaves the ClusterQueue as it is.
+    return sorted(groups.values(), key=lambda group: min(r for f in group for r in f.units))
 
 
 def resource_groups(model: Platform, tenant: Tenant, plan: Plan) -> list[dict[str, Any]]:

@@ -107,9 +107,11 @@ def utilization_expr(pool: GpuNodePool, window: str) -> str:
 def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
     auto = model.autoscaling
     record = utilization_record(model)
+    # By name: rules of one group are independent of each other, and reordering the spec's pools
+    # must not rewrite the object.
+    pools = sorted(model.pools, key=lambda p: p.name)
     records = [
-        {"record": record, "expr": utilization_expr(pool, auto.window), "labels": {"pool": pool.name}}
-        for pool in model.pools
+        {"record": record, "expr": utilization_expr(pool, auto.window), "labels": {"pool": pool.name}} for pool in pools
     ]
     records += [
         {
@@ -117,10 +119,10 @@ def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
             "expr": signal_expr(f'{record}{{pool="{pool.name}"}}', auto.scale_up_above, auto.scale_down_below),
             "labels": {"pool": pool.name},
         }
-        for pool in model.pools
+        for pool in pools
     ]
     alerts: list[dict[str, Any]] = []
-    for pool in model.pools:
+    for pool in pools:
         series = f'{record}{{pool="{pool.name}"}}'
         alerts.append(
             {

@@ -50,7 +50,7 @@ from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
 from ._hot_volumes import ADMIN_NAMESPACE, FsxRef, directory_job_name, directory_job_spec, root_csi, tenant_csi
 
 QOS_SHARE_ANNOTATION = "gpuplat.dev/critical-iops-share"
@@ -59,6 +59,18 @@ QOS_PRIORITY = {"critical": 1_000_000, "standard": 0}
 S3_DRIVER = "s3.csi.aws.com"
 # Kubernetes requires a capacity on every volume; S3 has none and Mountpoint ignores it.
 _S3_NOMINAL_CAPACITY = "1Pi"
+# What every claim requests, whatever the tier's size. These volumes are static: neither CSI
+# driver reads a capacity (FSx is as large as the file system, S3 has no size), so the volume's
+# capacity only informs (it follows the tier and updates in place, and a bound claim reports it
+# as its status). A claim's request must not follow it: the API server lets a claim grow only
+# through its StorageClass's volume expansion (a static class has none) and never shrink, and
+# pulumi-kubernetes replaces a claim on any change of its spec. A replaced claim is deleted
+# only once no pod uses it, and its Retain volume is left Released, bound to the old claim's
+# uid, so the new claim never binds: growing a tier would cut every tenant off its data.
+CLAIM_REQUEST = "1Gi"
+# Claims created before the request was fixed keep what they asked for (any request at most the
+# volume's capacity binds): a change of the request is never applied to an existing claim.
+_CLAIM_IGNORES = ["spec.resources"]
 
 
 @dataclass(frozen=True)
@@ -156,7 +168,7 @@ def _capacity(plan: Plan, tier: str, tenant: str) -> str:
 
 
 def _claim_spec(
-    storage_class: str, capacity: str, volume: k8s.core.v1.PersistentVolume
+    storage_class: str, volume: k8s.core.v1.PersistentVolume
 ) -> k8s.core.v1.PersistentVolumeClaimSpecArgsDict:
     return {
         "access_modes": ["ReadWriteMany"],
@@ -165,7 +177,7 @@ def _claim_spec(
         # file system or directory), Pulumi sees the claim depend on it and replaces the claim
         # first. A bound volume cannot be deleted before its claim (pv-protection).
         "volume_name": volume.metadata.apply(lambda m: m.name or ""),
-        "resources": {"requests": {"storage": capacity}},
+        "resources": {"requests": {"storage": CLAIM_REQUEST}},
     }
 
 
@@ -297,11 +309,16 @@ class StorageClasses(pulumi.ComponentResource):
             f"{name}-pv-{tier}-{tenant}", metadata=meta(volume), spec=spec, opts=child_opts(self, args.provider, after)
         )
         namespace = args.tenants.get(tenant)
+        # The tenant's only way to its data: protected (Pulumi refuses to delete or replace it),
+        # not retained (a retained claim would keep its replacement from being created).
         k8s.core.v1.PersistentVolumeClaim(
             f"{name}-pvc-{tier}-{tenant}",
-            metadata=meta(tier, tenant),
-            spec=_claim_spec(storage_class, _capacity(args.plan, tier, tenant), pv),
-            opts=child_opts(self, args.provider, [pv, *([namespace] if namespace else [])]),
+            metadata=meta(tier, tenant, labels={TENANT_LABEL: tenant}),
+            spec=_claim_spec(storage_class, pv),
+            opts=pulumi.ResourceOptions.merge(
+                child_opts(self, args.provider, [pv, *([namespace] if namespace else [])]),
+                pulumi.ResourceOptions(ignore_changes=_CLAIM_IGNORES, protect=True),
+            ),
         )
 
     def _hot_roots(
@@ -336,8 +353,10 @@ class StorageClasses(pulumi.ComponentResource):
             claim = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-{suffix}-pvc",
                 metadata=meta(root, ADMIN_NAMESPACE),
-                spec=_claim_spec(storage_class, capacity, pv),
-                opts=child_opts(self, args.provider, [pv]),
+                spec=_claim_spec(storage_class, pv),
+                opts=pulumi.ResourceOptions.merge(
+                    child_opts(self, args.provider, [pv]), pulumi.ResourceOptions(ignore_changes=_CLAIM_IGNORES)
+                ),
             )
             roots[which] = (root, claim)
         return roots

@@ -1,6 +1,7 @@
 """Tenant: one team's namespace with its quota, defaults, network fence, access and priority.
 
-- Namespace named after the tenant; Pod Security `baseline` enforced (GPU jobs need no host
+- Namespace named after the tenant, protected and retained on delete (it holds the tenant's
+  work); Pod Security `baseline` enforced (GPU jobs need no host
   access; many ML images still run as root, which `restricted` would refuse), `restricted`
   warned and audited. A tenant that may use a fabric pool needs IPC_LOCK for RDMA, which
   `baseline` refuses: its namespace enforces `privileged` and the platform's
@@ -172,7 +173,13 @@ class Tenant(pulumi.ComponentResource):
                     "pod-security.kubernetes.io/audit": "restricted",
                 },
             ),
-            opts=child_opts(self, provider, args.depends_on),
+            # Deleting a namespace deletes everything in it (the tenant's jobs, secrets and the
+            # claims it made itself, with their volumes): Pulumi refuses to, and a tenant dropped
+            # from the spec leaves its namespace in the cluster until an operator deletes it.
+            opts=pulumi.ResourceOptions.merge(
+                child_opts(self, provider, args.depends_on),
+                pulumi.ResourceOptions(protect=True, retain_on_delete=True),
+            ),
         )
         inside = child_opts(self, provider, [self.namespace])
         k8s.core.v1.ResourceQuota(

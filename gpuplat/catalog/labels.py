@@ -35,6 +35,10 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"  # Karpenter's well-known label: spot | on-demand | reserved
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# Not a node label: it marks the objects that belong to one tenant (its Namespace, which Kueue
+# and the Pod Security policy select on, and its claims), and the preview's stateful gate finds
+# the tenant objects that hold data by it.
+TENANT_LABEL = "gpuplat.dev/tenant"
 # HAMi's device plugin DaemonSet selects `gpu=on` whatever else it is given: Helm merges the
 # chart default `nvidiaNodeSelector: {gpu: "on"}` with ours, so fractional nodes must carry it.
 HAMI_NODE_LABEL = "gpu"

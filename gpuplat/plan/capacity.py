@@ -42,8 +42,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
-from gpuplat.model import Market, Platform, Provider, Tenant, isolation_permits
+from gpuplat.model import MARKET_ORDER, Market, Platform, Provider, Tenant, isolation_permits
 from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
+from gpuplat.plan.procurement import pool_order
 from gpuplat.plan.types import PlanFinding, PoolPlan
 
 MARKET_WEIGHT: Mapping[Market, int] = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
@@ -283,15 +284,28 @@ class _Flow:
         # The first tenant on the path gained a GPU; the others moved one, so only `flavor` grew.
 
 
+def _tenant_order(tenant: Tenant) -> tuple[bool, str]:
+    return (tenant.isolation != "hard", tenant.name)
+
+
 def quotas(model: Platform, all_flavors: Sequence[FlavorPlan]) -> tuple[tuple[QuotaPlan, ...], list[PlanFinding]]:
     flow = _Flow({f.key: f.gpus for f in all_flavors})
     edges: dict[int, list[str]] = {}
     findings: list[PlanFinding] = []
     overcommitted: dict[tuple[int, str], int] = {}
-    order = sorted(range(len(model.tenants)), key=lambda i: model.tenants[i].isolation != "hard")
+    # Hard tenants first (their guarantee is lent to nobody), then by name, and each tenant's
+    # flavors in the planner's pool order (procurement.pool_order), markets by preference: the
+    # order tenants and pools are written in means nothing, so it must not move quota between
+    # them (ties in `proportional` and the augmenting paths go by position).
+    order = sorted(range(len(model.tenants)), key=lambda i: _tenant_order(model.tenants[i]))
+    rank = {model.pools[i].name: n for n, i in enumerate(pool_order(model.pools))}
+
+    def flavor_order(f: FlavorPlan) -> tuple[int, int]:
+        return rank[f.pool], MARKET_ORDER.index(f.market) if f.market is not None else 0
+
     for index in order:
         tenant = model.tenants[index]
-        allowed = tenant_flavors(model, tenant, all_flavors)
+        allowed = sorted(tenant_flavors(model, tenant, all_flavors), key=flavor_order)
         edges[index] = [f.key for f in allowed]
         placed = sum(
             flow.add(index, f.key, share)

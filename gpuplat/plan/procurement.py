@@ -38,6 +38,12 @@ class ProcurementResult:
         return not any(f.level is Level.ERROR for f in self.findings)
 
 
+def pool_order(pools: Sequence[GpuNodePool]) -> list[int]:
+    """Indices of `pools`, largest (max GPUs) first, then by name: the order the planner breaks
+    ties in, whatever order the spec lists them in."""
+    return sorted(range(len(pools)), key=lambda i: (-pools[i].max_gpus, pools[i].name))
+
+
 def split_pools(pools: Sequence[GpuNodePool]) -> list[SplitPool]:
     return [SplitPool(p.gpus_per_node, p.nodes.max, p.markets) for p in pools]
 
@@ -48,13 +54,17 @@ def plan_procurement(model: Platform) -> ProcurementResult:
         return ProcurementResult(tuple(empty for _ in model.pools), {}, {}, {}, ())
     shares = {m: model.procurement.share(m) for m in MARKET_ORDER}
     pools = split_pools(model.pools)
-    result = split_fleet(pools, shares)
+    # The search breaks ties by position (the nodes left after rounding go to the earlier pool).
+    # Pools go in largest first, then by name: the order they are written in means nothing, so
+    # it must never move a node between markets.
+    order = pool_order(model.pools)
+    result = split_fleet([pools[i] for i in order], shares)
     if not result.feasible:
         findings = infeasible_findings(model.pools, pools, shares, result)
         return ProcurementResult((), {}, result.targets, result.tolerance, tuple(findings))
+    by_pool = dict(zip(order, result.nodes, strict=True))
     per_pool = tuple(
-        {m: MarketShare(n, n * p.gpus_per_node) for m, n in nodes.items()}
-        for p, nodes in zip(model.pools, result.nodes, strict=True)
+        {m: MarketShare(n, n * p.gpus_per_node) for m, n in by_pool[i].items()} for i, p in enumerate(model.pools)
     )
     return ProcurementResult(per_pool, result.totals, result.targets, result.tolerance, ())
 

@@ -1,7 +1,8 @@
 """`gpuplat preview`: compile the stack, run the real `__main__.py` offline, print every resource.
 
 With `--base REF` the stack is also recorded as it is at REF (diff.py) and the command prints
-the diff instead; replacing or deleting a stateful resource fails it unless `--allow-replace`.
+the diff instead; replacing or deleting a stateful resource fails it unless `--allow-replace`,
+a change AWS would refuse (gate.py) fails it regardless, and deleted NodePools are warned about.
 `--format markdown` renders the pull-request comment (report.py). Imported only when the
 command runs (the CLI keeps pulumi out of check and plan).
 """
@@ -171,10 +172,22 @@ def _values(old: Any, new: Any) -> str:
     return f"{_short(old)} -> {_short(new)}"
 
 
+def drain_warning(summary: Summary) -> str | None:
+    """One line naming the NodePools whose nodes Karpenter drains, or None."""
+    if not summary.drains:
+        return None
+    names = ", ".join(str(c.drains) for c in summary.drains)
+    return (
+        f"{len(summary.drains)} NodePool(s) deleted or replaced ({names}): Karpenter will drain their nodes "
+        "(the NodeClaims go with their NodePool) and evict the GPU jobs running there"
+    )
+
+
 def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str:
     out: list[str] = []
     for c in changes:
         flags = "  STATEFUL" if c.stateful and c.op in ("replace", "delete") else ""
+        flags += "  BLOCKED" if c.blocked else ""
         order = " (delete before replace)" if c.delete_before_replace else ""
         out.append(f"{_SIGN[c.op]} {c.op:<8} {c.type}  {c.name}{flags}{order}\n")
         out.append(f"      {c.urn}\n")
@@ -184,6 +197,9 @@ def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str
             note = "  (forces replacement)" if f.replaces else ""
             source = f"  (new id of replaced {f.via.rpartition('::')[2]})" if f.via else ""
             out.append(f"      ~ {f.path}: {_values(f.old, f.new)}{note}{source}\n")
+        out.extend(f"      ! {reason}\n" for reason in c.blocked)
+    if warning := drain_warning(summary):
+        out.append(f"warning: {warning}\n")
     counts = summary.counts
     out.append(
         f"{counts['create']} to create, {counts['update']} to update, {counts['replace']} to replace, "
@@ -199,6 +215,14 @@ def _refusal(summary: Summary) -> str:
         "resource(s), losing their data:\n"
         + "".join(lines)
         + "review the change and pass --allow-replace if intended\n"
+    )
+
+
+def _blocked(summary: Summary) -> str:
+    lines = [f"  {c.type} {c.name}: {reason}\n" for c in summary.blocked for reason in c.blocked]
+    return (
+        f"gpuplat preview: refusing the diff: AWS would refuse {len(lines)} change(s), and --allow-replace "
+        "cannot change that:\n" + "".join(lines)
     )
 
 
@@ -237,8 +261,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
     summary = summarize(changes, len(resources)) if changes is not None else None
     if args.format == "json":
         document: dict[str, Any] = {"resources": [r.to_json() for r in resources]}
-        if changes is not None:
+        if changes is not None and summary is not None:
             document["changes"] = [c.to_json() for c in changes]
+            document["warnings"] = [w for w in (drain_warning(summary),) if w]
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     elif args.format == "markdown":
         assert compiled.model is not None and compiled.plan is not None
@@ -264,7 +289,10 @@ def cmd_preview(args: argparse.Namespace) -> int:
         sys.stdout.write(render_changes(changes, summary, base.ref))
     else:
         sys.stdout.write(render_tree(resources, show_inputs=args.show_inputs))
-    if summary is not None and summary.refused and not args.allow_replace:
+    if summary is None:
+        return 0
+    if summary.blocked:
+        sys.stderr.write(_blocked(summary))
+    if summary.refused and not args.allow_replace:
         sys.stderr.write(_refusal(summary))
-        return 1
-    return 0
+    return 1 if summary.blocked or (summary.refused and not args.allow_replace) else 0

@@ -28,10 +28,12 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .engine import RecordedResource
-from .replacements import STATEFUL_TYPES, replacing_fields
+from .gate import annotate
+from .replacements import replacing_fields
+from .stateful import is_stateful
 
 OPS = ("create", "update", "replace", "delete")
 # Options whose change the engine applies to the resource's state (shown as an update).
@@ -127,6 +129,8 @@ class Change:
     fields: tuple[FieldChange, ...] = ()
     delete_before_replace: bool = False
     previous_urn: str | None = None  # matched through an alias
+    blocked: tuple[str, ...] = ()  # why AWS would refuse the change (gate.py): never accepted
+    drains: str | None = None  # a deleted or replaced NodePool's name: Karpenter drains its nodes
 
     @property
     def refused(self) -> bool:
@@ -146,6 +150,10 @@ class Change:
             out["replaceFields"] = [f.path for f in self.fields if f.replaces]
         if self.previous_urn:
             out["previousUrn"] = self.previous_urn
+        if self.blocked:
+            out["blocked"] = list(self.blocked)
+        if self.drains:
+            out["drainsNodePool"] = self.drains
         return out
 
 
@@ -199,7 +207,7 @@ def _classify(
         head.type,
         head.name,
         op,
-        head.type in STATEFUL_TYPES,
+        is_stateful(head.type, head.inputs) or is_stateful(base.type, base.inputs),
         marked,
         delete_before_replace=bool(head.options.get("deleteBeforeReplace")) and op == "replace",
         previous_urn=previous,
@@ -238,6 +246,12 @@ def _identity_patterns(resource: RecordedResource) -> list[re.Pattern[str]]:
     explicit = resource.inputs.get("name")
     if isinstance(explicit, str) and explicit:
         patterns.append(re.compile(r"arn:[^\s\"]*[:/]" + re.escape(explicit) + end))
+    metadata = resource.inputs.get("metadata")
+    k8s_name = cast("dict[str, Any]", metadata).get("name") if isinstance(metadata, dict) else None
+    if resource.type.startswith("kubernetes:") and isinstance(k8s_name, str) and k8s_name:
+        # A Kubernetes object's name, read from its outputs (a claim's volumeName): unknown
+        # while a replacement is planned. Whole values only, so a longer name never matches.
+        patterns.append(re.compile(r'(?:^|")' + re.escape(k8s_name) + r'(?:"|$)'))
     return patterns
 
 
@@ -307,21 +321,28 @@ def diff_resources(base: Sequence[RecordedResource], head: Sequence[RecordedReso
         if r.urn in changes:
             ordered.append(changes[r.urn])
         elif r.urn not in pairs:
-            ordered.append(Change(r.urn, r.type, r.name, "create", r.type in STATEFUL_TYPES))
-    ordered.extend(
-        Change(r.urn, r.type, r.name, "delete", r.type in STATEFUL_TYPES) for r in base if r.urn not in matched_base
-    )
-    return ordered
+            ordered.append(Change(r.urn, r.type, r.name, "create", is_stateful(r.type, r.inputs)))
+    deleted = [r for r in base if r.urn not in matched_base]
+    ordered.extend(Change(r.urn, r.type, r.name, "delete", is_stateful(r.type, r.inputs)) for r in deleted)
+    return annotate(ordered, base_by_urn, {r.urn: r for r in head})
 
 
 @dataclass(frozen=True)
 class Summary:
     counts: Mapping[str, int]
     unchanged: int
-    refused: tuple[Change, ...] = field(default=())
+    refused: tuple[Change, ...] = field(default=())  # lose data: only with --allow-replace
+    blocked: tuple[Change, ...] = field(default=())  # AWS refuses them: never accepted
+    drains: tuple[Change, ...] = field(default=())  # NodePools whose nodes Karpenter drains
 
 
 def summarize(changes: Sequence[Change], head_count: int) -> Summary:
     counts = {op: sum(c.op == op for c in changes) for op in OPS}
     touched = sum(c.op != "delete" for c in changes)
-    return Summary(counts, head_count - touched, tuple(c for c in changes if c.refused))
+    return Summary(
+        counts,
+        head_count - touched,
+        tuple(c for c in changes if c.refused),
+        tuple(c for c in changes if c.blocked),
+        tuple(c for c in changes if c.drains),
+    )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from .policy_config import PolicyConfig
-from .stateful import STATEFUL_TYPES
+from .stateful import STATEFUL_TYPES, TENANT_TYPES, is_stateful, must_retain
 
 Level = Literal["mandatory", "advisory"]
 COMPUTED = "<computed>"
@@ -283,14 +283,32 @@ def _root_encrypted(r: Resource, ctx: Context) -> list[str]:
 
 
 KMS_KEY = "aws:kms/key:Key"
-STATEFUL = tuple(sorted(STATEFUL_TYPES))
+STATEFUL = tuple(sorted(STATEFUL_TYPES | TENANT_TYPES))
 
-_rule("stateful-protect", "mandatory", "Stateful resources (EKS, FSx, buckets, KMS keys) are protect=True", *STATEFUL)(
-    lambda r, _: [] if r.options is None or r.options.get("protect") else ["resource option protect is not set"]
+
+@_rule(
+    "stateful-protect",
+    "mandatory",
+    "Stateful resources (EKS, FSx, buckets, KMS keys, tenant namespaces and claims) are protect=True",
+    *STATEFUL,
 )
-_rule("stateful-retain-on-delete", "mandatory", "Stateful resources are retainOnDelete", *STATEFUL, crossguard=False)(
-    lambda r, _: [] if r.options is None or r.options.get("retainOnDelete") else ["option retainOnDelete is not set"]
+def _protected(r: Resource, ctx: Context) -> list[str]:
+    if r.options is None or not is_stateful(r.type, r.props) or r.options.get("protect"):
+        return []
+    return ["resource option protect is not set"]
+
+
+@_rule(
+    "stateful-retain-on-delete",
+    "mandatory",
+    "Stateful resources holding data (all but tenant claims) are retainOnDelete",
+    *STATEFUL,
+    crossguard=False,
 )
+def _retained(r: Resource, ctx: Context) -> list[str]:
+    if r.options is None or not must_retain(r.type, r.props) or r.options.get("retainOnDelete"):
+        return []
+    return ["option retainOnDelete is not set"]
 
 
 @_rule("kms-key-rotation", "mandatory", "Symmetric KMS keys rotate automatically", KMS_KEY)

@@ -50,13 +50,19 @@ hashicorp/terraform-provider-aws, internal/service/<service>/<resource>.go (v5/v
   sub-resources' bucket) are ForceNew too; listed from the same schemas, less central.
 * `region` (pulumi-aws 7 per-resource region) moves a resource to another region: replace.
 
-pulumi-kubernetes (provider/pkg/provider/diff: `forceNewProperties`): .metadata.name and
+pulumi-kubernetes (provider/pkg/provider/diff.go: `forceNewProperties`): .metadata.name and
 .metadata.namespace of every kind; StorageClass .parameters and .provisioner; the whole
-PersistentVolumeClaim .spec; ConfigMap .data/.binaryData (replaced rather than mutated,
-v4 default); Secret .type; ResourceQuota .spec.scopes. helm.v3 Release (helm_release.go,
+PersistentVolumeClaim .spec (so a claim's requested size must never follow anything that
+changes); a PersistentVolume's volume source (.spec.csi, .spec.nfs ..., while .spec.capacity
+updates in place); ConfigMap .data/.binaryData (replaced rather than mutated, v4 default);
+Secret .type, .data, .stringData; ResourceQuota .spec.scopes; Job .spec.template,
+.completions, .parallelism, .selector; the .spec.selector of Deployments and StatefulSets
+(and a StatefulSet's serviceName, podManagementPolicy, revisionHistoryLimit,
+volumeClaimTemplates); Service .spec.clusterIP. helm.v3 Release (helm_release.go,
 `forceNewFields := {".name", ".namespace"}`). The Kubernetes API server rejects updates to
-StorageClass reclaimPolicy / volumeBindingMode, a PersistentVolume's volume source
-(spec.csi ...) and node affinity, a PriorityClass value and a RoleBinding roleRef, so those
+StorageClass reclaimPolicy / volumeBindingMode, a PersistentVolume's volumeMode and node
+affinity, a DaemonSet's selector (the provider's table spells the kind `Daemonset`, so it
+never matches), a PriorityClass value and a RoleBinding roleRef, so those
 can only be applied by delete + create: listed as replacements. `kind` and an apiVersion
 group change name a different API object; a version-only change (v1beta1 -> v1) is the same
 object, which is why the components alias old versions.
@@ -231,12 +237,23 @@ _KUBERNETES: dict[str, tuple[Rule, ...]] = {
         "provisioner", "parameters", "reclaimPolicy", "volumeBindingMode"
     ),
     "kubernetes:core/v1:PersistentVolume": _rules(
-        "spec.csi", "spec.nfs", "spec.hostPath", "spec.local", "spec.nodeAffinity"
+        "spec.csi", "spec.nfs", "spec.hostPath", "spec.local", "spec.nodeAffinity", "spec.volumeMode"
     ),
     "kubernetes:core/v1:PersistentVolumeClaim": _rules("spec"),
     "kubernetes:core/v1:ConfigMap": _rules("data", "binaryData"),
-    "kubernetes:core/v1:Secret": _rules("type"),
+    "kubernetes:core/v1:Secret": _rules("type", "data", "stringData"),
     "kubernetes:core/v1:ResourceQuota": _rules("spec.scopes"),
+    "kubernetes:core/v1:Service": _rules("spec.clusterIP"),
+    "kubernetes:batch/v1:Job": _rules("spec.template", "spec.completions", "spec.parallelism", "spec.selector"),
+    "kubernetes:apps/v1:Deployment": _rules("spec.selector"),
+    "kubernetes:apps/v1:DaemonSet": _rules("spec.selector"),
+    "kubernetes:apps/v1:StatefulSet": _rules(
+        "spec.selector",
+        "spec.serviceName",
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.volumeClaimTemplates",
+    ),
     "kubernetes:scheduling.k8s.io/v1:PriorityClass": _rules("value"),
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": _rules("roleRef"),
     "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": _rules("roleRef"),

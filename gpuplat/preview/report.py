@@ -178,6 +178,13 @@ def _changes_section(changes: Sequence[Change], head_count: int, allow_replace: 
     unchanged = head_count - sum(c.op != "delete" for c in changes)
     out = ["### Resource changes\n\n"]
     out.append(_table([*OPS, "unchanged"], [[*(counts.get(op, 0) for op in OPS), unchanged]], right=5))
+    blocked = [(c, reason) for c in changes for reason in c.blocked]
+    if blocked:
+        lines = "".join(f"> - **`{c.name}`** ({c.type}): {reason}\n" for c, reason in blocked)
+        out.append(
+            f"\n> [!CAUTION]\n> {len(blocked)} change(s) AWS would refuse; the preview fails, "
+            f"`--allow-replace` or not:\n{lines}"
+        )
     refused = [c for c in changes if c.refused]
     if refused:
         verdict = "accepted with `--allow-replace`" if allow_replace else "the preview fails unless `--allow-replace`"
@@ -185,13 +192,22 @@ def _changes_section(changes: Sequence[Change], head_count: int, allow_replace: 
         out.append(
             f"\n> [!WARNING]\n> {len(refused)} stateful resource(s) would lose their data: {names}; {verdict}.\n"
         )
+    drains = [c for c in changes if c.drains]
+    if drains:
+        names = ", ".join(f"`{c.drains}`" for c in drains)
+        out.append(
+            f"\n> [!WARNING]\n> {len(drains)} NodePool(s) deleted or replaced ({names}): Karpenter will drain "
+            "their nodes (the NodeClaims go with their NodePool) and evict the GPU jobs running there.\n"
+        )
     if not changes:
         out.append("\nNo resource changes.\n")
         return "".join(out)
     rows: list[list[str]] = []
     for c in changes:
         fields = ", ".join(f"`{f.path}`" + (" (forces replacement)" if f.replaces else "") for f in c.fields)
-        if c.refused:
+        if c.blocked:
+            rows.append([f"**{c.op}** ⛔", f"**`{c.name}`** (refused by AWS)", f"`{c.type}`", fields])
+        elif c.refused:
             rows.append([f"**{c.op}** ⚠️", f"**`{c.name}`** (stateful)", f"`{c.type}`", fields])
         else:
             rows.append([c.op, f"`{c.name}`", f"`{c.type}`", fields])

@@ -64,6 +64,10 @@ def lead(
         what = "**" + ", ".join(f"{n} to {op}" for op, n in counts.items()) + "**"
         refused = sum(c.refused for c in changes)
         what += f" ({refused} stateful ⚠️)" if refused else ""
+        blocked = sum(bool(c.blocked) for c in changes)
+        what += f" ({blocked} refused by AWS ⛔)" if blocked else ""
+        drains = sum(bool(c.drains) for c in changes)
+        what += f" ({drains} NodePool(s) drained)" if drains else ""
     if violations is None:
         policy = "policy not evaluated"
     else:
