@@ -70,6 +70,8 @@ class Target:
     kubernetes_version: str
     endpoint: str  # private | public (EKS API endpoint)
     context: str | None  # kubeconfig context on provider kubernetes
+    # aws: the spec's choice of the fabric zone; None lets the planner choose (gpuplat/plan/zones.py)
+    fabric_zone: str | None = None
 
 
 @dataclass(frozen=True)
@@ -398,10 +400,12 @@ def build_model(data: Data) -> Platform:
         target=Target(
             provider=provider,
             region=target.get("region"),
-            zones=tuple(target.get("zones", [])),
+            # Sorted: no object depends on the order the spec lists its zones in.
+            zones=tuple(sorted(target.get("zones", []))),
             kubernetes_version=target["kubernetesVersion"],
             endpoint=target.get("endpoint", "private"),
             context=target.get("context"),
+            fabric_zone=target.get("fabricZone"),
         ),
         pools=pools,
         network=Network(

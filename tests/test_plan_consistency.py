@@ -79,15 +79,15 @@ def test_efa_interfaces_match_the_instance_network_cards(stack: str) -> None:
         assert len(efa) == itype.network_cards == plan.pool(pool.name).efa_interfaces
         assert sorted(i["networkCardIndex"] for i in efa) == list(range(itype.network_cards))
         assert spec["placementGroupSelector"]["name"].endswith(
-            f"-{pool.name}-{plan.fabric.zone if plan.fabric else ''}"
+            f"-{pool.name}-{plan.fabric_zone or ''}"
         )
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_fabric_pools_live_in_the_fabric_zone(stack: str) -> None:
     model, plan, resources = recorded(stack)
-    assert plan.fabric is not None and plan.fabric.zone is not None
-    zone = plan.fabric.zone
+    assert plan.fabric_zone is not None
+    zone = plan.fabric_zone
     for obj in custom_resources(resources, NODE_POOL):
         spec = obj["spec"]["template"]["spec"]
         pool = model.pools_by_name[spec["nodeClassRef"]["name"]]
@@ -136,5 +136,5 @@ def test_warm_tier_is_a_directory_bucket_in_the_fabric_zone(stack: str) -> None:
     assert bucket["bucket"] == f"{model.metadata.name}-{stack}-warm--{az_id}--x-s3"
     # The preview engine maps us-east-1a..c to use1-az4..6, the region's S3 Express zones
     # (real ids differ per account).
-    assert plan.fabric is not None and plan.fabric.zone is not None
-    assert az_id == f"use1-az{'abc'.index(plan.fabric.zone[-1]) + 4}"
+    assert plan.fabric_zone is not None
+    assert az_id == f"use1-az{'abc'.index(plan.fabric_zone[-1]) + 4}"

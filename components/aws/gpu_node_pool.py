@@ -91,7 +91,7 @@ def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: PoolMo
 
 
 def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
-    return [fabric_zone(model, plan)] if pool.fabric else list(model.target.zones)
+    return [fabric_zone(plan)] if pool.fabric else list(model.target.zones)
 
 
 def node_class_spec(
@@ -106,7 +106,7 @@ def node_class_spec(
     subnet_tags = {DISCOVERY_TAG: cluster}
     security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
     if pool.fabric:
-        subnet_tags[ZONE_TAG] = fabric_zone(model, plan)
+        subnet_tags[ZONE_TAG] = fabric_zone(plan)
         security_groups.append({"tags": {EFA_TAG: cluster}})
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": AMI_ALIAS}],

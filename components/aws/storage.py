@@ -1,7 +1,7 @@
 """StorageTiers: hot FSx for Lustre, warm S3 Express One Zone, cold S3, under one KMS key.
 
-Hot and warm sit in the fabric zone (or the first zone without a fabric): training nodes
-read and write them without crossing a zone. Everything written to the hot tier is
+Hot and warm sit in the plan's fabric zone (gpuplat/plan/zones.py, also without fabric
+pools): training nodes read and write them without crossing a zone. Everything written to the hot tier is
 exported to the cold bucket (a data repository association on `/`, NEW/CHANGED/DELETED),
 so a checkpoint survives the file system; the cold lifecycle then ages it out.
 
@@ -150,7 +150,7 @@ class StorageTiers(pulumi.ComponentResource):
         super().__init__("gpuplat:index:StorageTiers", name, None, opts)
         model, plan, cluster = args.model, args.plan, args.cluster_name
         region = region_of(model)
-        zone = fabric_zone(model, plan)
+        zone = fabric_zone(plan)
         self.file_system_id = self.dns_name = self.mount_name = None
         self.standard_file_system_id = self.standard_dns_name = self.standard_mount_name = None
         self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
