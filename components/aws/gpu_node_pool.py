@@ -53,6 +53,7 @@ from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
+from .offerings import offered_instance_type
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -143,11 +144,17 @@ def node_class_spec(
 
 
 def node_pool_spec(
-    model: Platform, plan: Plan, pool: PoolModel, planned: NodePoolPlan, node_class: str
+    model: Platform,
+    plan: Plan,
+    pool: PoolModel,
+    planned: NodePoolPlan,
+    node_class: str,
+    instance_type: pulumi.Input[str] | None = None,  # the pool's type, as checked against EC2's offerings
 ) -> dict[str, Any]:
     market = planned.market
+    itype = instance_type if instance_type is not None else pool.instance_type
     requirements = [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [itype]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [market.value]},
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": pool_zones(model, plan, pool)},
     ]
@@ -224,13 +231,15 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
         self.node_pool_names = {}
+        # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
+        offered = offered_instance_type(self, model, plan, pool)
         for planned in plan.pool_node_pools(pool.name):
             k8s.apiextensions.CustomResource(
                 f"{name}-{planned.market.value}",
                 api_version=NODE_POOL_API,
                 kind="NodePool",
                 metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name),
+                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name, offered),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
             )
