@@ -65,7 +65,7 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     services = sorted(
         r.inputs["serviceName"].rsplit(".", 1)[-1] for r in of_type(resources, "aws:ec2/vpcEndpoint:VpcEndpoint")
     )
-    assert services == sorted(["s3", "api", "dkr", "sts", "ec2", "sqs", "eks-auth"])
+    assert services == sorted(["s3", "s3express", "api", "dkr", "sts", "ec2", "sqs", "eks-auth"])
     single(resources, "aws:eks/cluster:Cluster")
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
