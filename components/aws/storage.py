@@ -131,6 +131,8 @@ class StorageTiersArgs:
     account_id: pulumi.Input[str]
     # Grants the Kubernetes side's S3 CSI driver access to the buckets (storage_access.py).
     pod_identity_agent: pulumi.Resource | None = None
+    # The warm bucket keeps the name it had before names carried the account id (existing stacks).
+    warm_bucket_legacy_name: bool = False
 
 
 class StorageTiers(pulumi.ComponentResource):
@@ -247,9 +249,12 @@ class StorageTiers(pulumi.ComponentResource):
 
         if model.storage.warm is not None:
             zone_id = self._warm_zone_id(model.storage.warm.zone_id, zone, region)
+            legacy = args.warm_bucket_legacy_name
             warm = aws.s3.DirectoryBucket(
                 f"{name}-warm",
-                bucket=zone_id.apply(lambda az: directory_bucket_name(cluster, "warm", az)),
+                bucket=pulumi.Output.all(zone_id, args.account_id).apply(
+                    lambda v: directory_bucket_name(cluster, "warm", v[0], None if legacy else v[1])
+                ),
                 location=aws.s3.DirectoryBucketLocationArgs(name=zone_id, type="AvailabilityZone"),
                 data_redundancy="SingleAvailabilityZone",
                 type="Directory",
