@@ -117,7 +117,10 @@ def node_class_spec(
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
-            "httpPutResponseHopLimit": 1,  # pods get credentials from Pod Identity, never IMDS
+            # Pods get credentials from Pod Identity, never IMDS: with 2 hops any pod could read the
+            # node role's. Mountpoint's pods then cannot detect region and bandwidth; the S3
+            # volumes pass both as mount options (components/kubernetes/storage_classes.py).
+            "httpPutResponseHopLimit": 1,
             "httpTokens": "required",
         },
         "blockDeviceMappings": [
