@@ -33,13 +33,13 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplat.catalog import fsx
-from gpuplat.catalog.s3express import s3_express_problem
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import POLICY_VERSION, directory_bucket_name, own, partition, region_of, stateful, tags
+from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
 from .fabric import fabric_zone
 from .storage_access import s3_csi_access
+from .warm_tier import warm_bucket
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # LNet, and the Lustre client/server range
 EXPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
@@ -85,24 +85,6 @@ def key_policy(region: str, account: str) -> dict[str, Any]:
             },
         ],
     }
-
-
-def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    if zone not in names:
-        raise ValueError(
-            f"availability zone {zone} is not among the zones region {region} reports ({', '.join(names)}); "
-            f"check target.zones"
-        )
-    return zone_ids[names.index(zone)]
-
-
-def s3_express_zone_id(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    """The AZ ID of the warm tier's zone in this account, or a stop before anything is created there."""
-    zone_id = zone_id_of(zone, region, names, zone_ids)
-    problem = s3_express_problem(region, zone, zone_id)
-    if problem is not None:
-        raise ValueError(problem)
-    return zone_id
 
 
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
@@ -248,18 +230,8 @@ class StorageTiers(pulumi.ComponentResource):
             bucket_arns.append(cold_bucket.arn)
 
         if model.storage.warm is not None:
-            zone_id = self._warm_zone_id(model.storage.warm.zone_id, zone, region)
-            legacy = args.warm_bucket_legacy_name
-            warm = aws.s3.DirectoryBucket(
-                f"{name}-warm",
-                bucket=pulumi.Output.all(zone_id, args.account_id).apply(
-                    lambda v: directory_bucket_name(cluster, "warm", v[0], None if legacy else v[1])
-                ),
-                location=aws.s3.DirectoryBucketLocationArgs(name=zone_id, type="AvailabilityZone"),
-                data_redundancy="SingleAvailabilityZone",
-                type="Directory",
-                tags=tags(model, f"{cluster}-warm"),
-                opts=stateful(self),
+            warm = warm_bucket(
+                self, name, model, cluster, zone, args.account_id, legacy_name=args.warm_bucket_legacy_name
             )
             sse("warm", warm.bucket)
             self.warm_bucket = warm.bucket
@@ -289,17 +261,6 @@ class StorageTiers(pulumi.ComponentResource):
                 "coldBucket": self.cold_bucket,
                 "s3CsiRoleArn": self.s3_csi_role_arn,
             }
-        )
-
-    def _warm_zone_id(self, spec_zone_id: str | None, zone: str, region: str) -> pulumi.Output[str]:
-        """The directory bucket's AZ ID: the spec's (`check` knows it), else the fabric zone's ID in
-        this account, which only AWS knows; stops with a sentence where S3 Express is not."""
-        if spec_zone_id is not None:
-            return pulumi.Output.from_input(spec_zone_id)
-        # parent=self: the lookup goes through this component's (the spec region's) provider.
-        zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        return pulumi.Output.all(zones.names, zones.zone_ids).apply(
-            lambda v: s3_express_zone_id(zone, region, list(v[0]), list(v[1]))
         )
 
     def _hot(
