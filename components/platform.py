@@ -198,6 +198,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     network.private_subnet_ids,
                     account_id,
                     pod_identity_agent=eks.pod_identity_agent,
+                    warm_bucket_legacy_name=config.get_bool("warmBucketLegacyName") or False,
                 ),
                 mine,
             )

@@ -125,14 +125,15 @@ def _storage_nodes(model: Platform, plan: Plan, ids: _Ids) -> list[Node]:
         nodes.append(Node(ids.make("storage", "hot"), "storage", "hot", tuple(lines), data))
     if storage.warm is not None and warm is not None:
         kind = "S3 Express One Zone" if aws else f"StorageClass {storage.warm.storage_class}"
-        where = f" · {warm.zone}" if warm.zone else ""
+        zone = plan.fabric_zone
+        where = f" · {zone}" if zone else ""
         nodes.append(
             Node(
                 ids.make("storage", "warm"),
                 "storage",
                 "warm",
                 ("warm", kind, f"{warm.capacity_tib:g} TiB{where}"),
-                {"capacityTiB": warm.capacity_tib, "zone": warm.zone},
+                {"capacityTiB": warm.capacity_tib, "zone": zone},
             )
         )
     if storage.cold is not None:

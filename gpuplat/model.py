@@ -60,6 +60,8 @@ class Target:
     kubernetes_version: str
     endpoint: str  # private | public (EKS API endpoint)
     context: str | None  # kubeconfig context on provider kubernetes
+    # aws: the spec's choice of the fabric zone; None lets the planner choose (gpuplat/plan/zones.py)
+    fabric_zone: str | None = None
 
 
 @dataclass(frozen=True)
@@ -277,10 +279,12 @@ def _target(raw: Data, provider: Provider) -> Target:
     return Target(
         provider=provider,
         region=raw.get("region"),
-        zones=tuple(raw.get("zones", [])),
+        # Sorted: no object depends on the order the spec lists its zones in.
+        zones=tuple(sorted(raw.get("zones", []))),
         kubernetes_version=raw["kubernetesVersion"],
         endpoint=raw.get("endpoint", vocab.DEFAULT_ENDPOINT),
         context=raw.get("context"),
+        fabric_zone=raw.get("fabricZone"),
     )
 
 

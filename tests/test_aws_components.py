@@ -18,6 +18,7 @@ from components.conventions import S3_CSI_NAMESPACE, S3_CSI_SERVICE_ACCOUNT
 from gpuplat.catalog import CHARTS
 from gpuplat.compile import compile_stack
 from gpuplat.preview import RecordedResource, record_main, record_program
+from gpuplat.preview._mockdata import ACCOUNT_ID
 from tests.support_aws import (
     AWS_COMPONENTS,
     NODE_CLASS,
@@ -65,7 +66,7 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     services = sorted(
         r.inputs["serviceName"].rsplit(".", 1)[-1] for r in of_type(resources, "aws:ec2/vpcEndpoint:VpcEndpoint")
     )
-    assert services == sorted(["s3", "api", "dkr", "sts", "ec2", "sqs", "eks-auth"])
+    assert services == sorted(["s3", "s3express", "api", "dkr", "sts", "ec2", "sqs", "eks-auth"])
     single(resources, "aws:eks/cluster:Cluster")
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
@@ -395,7 +396,7 @@ def test_warm_tier_finds_its_zone_id_in_the_spec_region(
     model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target={"region": region, "zones": zones}))
     resources = record(model, plan, "dev", config={"aws:region": "us-east-1"})  # the stack says us-east-1
     warm = single(tuple(resources), "aws:s3/directoryBucket:DirectoryBucket").inputs
-    assert warm["location"]["name"] == zone_id and warm["bucket"] == f"atlas-dev-warm--{zone_id}--x-s3"
+    assert warm["location"]["name"] == zone_id and warm["bucket"] == f"atlas-dev-warm-{ACCOUNT_ID}--{zone_id}--x-s3"
 
 
 def test_the_spec_region_wins_over_the_stack_region_through_one_explicit_provider(tmp_path: Path) -> None:

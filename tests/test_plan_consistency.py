@@ -9,6 +9,7 @@ import pytest
 from components.conventions import TAG_POOL
 from gpuplat.catalog import GPU_RESOURCE, fsx, instance_type
 from gpuplat.model import MARKET_ORDER, Market
+from gpuplat.preview._mockdata import ACCOUNT_ID
 from tests.support_aws import NODE_CLASS, NODE_POOL, STACKS, custom_resources, of_type, recorded
 
 LUSTRE_THROUGHPUT = {125, 250, 500, 1000}  # PERSISTENT_2 SSD, MB/s per TiB
@@ -78,16 +79,14 @@ def test_efa_interfaces_match_the_instance_network_cards(stack: str) -> None:
         efa = [i for i in spec["networkInterfaces"] if i["interfaceType"] == "efa-only"]
         assert len(efa) == itype.network_cards == plan.pool(pool.name).efa_interfaces
         assert sorted(i["networkCardIndex"] for i in efa) == list(range(itype.network_cards))
-        assert spec["placementGroupSelector"]["name"].endswith(
-            f"-{pool.name}-{plan.fabric.zone if plan.fabric else ''}"
-        )
+        assert spec["placementGroupSelector"]["name"].endswith(f"-{pool.name}-{plan.fabric_zone or ''}")
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_fabric_pools_live_in_the_fabric_zone(stack: str) -> None:
     model, plan, resources = recorded(stack)
-    assert plan.fabric is not None and plan.fabric.zone is not None
-    zone = plan.fabric.zone
+    assert plan.fabric_zone is not None
+    zone = plan.fabric_zone
     for obj in custom_resources(resources, NODE_POOL):
         spec = obj["spec"]["template"]["spec"]
         pool = model.pools_by_name[spec["nodeClassRef"]["name"]]
@@ -133,8 +132,9 @@ def test_warm_tier_is_a_directory_bucket_in_the_fabric_zone(stack: str) -> None:
     bucket = of_type(resources, "aws:s3/directoryBucket:DirectoryBucket")[0].inputs
     az_id = bucket["location"]["name"]
     assert bucket["location"]["type"] == "AvailabilityZone"
-    assert bucket["bucket"] == f"{model.metadata.name}-{stack}-warm--{az_id}--x-s3"
+    # Recorded without the stack's settings: a new stack, whose name carries the account id.
+    assert bucket["bucket"] == f"{model.metadata.name}-{stack}-warm-{ACCOUNT_ID}--{az_id}--x-s3"
     # The preview engine maps us-east-1a..c to use1-az4..6, the region's S3 Express zones
     # (real ids differ per account).
-    assert plan.fabric is not None and plan.fabric.zone is not None
-    assert az_id == f"use1-az{'abc'.index(plan.fabric.zone[-1]) + 4}"
+    assert plan.fabric_zone is not None
+    assert az_id == f"use1-az{'abc'.index(plan.fabric_zone[-1]) + 4}"

@@ -17,6 +17,7 @@ from components.aws.network import subnet_cidrs
 from gpuplat.catalog import fsx
 from gpuplat.catalog.regions import PRIVATE_PREFIX_MAX, REGIONS, SUBNET_PREFIX_MAX, VPC_PREFIX_MAX, ZONE_LETTERS
 from gpuplat.model import Platform
+from gpuplat.preview.command import stack_config
 from gpuplat.validate.registry import RULES
 from gpuplat.validate.rules.metadata import (
     AWS_TAGS_PER_RESOURCE,
@@ -24,7 +25,16 @@ from gpuplat.validate.rules.metadata import (
     SPEC_TAGS_MAX,
     STACK_DEFAULT_TAGS_ROOM,
 )
-from tests.support_aws import NODE_CLASS, STACKS, compile_model, custom_resources, overlay_with, record, recorded
+from tests.support_aws import (
+    NODE_CLASS,
+    ROOT,
+    STACKS,
+    compile_model,
+    custom_resources,
+    overlay_with,
+    record,
+    recorded,
+)
 
 # Tags Karpenter puts on every instance it launches, besides the node class's own.
 KARPENTER_INSTANCE_TAGS = 6
@@ -176,8 +186,12 @@ def test_valid_names_are_kept_and_cleaned_names_never_collide() -> None:
     # EKS accepts upper case and "_": a live cluster named after such a stack keeps its name.
     assert physical_name("atlas-Prod_x", 100, lowercase=False) == "atlas-Prod_x"
     assert physical_name("atlas-dev", 63) == "atlas-dev"
-    buckets = {directory_bucket_name(f"atlas-{s}", "warm", "use1-az4") for s in ("Prod_x", "prod_x", "prod-x")}
-    assert len(buckets) == 3 and all(_DIRECTORY_BUCKET.fullmatch(b) for b in buckets)
+    buckets = {
+        directory_bucket_name(f"atlas-{s}", "warm", "use1-az4", account)
+        for s in ("Prod_x", "prod_x", "prod-x")
+        for account in (None, "123456789012")
+    }
+    assert len(buckets) == 6 and all(_DIRECTORY_BUCKET.fullmatch(b) for b in buckets)
     long = physical_name("x" * 120, 100, lowercase=False)
     assert len(long) == 100 and long == physical_name("x" * 120, 100, lowercase=False)
     assert physical_name("x" * 121, 100, lowercase=False) != long
@@ -185,7 +199,9 @@ def test_valid_names_are_kept_and_cleaned_names_never_collide() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_shipped_stacks_keep_their_physical_names(stack: str) -> None:
-    _, _, resources = recorded(stack)
+    # With their own stack settings, which pin the warm bucket's name from before the account id.
+    model, plan = compile_model(stack)
+    resources = record(model, plan, stack, config=stack_config(stack, ROOT))
     by_type = {r.type: r.inputs for r in resources}
     assert by_type["aws:eks/cluster:Cluster"]["name"] == f"atlas-{stack}"
     assert by_type["aws:s3/directoryBucket:DirectoryBucket"]["bucket"] == f"atlas-{stack}-warm--use1-az4--x-s3"

@@ -64,10 +64,18 @@ def cluster_name(model: Platform) -> str:
     return physical_name(f"{model.metadata.name}-{pulumi.get_stack()}", EKS_CLUSTER_NAME_MAX, lowercase=False)
 
 
-def directory_bucket_name(cluster: str, suffix: str, zone_id: str) -> str:
-    """`<base>--<zone id>--x-s3`, the form S3 Express requires, within the 63 characters."""
+def directory_bucket_name(cluster: str, suffix: str, zone_id: str, account: str | None) -> str:
+    """`<base>--<zone id>--x-s3`, the form S3 Express requires, within the 63 characters.
+
+    A directory bucket's name is unique per zone across *all* AWS accounts, and the base would
+    otherwise be only `<platform>-<stack>-<suffix>`, which any other account may already hold (the
+    create then fails) or take first. So the base carries the deploying account's id:
+    `<platform>-<stack>-<suffix>-<account id>`. `account=None` gives the name stacks created
+    before that had, which they keep by setting `gpu-platform:warmBucketLegacyName` (a new name
+    is a new, empty bucket: a replacement the stateful gate refuses)."""
     tail = f"--{zone_id}{DIRECTORY_BUCKET_SUFFIX}"
-    return physical_name(f"{cluster}-{suffix}", BUCKET_NAME_MAX - len(tail)) + tail
+    base = f"{cluster}-{suffix}" if account is None else f"{cluster}-{suffix}-{account}"
+    return physical_name(base, BUCKET_NAME_MAX - len(tail)) + tail
 
 
 def partition(region: str) -> str:

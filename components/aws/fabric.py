@@ -46,11 +46,11 @@ def efa_plugin_image(region: str) -> str:
     return f"{account}.dkr.ecr.{region}.amazonaws{suffix}/eks/aws-efa-k8s-device-plugin"
 
 
-def fabric_zone(model: Platform, plan: Plan) -> str:
-    """Where fabric capacity and the warm tier live: the plan's choice, else the first zone."""
-    if plan.fabric is not None and plan.fabric.zone is not None:
-        return plan.fabric.zone
-    return model.target.zones[0]
+def fabric_zone(plan: Plan) -> str:
+    """Where fabric capacity, FSx and the warm tier live: the plan's choice (gpuplat/plan/zones.py)."""
+    if plan.fabric_zone is None:  # the planner sets it on every aws spec with zones
+        raise ValueError("the plan has no fabric zone; provider aws needs target.zones")
+    return plan.fabric_zone
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Fabric(pulumi.ComponentResource):
     def __init__(self, name: str, args: FabricArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Fabric", name, None, opts)
         model, cluster = args.model, args.cluster_name
-        self.zone = zone = fabric_zone(model, args.plan)
+        self.zone = zone = fabric_zone(args.plan)
 
         self.placement_group_names, self.placement_group_arns = {}, {}
         for pool in model.fabric_pools:

@@ -53,6 +53,7 @@ from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
+from .offerings import offered_instance_type
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -91,7 +92,7 @@ def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: PoolMo
 
 
 def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
-    return [fabric_zone(model, plan)] if pool.fabric else list(model.target.zones)
+    return [fabric_zone(plan)] if pool.fabric else list(model.target.zones)
 
 
 def node_class_spec(
@@ -106,7 +107,7 @@ def node_class_spec(
     subnet_tags = {DISCOVERY_TAG: cluster}
     security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
     if pool.fabric:
-        subnet_tags[ZONE_TAG] = fabric_zone(model, plan)
+        subnet_tags[ZONE_TAG] = fabric_zone(plan)
         security_groups.append({"tags": {EFA_TAG: cluster}})
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": AMI_ALIAS}],
@@ -116,7 +117,10 @@ def node_class_spec(
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
-            "httpPutResponseHopLimit": 1,  # pods get credentials from Pod Identity, never IMDS
+            # Pods get credentials from Pod Identity, never IMDS: with 2 hops any pod could read the
+            # node role's. Mountpoint's pods then cannot detect region and bandwidth; the S3
+            # volumes pass both as mount options (components/kubernetes/storage_classes.py).
+            "httpPutResponseHopLimit": 1,
             "httpTokens": "required",
         },
         "blockDeviceMappings": [
@@ -143,11 +147,17 @@ def node_class_spec(
 
 
 def node_pool_spec(
-    model: Platform, plan: Plan, pool: PoolModel, planned: NodePoolPlan, node_class: str
+    model: Platform,
+    plan: Plan,
+    pool: PoolModel,
+    planned: NodePoolPlan,
+    node_class: str,
+    instance_type: pulumi.Input[str] | None = None,  # the pool's type, as checked against EC2's offerings
 ) -> dict[str, Any]:
     market = planned.market
+    itype = instance_type if instance_type is not None else pool.instance_type
     requirements = [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [itype]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [market.value]},
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": pool_zones(model, plan, pool)},
     ]
@@ -224,13 +234,15 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
         self.node_pool_names = {}
+        # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
+        offered = offered_instance_type(self, model, plan, pool)
         for planned in plan.pool_node_pools(pool.name):
             k8s.apiextensions.CustomResource(
                 f"{name}-{planned.market.value}",
                 api_version=NODE_POOL_API,
                 kind="NodePool",
                 metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name),
+                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name, offered),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
             )

@@ -12,7 +12,9 @@ gpuplat.catalog.regions, which GP212 and GP225 check the spec against: /16 gives
 private and /23 public subnets, /17 (the smallest VPC allowed) /20 and /24.
 
 VPC endpoints keep image pulls, STS, EC2 and SQS calls (nodes, Karpenter, Pod Identity) off
-the NAT: cheaper for multi-GB GPU images, and they keep working if a NAT fails.
+the NAT: cheaper for multi-GB GPU images, and they keep working if a NAT fails. The storage
+tiers' traffic goes through gateway endpoints on the private route tables: `s3` for the cold
+bucket (and image layers ECR keeps in S3), `s3express` for the warm tier's directory bucket.
 """
 
 from __future__ import annotations
@@ -166,6 +168,20 @@ class Network(pulumi.ComponentResource):
             tags=tags(model, f"{cluster}-s3"),
             opts=own(self),
         )
+        if model.storage.warm is not None:
+            # The warm tier's directory bucket answers on s3express endpoints (the Regional
+            # s3express-control and the Zonal s3express-<az id>), which the s3 endpoint does
+            # not cover: without this one every warm-tier byte would go through the NAT,
+            # billed per GB. Gateway endpoints are free.
+            aws.ec2.VpcEndpoint(
+                f"{name}-endpoint-s3express",
+                vpc_id=vpc.id,
+                service_name=f"com.amazonaws.{region}.s3express",
+                vpc_endpoint_type="Gateway",
+                route_table_ids=private_route_tables,
+                tags=tags(model, f"{cluster}-s3express"),
+                opts=own(self),
+            )
         endpoint_sg = aws.ec2.SecurityGroup(
             f"{name}-endpoints",
             vpc_id=vpc.id,

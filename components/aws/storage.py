@@ -1,7 +1,7 @@
 """StorageTiers: hot FSx for Lustre, warm S3 Express One Zone, cold S3, under one KMS key.
 
-Hot and warm sit in the fabric zone (or the first zone without a fabric): training nodes
-read and write them without crossing a zone. Everything written to the hot tier is
+Hot and warm sit in the plan's fabric zone (gpuplat/plan/zones.py, also without fabric
+pools): training nodes read and write them without crossing a zone. Everything written to the hot tier is
 exported to the cold bucket (a data repository association on `/`, NEW/CHANGED/DELETED),
 so a checkpoint survives the file system; the cold lifecycle then ages it out.
 
@@ -33,13 +33,13 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplat.catalog import fsx
-from gpuplat.catalog.s3express import s3_express_problem
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import POLICY_VERSION, directory_bucket_name, own, partition, region_of, stateful, tags
+from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
 from .fabric import fabric_zone
 from .storage_access import s3_csi_access
+from .warm_tier import warm_bucket
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # LNet, and the Lustre client/server range
 EXPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
@@ -87,24 +87,6 @@ def key_policy(region: str, account: str) -> dict[str, Any]:
     }
 
 
-def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    if zone not in names:
-        raise ValueError(
-            f"availability zone {zone} is not among the zones region {region} reports ({', '.join(names)}); "
-            f"check target.zones"
-        )
-    return zone_ids[names.index(zone)]
-
-
-def s3_express_zone_id(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    """The AZ ID of the warm tier's zone in this account, or a stop before anything is created there."""
-    zone_id = zone_id_of(zone, region, names, zone_ids)
-    problem = s3_express_problem(region, zone, zone_id)
-    if problem is not None:
-        raise ValueError(problem)
-    return zone_id
-
-
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
     return {
         "Version": POLICY_VERSION,
@@ -131,6 +113,8 @@ class StorageTiersArgs:
     account_id: pulumi.Input[str]
     # Grants the Kubernetes side's S3 CSI driver access to the buckets (storage_access.py).
     pod_identity_agent: pulumi.Resource | None = None
+    # The warm bucket keeps the name it had before names carried the account id (existing stacks).
+    warm_bucket_legacy_name: bool = False
 
 
 class StorageTiers(pulumi.ComponentResource):
@@ -150,7 +134,7 @@ class StorageTiers(pulumi.ComponentResource):
         super().__init__("gpuplat:index:StorageTiers", name, None, opts)
         model, plan, cluster = args.model, args.plan, args.cluster_name
         region = region_of(model)
-        zone = fabric_zone(model, plan)
+        zone = fabric_zone(plan)
         self.file_system_id = self.dns_name = self.mount_name = None
         self.standard_file_system_id = self.standard_dns_name = self.standard_mount_name = None
         self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
@@ -246,15 +230,8 @@ class StorageTiers(pulumi.ComponentResource):
             bucket_arns.append(cold_bucket.arn)
 
         if model.storage.warm is not None:
-            zone_id = self._warm_zone_id(model.storage.warm.zone_id, zone, region)
-            warm = aws.s3.DirectoryBucket(
-                f"{name}-warm",
-                bucket=zone_id.apply(lambda az: directory_bucket_name(cluster, "warm", az)),
-                location=aws.s3.DirectoryBucketLocationArgs(name=zone_id, type="AvailabilityZone"),
-                data_redundancy="SingleAvailabilityZone",
-                type="Directory",
-                tags=tags(model, f"{cluster}-warm"),
-                opts=stateful(self),
+            warm = warm_bucket(
+                self, name, model, cluster, zone, args.account_id, legacy_name=args.warm_bucket_legacy_name
             )
             sse("warm", warm.bucket)
             self.warm_bucket = warm.bucket
@@ -284,17 +261,6 @@ class StorageTiers(pulumi.ComponentResource):
                 "coldBucket": self.cold_bucket,
                 "s3CsiRoleArn": self.s3_csi_role_arn,
             }
-        )
-
-    def _warm_zone_id(self, spec_zone_id: str | None, zone: str, region: str) -> pulumi.Output[str]:
-        """The directory bucket's AZ ID: the spec's (`check` knows it), else the fabric zone's ID in
-        this account, which only AWS knows; stops with a sentence where S3 Express is not."""
-        if spec_zone_id is not None:
-            return pulumi.Output.from_input(spec_zone_id)
-        # parent=self: the lookup goes through this component's (the spec region's) provider.
-        zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        return pulumi.Output.all(zones.names, zones.zone_ids).apply(
-            lambda v: s3_express_zone_id(zone, region, list(v[0]), list(v[1]))
         )
 
     def _hot(

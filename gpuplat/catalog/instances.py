@@ -40,6 +40,12 @@ class InstanceType:
         return self.efa_interfaces > 0
 
     @property
+    def card_gbps(self) -> float:
+        """Bandwidth through one network card: what a pod gets, since the VPC CNI gives pods
+        interfaces on card 0 only (p5.48xlarge: 3200 Gbps over 32 cards = 100)."""
+        return self.network_gbps / self.network_cards
+
+    @property
     def gpu(self) -> GpuModel:
         return GPUS[self.gpu_model]
 

@@ -45,6 +45,6 @@ def s3_express_problem(region: str, zone: str, zone_id: str) -> str | None:
     return (
         f"the warm tier's zone {zone} is {zone_id} in this AWS account, and S3 Express One Zone runs in "
         f"{region} only in {', '.join(offered)} (catalog as of {S3_EXPRESS_AS_OF}); set storage.warm.zoneId "
-        f"to one of them, or order target.zones so the fabric zone is one of them in this account "
+        f"to one of them, or set target.fabricZone to a zone that is one of them in this account "
         f"(aws ec2 describe-availability-zones shows each zone's ID)"
     )

@@ -19,6 +19,7 @@ from gpuplat.plan.storage import plan_storage
 from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
 from gpuplat.plan.workload_fit import capacity_findings, workload_findings
 from gpuplat.plan.workloads import plan_workloads, storage_sizes
+from gpuplat.plan.zones import fabric_zone
 
 
 def _ports(model: Platform, pool: GpuNodePool) -> int:
@@ -61,11 +62,12 @@ def build_plan(model: Platform) -> PlanOutcome:
     )
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
+    zone = fabric_zone(model)
     plan = Plan(
         pools=pools,
         fleet_gpus=sum(p.max_gpus for p in model.pools),
         fleet_markets=procurement.fleet_markets,
-        reservations=reservations(model, procurement.shares),
+        reservations=reservations(model, procurement.shares, zone),
         fabric=fabric,
         storage=storage,
         cost=plan_cost(model, procurement.shares),
@@ -76,6 +78,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         flavors=planned_flavors,
         quotas=planned_quotas,
         workloads=workloads,
+        fabric_zone=zone,
     )
     return PlanOutcome(plan, findings)
 

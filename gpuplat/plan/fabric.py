@@ -144,7 +144,6 @@ def plan_fabric(model: Platform) -> tuple[FabricPlan | None, tuple[PlanFinding, 
         links=tree.links,
         bisection_gbps=tree.leaves * tree.leaf_up * fabric.link_gbps / 2,
         max_hosts=tree.max_hosts,
-        zone=model.target.zones[0] if model.target.provider is Provider.AWS and model.target.zones else None,
         pods=tree.pods,
         pools=tuple(p.name for p in pools),
     )

@@ -9,8 +9,9 @@
 - Provider kubernetes has no procurement: the nodes are owned. Pools then carry no markets
   (`markets = {}`), so the JSON shows zeros per market while `fleet.gpus` is still right.
 - Reservations (ODCRs) for the reserved nodes: a fabric pool's all sit in the fabric zone
-  (zones[0]) inside its cluster placement group, because a training job spans the fabric;
-  other pools spread evenly over the zones (largest remainder, earlier zones first).
+  (gpuplat/plan/zones.py) inside its cluster placement group, because a training job spans
+  the fabric; other pools spread evenly over the zones (largest remainder, earlier zones by
+  name first, so the order target.zones lists them in changes nothing).
 """
 
 from __future__ import annotations
@@ -164,15 +165,17 @@ def even_spread(count: int, zones: Sequence[str]) -> list[tuple[str, int]]:
     return [(z, n) for z, n in spread if n > 0]
 
 
-def reservations(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -> tuple[Reservation, ...]:
-    zones = model.target.zones
-    if not zones or model.procurement is None:
+def reservations(
+    model: Platform, shares: Sequence[Mapping[Market, MarketShare]], fabric_zone: str | None
+) -> tuple[Reservation, ...]:
+    zones = model.target.zones  # sorted by the model
+    if not zones or fabric_zone is None or model.procurement is None:
         return ()
     out: list[Reservation] = []
     for pool, share in zip(model.pools, shares, strict=True):
         count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
         if count == 0 or pool.instance_type is None:
             continue
-        spread = [(zones[0], count)] if pool.fabric else even_spread(count, zones)
+        spread = [(fabric_zone, count)] if pool.fabric else even_spread(count, zones)
         out.extend(Reservation(pool.name, z, pool.instance_type, n, pool.fabric) for z, n in spread)
     return tuple(out)

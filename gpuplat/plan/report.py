@@ -56,7 +56,7 @@ def _pool_json(pool: PoolPlan) -> Json:
     }
 
 
-def _fabric_json(fabric: FabricPlan | None, pools: Sequence[PoolPlan]) -> Json | None:
+def _fabric_json(fabric: FabricPlan | None, pools: Sequence[PoolPlan], zone: str | None) -> Json | None:
     if fabric is None:
         return None
     members = [p for p in pools if p.name in fabric.pools]
@@ -76,13 +76,13 @@ def _fabric_json(fabric: FabricPlan | None, pools: Sequence[PoolPlan]) -> Json |
         "leafUp": fabric.leaf_up,
         "pods": fabric.pods,
         "maxHosts": fabric.max_hosts,
-        "zone": fabric.zone,
+        "zone": zone,
         "portsPerNode": {p.name: p.ports_per_node for p in members},
         "efaInterfacesPerNode": {p.name: p.efa_interfaces for p in members},
     }
 
 
-def _storage_json(storage: StoragePlan, model: Platform) -> Json:
+def _storage_json(storage: StoragePlan, model: Platform, zone: str | None) -> Json:
     hot, warm = storage.hot, storage.warm
     return {
         "hot": None
@@ -105,7 +105,7 @@ def _storage_json(storage: StoragePlan, model: Platform) -> Json:
             },
             "criticalThroughputShare": _opt(hot.critical_throughput_share),
         },
-        "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": warm.zone},
+        "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": zone},
         "cold": None
         if model.storage.cold is None
         else {
@@ -132,8 +132,8 @@ def plan_json(model: Platform, plan: Plan) -> Json:
             "targetGpus": _by_market(plan.fleet_targets),
             "toleranceGpus": _by_market({m: float(t) for m, t in plan.fleet_tolerance.items()}),
         },
-        "fabric": _fabric_json(plan.fabric, plan.pools),
-        "storage": _storage_json(plan.storage, model),
+        "fabric": _fabric_json(plan.fabric, plan.pools, plan.fabric_zone),
+        "storage": _storage_json(plan.storage, model, plan.fabric_zone),
         "cost": None
         if cost is None
         else {
@@ -271,8 +271,8 @@ def _fabric_text(plan: Plan) -> str:
     ]
     if efa:
         rows.append(["EFA interfaces per node", efa])
-    if f.zone:
-        rows.append(["zone", f"{f.zone} (a cluster placement group per pool: {', '.join(f.pools)})"])
+    if plan.fabric_zone:
+        rows.append(["zone", f"{plan.fabric_zone} (a cluster placement group per pool: {', '.join(f.pools)})"])
     width = max(len(k) for k, _ in rows)
     return "Fabric\n" + "".join(f"{k.ljust(width)}  {v}\n" for k, v in rows)
 
@@ -301,7 +301,8 @@ def _storage_text(plan: Plan) -> str:
                 ]
             )
     if s.warm is not None:
-        rows.append(["warm", f"{s.warm.capacity_tib:g} TiB", "-", f"zone {s.warm.zone}" if s.warm.zone else "-"])
+        zone = plan.fabric_zone
+        rows.append(["warm", f"{s.warm.capacity_tib:g} TiB", "-", f"zone {zone}" if zone else "-"])
     if s.cold_lifecycle:
         steps = " -> ".join(f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle)
         rows.append(["cold", "-", "-", steps])

@@ -25,7 +25,8 @@ critical work keeps at least s of the hot tier's aggregate throughput (and IOPS,
 scales with the same servers) whatever the standard tenants do. The times above are the
 critical file system's.
 
-Warm: the capacity (S3 Express One Zone has no provisioned throughput), in the fabric zone.
+Warm: the capacity (S3 Express One Zone has no provisioned throughput). Hot and warm live in the
+plan's fabric zone (gpuplat/plan/zones.py).
 Cold lifecycle: STANDARD at day 0, the transitions in day order, EXPIRE at expireAfterDays.
 """
 
@@ -50,7 +51,6 @@ def plan_storage(model: Platform, sizes: tuple[float | None, float | None] | Non
     """`sizes`: (checkpoint GiB, model GiB) of the reference workloads, replacing storage.workload's."""
     storage, aws = model.storage, model.target.provider is Provider.AWS
     checkpoint, weights = sizes or (storage.workload.checkpoint_gib, storage.workload.model_gib)
-    zone = model.target.zones[0] if aws and model.target.zones else None
     hot = None
     if storage.hot is not None:
         requested = storage.hot.capacity_tib * fsx.GIB_PER_TIB
@@ -73,7 +73,7 @@ def plan_storage(model: Platform, sizes: tuple[float | None, float | None] | Non
             standard_tenants=tenants,
             critical_throughput_share=share,
         )
-    warm = WarmTierPlan(storage.warm.capacity_tib, zone) if storage.warm is not None else None
+    warm = WarmTierPlan(storage.warm.capacity_tib) if storage.warm is not None else None
     steps: list[LifecycleStep] = []
     if storage.cold is not None:
         first = "STANDARD" if aws else storage.cold.storage_class or "STANDARD"

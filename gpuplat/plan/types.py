@@ -88,7 +88,6 @@ class FabricPlan:
     links: int  # switch-to-switch links (host links not counted)
     bisection_gbps: float
     max_hosts: int  # host ports this tiers/radix/oversubscription can ever hold
-    zone: str | None  # aws: the zone the fabric (placement groups, directory bucket) lives in
     pods: int = 0  # 3 tiers: groups of up to radix/2 leaves sharing their spines; 0 for 2 tiers
     pools: tuple[str, ...] = ()  # the fabric pools (one cluster placement group each on aws)
 
@@ -119,7 +118,6 @@ class StandardHotPlan:
 @dataclass(frozen=True)
 class WarmTierPlan:
     capacity_tib: float
-    zone: str | None = None  # aws: S3 Express One Zone lives in the fabric zone
 
 
 @dataclass(frozen=True)
@@ -177,6 +175,9 @@ class Plan:
     flavors: tuple[FlavorPlan, ...] = ()
     quotas: tuple[QuotaPlan, ...] = ()
     workloads: tuple[WorkloadPlan, ...] = ()  # the spec's reference workloads, sized
+    # aws: the one zone of the fabric pools, their reservations, FSx and (without
+    # storage.warm.zoneId) the directory bucket (gpuplat/plan/zones.py); None on kubernetes.
+    fabric_zone: str | None = None
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

@@ -269,7 +269,7 @@ def model_load_seconds(model: Platform, pool: GpuNodePool, w: ReferenceWorkload,
     if model.storage.warm is None or itype is None or unit.per_node == 0:
         return None
     per_node = min(model_gib(w), memory(w).weights * min(w.gpus, unit.per_node))
-    card_mbps = itype.network_gbps / itype.network_cards * 1000 / 8  # MB/s through one card
+    card_mbps = itype.card_gbps * 1000 / 8  # MB/s through one card
     return per_node * MB_PER_GIB / card_mbps
 
 

@@ -72,6 +72,35 @@ def _availability_zones(args: dict[str, Any], ctx: MockContext) -> dict[str, Any
     }
 
 
+def _instance_type_offerings(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # An account where every asked-for type is offered in every asked-for location (zone names,
+    # zone IDs or the region, by locationType): the plausible answer for the instance types the
+    # catalog holds. Which zones really offer a type only the deploying account knows.
+    filters: dict[str, list[str]] = {
+        str(f.get("name")): [str(v) for v in f.get("values") or []] for f in args.get("filters") or []
+    }
+    kind = args.get("locationType") or "region"
+    zones = _availability_zones({}, ctx)
+    every: dict[str, list[str]] = {
+        "region": [ctx.region],
+        "availability-zone": list(zones["names"]),
+        "availability-zone-id": list(zones["zoneIds"]),
+    }
+    known = every.get(kind, [])
+    locations = [z for z in filters.get("location", known) if z in known]
+    types = filters.get("instance-type", [])
+    pairs = [(t, z) for t in types for z in locations]
+    return {
+        "id": ctx.region,
+        "filters": args.get("filters"),
+        "locationType": kind,
+        "instanceTypes": [t for t, _ in pairs],
+        "locations": [z for _, z in pairs],
+        "locationTypes": [kind] * len(pairs),
+        "region": ctx.region,
+    }
+
+
 def _ami_id(seed: Any) -> str:
     return "ami-" + hex_digest(json.dumps(seed, sort_keys=True), 17)
 
@@ -176,6 +205,7 @@ _INVOKES: dict[str, Callable[[dict[str, Any], MockContext], dict[str, Any]]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
     "aws:index/getDefaultTags:getDefaultTags": lambda args, ctx: {"id": "aws", "tags": {}},
     "aws:ec2/getAmi:getAmi": _ami,
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _instance_type_offerings,
     "aws:ec2/getVpc:getVpc": _vpc,
     "aws:ec2/getSubnets:getSubnets": _subnets,
     "aws:ssm/getParameter:getParameter": _ssm_parameter,

@@ -20,6 +20,7 @@ _ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
 _PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("target", "region"), "aws"),
     (("target", "zones"), "aws"),
+    (("target", "fabricZone"), "aws"),
     (("target", "endpoint"), "aws"),
     (("target", "context"), "kubernetes"),
     (("network", "vpcCidr"), "aws"),
@@ -94,6 +95,26 @@ def zones_in_region(data: Data) -> Iterator[Finding]:
                 f"zone {zone} is not an availability zone: zone names end in a letter {ZONE_LETTERS[0]}.."
                 f"{ZONE_LETTERS[-1]} (us-east-1, the largest region, has a..f), e.g. {region}a",
             )
+
+
+@rule(
+    "GP248",
+    "fabric-zone-in-zones",
+    Level.ERROR,
+    "The fabric pools, FSx and the warm tier go to target.fabricZone, and the VPC has subnets only in "
+    "target.zones: a fabric zone outside them has no subnet to put anything in.",
+)
+def fabric_zone_in_zones(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    chosen = as_str(target.get("fabricZone")) if target is not None else None
+    zones = _zones(data)
+    if provider(data) != "aws" or chosen is None or not zones or chosen in zones:
+        return
+    yield Finding(
+        ("target", "fabricZone"),
+        f"fabric zone {chosen} is not one of target.zones ({', '.join(zones)}); name one of them, or add "
+        f"{chosen} to target.zones",
+    )
 
 
 @rule(
