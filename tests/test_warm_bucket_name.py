@@ -40,4 +40,6 @@ def test_the_stateful_gate_refuses_the_rename_of_an_existing_bucket() -> None:
     _, renamed = _bucket("dev", {})
     changes = diff_resources(legacy, renamed)
     refused = summarize(changes, len(renamed)).refused
-    assert [(c.type, c.op) for c in refused] == [(DIRECTORY_BUCKET, "replace")]
+    # the bucket, and every tenant claim whose volume names it
+    assert {(c.type, c.op) for c in refused} == {(DIRECTORY_BUCKET, "replace"),
+                                                   ("kubernetes:core/v1:PersistentVolumeClaim", "replace")}
