@@ -198,6 +198,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     network.private_subnet_ids,
                     account_id,
                     pod_identity_agent=eks.pod_identity_agent,
+                    efa_security_group_id=fabric.efa_security_group_id if fabric is not None else None,
                 ),
                 mine,
             )

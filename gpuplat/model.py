@@ -70,6 +70,11 @@ class Target:
     kubernetes_version: str
     endpoint: str  # private | public (EKS API endpoint)
     context: str | None  # kubeconfig context on provider kubernetes
+    public_access_cidrs: tuple[str, ...] = ()  # aws, public endpoint: who may reach it (empty: anyone)
+    # aws: EKS makes the cluster's creator a cluster-admin. Fixed at creation (ForceNew); true is
+    # what every existing stack was created with.
+    bootstrap_cluster_creator_admin: bool = True
+    node_ami: str | None = None  # aws: al2023@vYYYYMMDD override of the catalog's pinned release
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,20 @@ class NodeRange:
     max: int
 
 
+class ReservationKind(StrEnum):
+    ON_DEMAND_RESERVATION = "on-demand-reservation"  # gpuplat creates targeted ODCRs
+    CAPACITY_BLOCK = "capacity-block"  # operator-bought EC2 Capacity Blocks, selected by id / tag
+
+
+@dataclass(frozen=True)
+class PoolReservation:
+    """How a pool's reserved nodes are held (aws); ids / tags select existing Capacity Blocks."""
+
+    kind: ReservationKind = ReservationKind.ON_DEMAND_RESERVATION
+    ids: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
 @dataclass(frozen=True)
 class GpuNodePool:
     name: str
@@ -108,6 +127,7 @@ class GpuNodePool:
     markets: tuple[Market, ...]
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
+    reservation: PoolReservation = field(default_factory=PoolReservation)
 
     @property
     def max_gpus(self) -> int:
@@ -152,6 +172,9 @@ class HotTier:
     capacity_tib: float
     throughput_per_tib: int
     storage_class: str | None
+    backup_retention_days: int = 0  # aws: FSx daily automatic backups (0: none)
+    backup_start_time: str = "03:00"  # HH:MM UTC
+    efa: bool = False  # aws: EFA / GPUDirect Storage, fixed at creation
 
 
 @dataclass(frozen=True)
@@ -172,6 +195,7 @@ class ColdTier:
     transitions: tuple[Transition, ...]
     expire_after_days: int | None
     storage_class: str | None
+    capacity_tib: float | None = None  # aws: expected data, for the cost plan only
 
 
 @dataclass(frozen=True)
@@ -195,6 +219,7 @@ class Prices:
     spot_discount: float | None
     reserved_discount: float | None
     as_of: str | None
+    capacity_block_hourly: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -314,6 +339,33 @@ def _pool(raw: Data, provider: Provider) -> GpuNodePool:
         markets=tuple(m for m in MARKET_ORDER if m in markets),
         labels=_frozen_map(raw.get("labels")),
         taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in raw.get("taints", [])),
+        reservation=_reservation(raw.get("reservation")),
+    )
+
+
+def _reservation(raw: Data | None) -> PoolReservation:
+    if raw is None:
+        return PoolReservation()
+    return PoolReservation(
+        kind=ReservationKind(raw.get("kind", ReservationKind.ON_DEMAND_RESERVATION.value)),
+        ids=tuple(raw.get("ids", [])),
+        tags=_frozen_map(raw.get("tags")),
+    )
+
+
+# Without a cold tier the daily FSx backup is the only copy of the hot tier; with one, FSx
+# refuses backups (a file system linked to a data repository) and the export is the copy.
+DEFAULT_BACKUP_RETENTION_DAYS = 7
+
+
+def _hot(raw: Data, has_cold: bool) -> HotTier:
+    return HotTier(
+        float(raw["capacityTiB"]),
+        int(raw.get("throughputPerTiB", 250)),
+        raw.get("storageClass"),
+        backup_retention_days=int(raw.get("backupRetentionDays", 0 if has_cold else DEFAULT_BACKUP_RETENTION_DAYS)),
+        backup_start_time=raw.get("backupStartTime", "03:00"),
+        efa=bool(raw.get("efa", False)),
     )
 
 
@@ -321,9 +373,7 @@ def _storage(raw: Data) -> Storage:
     hot, warm, cold = raw.get("hot"), raw.get("warm"), raw.get("cold")
     workload = raw.get("workload", {})
     return Storage(
-        hot=HotTier(float(hot["capacityTiB"]), int(hot.get("throughputPerTiB", 250)), hot.get("storageClass"))
-        if hot is not None
-        else None,
+        hot=_hot(hot, cold is not None) if hot is not None else None,
         warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass"), warm.get("zoneId"))
         if warm is not None
         else None,
@@ -336,6 +386,7 @@ def _storage(raw: Data) -> Storage:
             ),
             cold.get("expireAfterDays"),
             cold.get("storageClass"),
+            float(cold["capacityTiB"]) if "capacityTiB" in cold else None,
         )
         if cold is not None
         else None,
@@ -365,6 +416,9 @@ def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
             spot_discount=prices.get("spotDiscount"),
             reserved_discount=prices.get("reservedDiscount"),
             as_of=prices.get("asOf"),
+            capacity_block_hourly=MappingProxyType(
+                {k: float(v) for k, v in prices.get("capacityBlockHourly", {}).items()}
+            ),
         ),
     )
 
@@ -402,6 +456,9 @@ def build_model(data: Data) -> Platform:
             kubernetes_version=target["kubernetesVersion"],
             endpoint=target.get("endpoint", "private"),
             context=target.get("context"),
+            public_access_cidrs=tuple(target.get("publicAccessCidrs", [])),
+            bootstrap_cluster_creator_admin=bool(target.get("bootstrapClusterCreatorAdmin", True)),
+            node_ami=target.get("nodeAmi"),
         ),
         pools=pools,
         network=Network(

@@ -2,11 +2,17 @@
 
 Choices this component makes (the spec has no field for them):
 
-* AMI: `al2023@latest`. Karpenter resolves the alias to the EKS-optimized AL2023 *NVIDIA*
-  variant for GPU instance types (driver, fabric manager, EFA installer included). A pinned
-  `al2023@v<date>` would be reproducible, but no catalog entry tracks AMI releases yet, and
-  a pin nobody bumps rots into an unpatched fleet; with `latest` a new AMI shows up as drift
-  and the disruption budgets below pace the roll.
+* AMI: `al2023@v<date>`, the release gpuplat/catalog/eks.py pins for the Kubernetes minor
+  (or the spec's `target.nodeAmi`). Karpenter resolves the alias to the EKS-optimized AL2023
+  *NVIDIA* variant for GPU instance types (driver, fabric manager, EFA installer included).
+  With `al2023@latest` every AMI EKS publishes would be drift, and Karpenter would replace
+  production GPU nodes one by one without anyone reviewing it; a pin moves when the catalog
+  is bumped, shows in the preview, and the disruption budgets below pace the roll.
+* Reserved capacity: on-demand-reservation pools select the ODCRs Procurement creates (by
+  their tags); capacity-block pools select the Capacity Blocks the spec names (each id a term,
+  the tags one more; terms are ORed). A block is bought, never created here; when it ends EC2
+  terminates its instances and the reserved NodePool has nothing to launch into until the
+  next block with the tags exists.
 * Selectors use tags, not ids: subnets by the discovery tag (fabric pools add the zone tag,
   which leaves exactly the fabric zone's private subnet), the cluster security group by the
   `aws:eks:cluster-name` tag EKS puts on it, the EFA group by its own tag. Tags are known
@@ -46,8 +52,9 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
+from gpuplat.catalog.eks import node_ami_alias
 from gpuplat.model import GpuNodePool as PoolModel
-from gpuplat.model import Market, Platform
+from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
@@ -58,7 +65,6 @@ from .procurement import reservation_selector
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_OVERLAY_API = "karpenter.sh/v1alpha1"
-AMI_ALIAS = "al2023@latest"
 ROOT_VOLUME = "200Gi"
 CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
 NODE_POOL_LABEL = "karpenter.sh/nodepool"  # set by Karpenter on every node it launches
@@ -109,7 +115,7 @@ def node_class_spec(
         subnet_tags[ZONE_TAG] = fabric_zone(model, plan)
         security_groups.append({"tags": {EFA_TAG: cluster}})
     spec: dict[str, Any] = {
-        "amiSelectorTerms": [{"alias": AMI_ALIAS}],
+        "amiSelectorTerms": [{"alias": node_ami_alias(model.target.kubernetes_version, model.target.node_ami)}],
         "role": role,
         "subnetSelectorTerms": [{"tags": subnet_tags}],
         "securityGroupSelectorTerms": security_groups,
@@ -138,8 +144,19 @@ def node_class_spec(
             raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
         spec["placementGroupSelector"] = {"name": placement_group}
     if plan.pool(pool.name).share(Market.RESERVED).nodes > 0:
-        spec["capacityReservationSelectorTerms"] = [{"tags": reservation_selector(cluster, pool.name)}]
+        spec["capacityReservationSelectorTerms"] = reservation_terms(pool, cluster)
     return spec
+
+
+def reservation_terms(pool: PoolModel, cluster: str) -> list[dict[str, Any]]:
+    """Which capacity reservations the pool's reserved NodePool launches into (terms are ORed)."""
+    reservation = pool.reservation
+    if reservation.kind is ReservationKind.CAPACITY_BLOCK:
+        terms: list[dict[str, Any]] = [{"id": i} for i in reservation.ids]
+        if reservation.tags:
+            terms.append({"tags": dict(reservation.tags)})
+        return terms
+    return [{"tags": reservation_selector(cluster, pool.name)}]
 
 
 def node_pool_spec(
