@@ -75,6 +75,7 @@ class Target:
     # what every existing stack was created with.
     bootstrap_cluster_creator_admin: bool = True
     node_ami: str | None = None  # aws: al2023@vYYYYMMDD override of the catalog's pinned release
+    addon_versions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # aws: EKS add-on pins
 
 
 @dataclass(frozen=True)
@@ -459,6 +460,7 @@ def build_model(data: Data) -> Platform:
             public_access_cidrs=tuple(target.get("publicAccessCidrs", [])),
             bootstrap_cluster_creator_admin=bool(target.get("bootstrapClusterCreatorAdmin", True)),
             node_ami=target.get("nodeAmi"),
+            addon_versions=_frozen_map(target.get("addonVersions")),
         ),
         pools=pools,
         network=Network(

@@ -13,6 +13,7 @@ from gpuplat.catalog.eks import NODE_AMI_ALIASES
 from gpuplat.model import Market
 from tests.support_aws import (
     NODE_CLASS,
+    NODE_POOL,
     ROOT,
     compile_model,
     crd_errors,
@@ -59,12 +60,23 @@ def test_capacity_block_pool_selects_blocks_and_creates_no_reservation(tmp_path:
     resources = record(model, plan, "prod")
     pools_reserved = {r.inputs["tags"][TAG_POOL] for r in of_type(resources, RESERVATION)}
     assert "train" not in pools_reserved  # a block is bought, never created
-    train = _node_class(resources, "train")
-    assert train["spec"]["capacityReservationSelectorTerms"] == [
+    # train is a fabric pool: its reserved NodePool launches into the blocks through a class of its
+    # own without the placement group (a block is placed together already); spot and on-demand
+    # keep the pool's class with the placement group and no reservation terms.
+    blocks, train = _node_class(resources, "train-blocks"), _node_class(resources, "train")
+    assert blocks["spec"]["capacityReservationSelectorTerms"] == [
         {"id": "cr-0123456789abcdef0"},
         {"tags": {"gpuplat-pool": "train"}},
     ]
-    assert list(crd_errors(NODE_CLASS, train)) == []
+    assert "placementGroupSelector" not in blocks["spec"] and "placementGroupSelector" in train["spec"]
+    assert "capacityReservationSelectorTerms" not in train["spec"]
+    assert list(crd_errors(NODE_CLASS, blocks)) == [] and list(crd_errors(NODE_CLASS, train)) == []
+    refs = {
+        o["metadata"]["name"]: o["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+        for o in custom_resources(tuple(resources), NODE_POOL)
+        if o["metadata"]["name"].startswith("train-")
+    }
+    assert refs == {"train-reserved": "train-blocks", "train-spot": "train", "train-on-demand": "train"}
     (block,) = plan.capacity_blocks
     reserved = plan.pool("train").share(Market.RESERVED).nodes
     assert reserved > 0 and (block.pool, block.instance_type, block.nodes) == ("train", "p5.48xlarge", reserved)
@@ -158,3 +170,23 @@ def test_hot_tier_backs_up_without_an_export_and_never_sets_efa_unasked(tmp_path
         "servers-out",
     ]
     assert all(r.inputs["ipProtocol"] == "-1" for r in efa_rules)
+
+
+def test_addons_are_left_where_eks_put_them_unless_the_spec_pins_them(tmp_path: Path) -> None:
+    _, _, resources = recorded("dev")
+    assert all("addonVersion" not in r.inputs for r in of_type(resources, "aws:eks/addon:Addon"))
+
+    def pin(overlay: dict[str, Any]) -> None:
+        overlay["target"]["addonVersions"] = {
+            "kube-proxy": "v1.33.10-eksbuild.2",
+            "aws-ebs-csi-driver": "v1.48.0-eksbuild.1",
+        }
+
+    model, plan = compile_model("dev", _overlay(tmp_path, "dev", pin))
+    versions = {
+        r.inputs["addonName"]: r.inputs.get("addonVersion")
+        for r in of_type(record(model, plan, "dev"), "aws:eks/addon:Addon")
+    }
+    assert versions["kube-proxy"] == "v1.33.10-eksbuild.2"
+    assert versions["aws-ebs-csi-driver"] == "v1.48.0-eksbuild.1"
+    assert versions["coredns"] is None

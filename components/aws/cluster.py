@@ -188,6 +188,8 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-addon-{addon_name}",
                 cluster_name=eks.name,
                 addon_name=addon_name,
+                # The spec's pin; unset, EKS installs its default once and never moves it.
+                addon_version=model.target.addon_versions.get(addon_name),
                 configuration_values=json.dumps(configuration, sort_keys=True) if configuration else None,
                 # Take over whatever is there at creation; keep hand-made config edits on update.
                 resolve_conflicts_on_create="OVERWRITE",
@@ -319,6 +321,7 @@ def ebs_csi_addon(
         f"{name}-addon-aws-ebs-csi-driver",
         cluster_name=eks_name,
         addon_name="aws-ebs-csi-driver",
+        addon_version=model.target.addon_versions.get("aws-ebs-csi-driver"),
         pod_identity_associations=[
             aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=EBS_CSI_SERVICE_ACCOUNT)
         ],

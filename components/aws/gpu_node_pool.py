@@ -12,7 +12,11 @@ Choices this component makes (the spec has no field for them):
   their tags); capacity-block pools select the Capacity Blocks the spec names (each id a term,
   the tags one more; terms are ORed). A block is bought, never created here; when it ends EC2
   terminates its instances and the reserved NodePool has nothing to launch into until the
-  next block with the tags exists.
+  next block with the tags exists. A block's instances are already placed together (EC2:
+  "no need to use a cluster placement group with a Capacity Block", and AWS ParallelCluster
+  refuses the combination), so a fabric pool's reserved NodePool gets its own node class,
+  `<pool>-blocks`, without the placement group; its spot and on-demand NodePools keep the
+  pool's class and placement group.
 * Selectors use tags, not ids: subnets by the discovery tag (fabric pools add the zone tag,
   which leaves exactly the fabric zone's private subnet), the cluster security group by the
   `aws:eks:cluster-name` tag EKS puts on it, the EFA group by its own tag. Tags are known
@@ -108,7 +112,9 @@ def node_class_spec(
     role: pulumi.Input[str],
     placement_group: pulumi.Input[str] | None,
     default_tags: Mapping[str, str] | None = None,
+    blocks: bool = False,
 ) -> dict[str, Any]:
+    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
     subnet_tags = {DISCOVERY_TAG: cluster}
     security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
     if pool.fabric:
@@ -140,12 +146,20 @@ def node_class_spec(
         if itype is None:
             raise ValueError(f"pool {pool.name!r}: {pool.instance_type!r} is not in the catalog")
         spec["networkInterfaces"] = efa_interfaces(itype.network_cards)
-        if placement_group is None:
-            raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
-        spec["placementGroupSelector"] = {"name": placement_group}
-    if plan.pool(pool.name).share(Market.RESERVED).nodes > 0:
+        if not blocks:
+            if placement_group is None:
+                raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
+            spec["placementGroupSelector"] = {"name": placement_group}
+    reserved = plan.pool(pool.name).share(Market.RESERVED).nodes > 0
+    if blocks or (reserved and not separate_block_class(plan, pool)):
         spec["capacityReservationSelectorTerms"] = reservation_terms(pool, cluster)
     return spec
+
+
+def separate_block_class(plan: Plan, pool: PoolModel) -> bool:
+    """A fabric pool whose reserved nodes launch into Capacity Blocks, outside its placement group."""
+    blocks = pool.reservation.kind is ReservationKind.CAPACITY_BLOCK
+    return pool.fabric and blocks and plan.pool(pool.name).share(Market.RESERVED).nodes > 0
 
 
 def reservation_terms(pool: PoolModel, cluster: str) -> list[dict[str, Any]]:
@@ -240,16 +254,30 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
+        classes = {market: (self.node_class_name, node_class) for market in Market}
+        if separate_block_class(plan, pool):
+            block_class = k8s.apiextensions.CustomResource(
+                f"{name}-nodeclass-blocks",
+                api_version=NODE_CLASS_API,
+                kind="EC2NodeClass",
+                metadata={"name": f"{pool.name}-blocks", "labels": labels},
+                spec=node_class_spec(
+                    model, plan, pool, args.cluster_name, args.node_role_name, None, args.default_tags, blocks=True
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+            )
+            classes[Market.RESERVED] = (f"{pool.name}-blocks", block_class)
         self.node_pool_names = {}
         for planned in plan.pool_node_pools(pool.name):
+            class_name, class_resource = classes[planned.market]
             k8s.apiextensions.CustomResource(
                 f"{name}-{planned.market.value}",
                 api_version=NODE_POOL_API,
                 kind="NodePool",
                 metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name),
+                spec=node_pool_spec(model, plan, pool, planned, class_name),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, class_resource]),
             )
             self.node_pool_names[planned.market] = planned.name
         for overlay in (o for o in plan.node_overlays if o.pool == pool.name):

@@ -24,6 +24,7 @@ _PROVIDER_ONLY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("target", "publicAccessCidrs"), "aws"),
     (("target", "bootstrapClusterCreatorAdmin"), "aws"),
     (("target", "nodeAmi"), "aws"),
+    (("target", "addonVersions"), "aws"),
     (("storage", "hot", "backupRetentionDays"), "aws"),
     (("storage", "hot", "backupStartTime"), "aws"),
     (("storage", "hot", "efa"), "aws"),
