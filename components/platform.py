@@ -199,6 +199,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     account_id,
                     pod_identity_agent=eks.pod_identity_agent,
                     warm_bucket_legacy_name=config.get_bool("warmBucketLegacyName") or False,
+                    efa_security_group_id=fabric.efa_security_group_id if fabric is not None else None,
                 ),
                 mine,
             )

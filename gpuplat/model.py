@@ -20,6 +20,8 @@ from typing import Any
 from gpuplat import vocabulary as vocab
 from gpuplat.model_pools import GpuNodePool as GpuNodePool
 from gpuplat.model_pools import NodeRange as NodeRange
+from gpuplat.model_pools import PoolReservation as PoolReservation
+from gpuplat.model_pools import ReservationKind as ReservationKind
 from gpuplat.model_pools import Sharing as Sharing
 from gpuplat.model_pools import Taint as Taint
 from gpuplat.model_pools import build_pool, frozen_map
@@ -62,6 +64,12 @@ class Target:
     context: str | None  # kubeconfig context on provider kubernetes
     # aws: the spec's choice of the fabric zone; None lets the planner choose (gpuplat/plan/zones.py)
     fabric_zone: str | None = None
+    public_access_cidrs: tuple[str, ...] = ()  # aws, public endpoint: who may reach it (empty: anyone)
+    # aws: EKS makes the cluster's creator a cluster-admin. Fixed at creation (ForceNew); true is
+    # what every existing stack was created with.
+    bootstrap_cluster_creator_admin: bool = True
+    node_ami: str | None = None  # aws: al2023@vYYYYMMDD override of the catalog's pinned release
+    addon_versions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # aws: EKS add-on pins
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ class Prices:
     spot_discount: float | None
     reserved_discount: float | None
     as_of: str | None
+    capacity_block_hourly: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -236,6 +245,9 @@ def _procurement(raw: Data | None, provider: Provider) -> Procurement | None:
             spot_discount=prices.get("spotDiscount"),
             reserved_discount=prices.get("reservedDiscount"),
             as_of=prices.get("asOf"),
+            capacity_block_hourly=MappingProxyType(
+                {k: float(v) for k, v in prices.get("capacityBlockHourly", {}).items()}
+            ),
         ),
     )
 
@@ -285,6 +297,12 @@ def _target(raw: Data, provider: Provider) -> Target:
         endpoint=raw.get("endpoint", vocab.DEFAULT_ENDPOINT),
         context=raw.get("context"),
         fabric_zone=raw.get("fabricZone"),
+        public_access_cidrs=tuple(raw.get("publicAccessCidrs", [])),
+        bootstrap_cluster_creator_admin=bool(
+            raw.get("bootstrapClusterCreatorAdmin", vocab.DEFAULT_BOOTSTRAP_CLUSTER_CREATOR_ADMIN)
+        ),
+        node_ami=raw.get("nodeAmi"),
+        addon_versions=frozen_map(raw.get("addonVersions")),
     )
 
 

@@ -6,7 +6,8 @@ Part of the model (gpuplat/model.py re-exports it); kept apart so each file stay
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -39,6 +40,20 @@ class NodeRange:
     max: int
 
 
+class ReservationKind(StrEnum):
+    ON_DEMAND_RESERVATION = "on-demand-reservation"  # gpuplat creates targeted ODCRs
+    CAPACITY_BLOCK = "capacity-block"  # operator-bought EC2 Capacity Blocks, selected by id / tag
+
+
+@dataclass(frozen=True)
+class PoolReservation:
+    """How a pool's reserved nodes are held (aws); ids / tags select existing Capacity Blocks."""
+
+    kind: ReservationKind = ReservationKind.ON_DEMAND_RESERVATION
+    ids: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
 @dataclass(frozen=True)
 class GpuNodePool:
     name: str
@@ -53,6 +68,7 @@ class GpuNodePool:
     markets: tuple[Market, ...]
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
+    reservation: PoolReservation = field(default_factory=PoolReservation)
 
     @property
     def max_gpus(self) -> int:
@@ -103,4 +119,15 @@ def build_pool(raw: Data, provider: Provider) -> GpuNodePool:
         markets=tuple(m for m in MARKET_ORDER if m in markets),
         labels=frozen_map(raw.get("labels")),
         taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in raw.get("taints", [])),
+        reservation=_reservation(raw.get("reservation")),
+    )
+
+
+def _reservation(raw: Data | None) -> PoolReservation:
+    if raw is None:
+        return PoolReservation()
+    return PoolReservation(
+        kind=ReservationKind(raw.get("kind", ReservationKind.ON_DEMAND_RESERVATION.value)),
+        ids=tuple(raw.get("ids", [])),
+        tags=frozen_map(raw.get("tags")),
     )

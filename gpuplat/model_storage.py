@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplat.vocabulary import DEFAULT_CRITICAL_IOPS_SHARE, DEFAULT_THROUGHPUT_PER_TIB
+from gpuplat.vocabulary import (
+    DEFAULT_BACKUP_RETENTION_DAYS,
+    DEFAULT_BACKUP_START_TIME,
+    DEFAULT_CRITICAL_IOPS_SHARE,
+    DEFAULT_HOT_EFA,
+    DEFAULT_THROUGHPUT_PER_TIB,
+)
 
 Data = Mapping[str, Any]
 
@@ -18,6 +24,9 @@ class HotTier:
     capacity_tib: float
     throughput_per_tib: int
     storage_class: str | None
+    backup_retention_days: int = 0  # aws: FSx daily automatic backups (0: none)
+    backup_start_time: str = DEFAULT_BACKUP_START_TIME  # HH:MM UTC
+    efa: bool = False  # aws: EFA / GPUDirect Storage, fixed at creation
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class ColdTier:
     transitions: tuple[Transition, ...]
     expire_after_days: int | None
     storage_class: str | None
+    capacity_tib: float | None = None  # aws: expected data, for the cost plan only
 
 
 @dataclass(frozen=True)
@@ -59,12 +69,7 @@ def build_storage(raw: Data) -> Storage:
     hot, warm, cold = raw.get("hot"), raw.get("warm"), raw.get("cold")
     workload = raw.get("workload", {})
     return Storage(
-        hot=HotTier(
-            float(hot["capacityTiB"]),
-            int(hot.get("throughputPerTiB", DEFAULT_THROUGHPUT_PER_TIB)),
-            hot.get("storageClass"),
-        )
-        if hot is not None
+        hot=_hot(hot, has_cold=cold is not None) if hot is not None
         else None,
         warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass"), warm.get("zoneId"))
         if warm is not None
@@ -78,6 +83,7 @@ def build_storage(raw: Data) -> Storage:
             ),
             cold.get("expireAfterDays"),
             cold.get("storageClass"),
+            float(cold["capacityTiB"]) if "capacityTiB" in cold else None,
         )
         if cold is not None
         else None,
@@ -85,3 +91,14 @@ def build_storage(raw: Data) -> Storage:
         workload=Workload(workload.get("checkpointGiB"), workload.get("modelGiB")),
     )
 
+
+
+def _hot(raw: Data, has_cold: bool) -> HotTier:
+    return HotTier(
+        float(raw["capacityTiB"]),
+        int(raw.get("throughputPerTiB", DEFAULT_THROUGHPUT_PER_TIB)),
+        raw.get("storageClass"),
+        backup_retention_days=int(raw.get("backupRetentionDays", DEFAULT_BACKUP_RETENTION_DAYS[has_cold])),
+        backup_start_time=raw.get("backupStartTime", DEFAULT_BACKUP_START_TIME),
+        efa=bool(raw.get("efa", DEFAULT_HOT_EFA)),
+    )

@@ -85,6 +85,8 @@ def isolation_permits(isolation: str, mode: str) -> bool:
 # ---- defaults: the schema's `default`s ---------------------------------------------------------
 
 DEFAULT_ENDPOINT: str = schema_default("target", "endpoint")
+DEFAULT_BOOTSTRAP_CLUSTER_CREATOR_ADMIN: bool = schema_default("target", "bootstrapClusterCreatorAdmin")
+DEFAULT_HOT_EFA: bool = schema_default("hotTier", "efa")
 DEFAULT_SHARING_MODE = SharingMode(schema_default("pool", "sharing")["mode"])
 DEFAULT_POOL_FABRIC: bool = schema_default("pool", "fabric")
 DEFAULT_MARKETS: tuple[Market, ...] = tuple(Market(m) for m in schema_default("pool", "markets"))
@@ -118,6 +120,11 @@ DEFAULT_CRITICAL_IOPS_SHARE = 0.8
 # aws: FSx for Lustre PERSISTENT_2 MB/s per TiB when `storage.hot.throughputPerTiB` is absent
 # (kubernetes ignores the field: the StorageClass decides).
 DEFAULT_THROUGHPUT_PER_TIB = 250
+# aws: days of daily FSx backups when `storage.hot.backupRetentionDays` is absent. Without a cold
+# tier the backup is the only copy of the hot tier; with one, FSx refuses backups (a file system
+# linked to a data repository) and the export is the copy, so the default depends on the spec.
+DEFAULT_BACKUP_RETENTION_DAYS: Mapping[bool, int] = MappingProxyType({False: 7, True: 0})  # by "has a cold tier"
+DEFAULT_BACKUP_START_TIME = "03:00"  # HH:MM UTC, the description's default (a pattern-checked string)
 # The fabric transport depends on the provider: EFA is the only RDMA fabric EC2 offers; an
 # existing cluster's fabric is most often RoCE.
 DEFAULT_TRANSPORT: Mapping[Provider, str] = MappingProxyType({Provider.AWS: "efa", Provider.KUBERNETES: "roce"})

@@ -42,6 +42,7 @@ SPEC: dict[str, Any] = {
     "scheduling": {"gpuScheduler": {}},
     "tenants": [{"name": "research", "gpus": 8}],
     "observability": {},
+    "storage": {"hot": {"capacityTiB": 1.2}},
     "workloads": [
         {
             "name": "pretrain",
@@ -61,6 +62,8 @@ SPEC: dict[str, Any] = {
 # Schema location of each default ($defs/<def>/<field>) -> how the model exposes it.
 READERS: dict[str, Callable[[Platform], Any]] = {
     "target/endpoint": lambda m: m.target.endpoint,
+    "target/bootstrapClusterCreatorAdmin": lambda m: m.target.bootstrap_cluster_creator_admin,
+    "hotTier/efa": lambda m: m.storage.hot and m.storage.hot.efa,
     "pool/sharing": lambda m: {"mode": m.pools[0].sharing.mode},
     "pool/fabric": lambda m: m.pools[0].fabric,
     "pool/markets": lambda m: list(m.pools[0].markets),

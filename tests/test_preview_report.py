@@ -118,6 +118,27 @@ def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], d
         assert f"| {a['name']} | " in cost and usd_delta(pool_delta) in cost
 
 
+def test_services_and_assumptions_in_the_comment(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    run, base, head = comment
+    cost = _section(run.out, "Monthly cost")
+    before, after = base["cost"]["servicesMonthlyUsd"], head["cost"]["servicesMonthlyUsd"]
+    # The overlay grows the hot tier: its FSx storage is priced, so the services move too.
+    assert after > before
+    row = f"| services (control plane, NAT, storage) | {usd(before)} | {usd(after)} | {usd_delta(after - before)} |"
+    assert row in cost
+    total_after = head["cost"]["monthlyUsd"] + after
+    assert f"| GPU + services | {usd(base['cost']['monthlyUsd'] + before)} | {usd(total_after)} |" in cost
+    assert "assumption `reserved-savings-plan`" in cost
+
+
+def test_a_base_planner_without_services_shows_a_dash() -> None:
+    from gpuplat.preview.report import _service_rows  # pyright: ignore[reportPrivateUsage]
+
+    rows = _service_rows({"monthlyUsd": 100.0, "servicesMonthlyUsd": 10.0}, {"monthlyUsd": 90.0})
+    label = "services (control plane, NAT, storage)"
+    assert rows == [[label, "-", "$10.00", ""], ["GPU + services", "-", "$110.00", ""]]
+
+
 def test_stateful_replacement_is_bold_with_a_warning(project: Project) -> None:
     with project.overlay(("target:\n", "target:\n  zones: [us-east-1b, us-east-1c]\n")):
         run = project.preview(fmt="markdown")

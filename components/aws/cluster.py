@@ -47,6 +47,12 @@ LATE_ADDONS = ("coredns",)
 ADDON_CONFIGURATION: dict[str, dict[str, str]] = {"vpc-cni": {"enableNetworkPolicy": "true"}}
 
 
+def public_access_cidrs(model: Platform, api_access: ApiAccess) -> list[str] | None:
+    """The spec's `publicAccessCidrs` then the stack's runner CIDRs, once each; None: open (AWS's default)."""
+    cidrs = list(dict.fromkeys([*model.target.public_access_cidrs, *api_access.cidrs]))
+    return cidrs or None
+
+
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str) -> str:
     """A kubeconfig that gets short-lived tokens from `aws eks get-token` (no static secret)."""
     user = {
@@ -155,12 +161,14 @@ class Cluster(pulumi.ComponentResource):
                 subnet_ids=list(args.subnet_ids),
                 endpoint_private_access=True,
                 endpoint_public_access=public,
-                # A public endpoint open only to the stack's runners when it names them.
-                public_access_cidrs=list(args.api_access.cidrs) if public and args.api_access.cidrs else None,
+                # A public endpoint open only to the spec's CIDRs and the stack's runners when they are named.
+                public_access_cidrs=public_access_cidrs(model, args.api_access) if public else None,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
-                bootstrap_cluster_creator_admin_permissions=True,
+                # Who deploys becomes cluster-admin (an access entry EKS makes at creation). Said
+                # explicitly from the spec; fixed at creation, so existing stacks keep true.
+                bootstrap_cluster_creator_admin_permissions=model.target.bootstrap_cluster_creator_admin,
             ),
             enabled_cluster_log_types=LOG_TYPES,
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
@@ -180,6 +188,8 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-addon-{addon_name}",
                 cluster_name=eks.name,
                 addon_name=addon_name,
+                # The spec's pin; unset, EKS installs its default once and never moves it.
+                addon_version=model.target.addon_versions.get(addon_name),
                 configuration_values=json.dumps(configuration, sort_keys=True) if configuration else None,
                 # Take over whatever is there at creation; keep hand-made config edits on update.
                 resolve_conflicts_on_create="OVERWRITE",
@@ -311,6 +321,7 @@ def ebs_csi_addon(
         f"{name}-addon-aws-ebs-csi-driver",
         cluster_name=eks_name,
         addon_name="aws-ebs-csi-driver",
+        addon_version=model.target.addon_versions.get("aws-ebs-csi-driver"),
         pod_identity_associations=[
             aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account=EBS_CSI_SERVICE_ACCOUNT)
         ],

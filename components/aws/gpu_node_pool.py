@@ -2,11 +2,21 @@
 
 Choices this component makes (the spec has no field for them):
 
-* AMI: `al2023@latest`. Karpenter resolves the alias to the EKS-optimized AL2023 *NVIDIA*
-  variant for GPU instance types (driver, fabric manager, EFA installer included). A pinned
-  `al2023@v<date>` would be reproducible, but no catalog entry tracks AMI releases yet, and
-  a pin nobody bumps rots into an unpatched fleet; with `latest` a new AMI shows up as drift
-  and the disruption budgets below pace the roll.
+* AMI: `al2023@v<date>`, the release gpuplat/catalog/eks.py pins for the Kubernetes minor
+  (or the spec's `target.nodeAmi`). Karpenter resolves the alias to the EKS-optimized AL2023
+  *NVIDIA* variant for GPU instance types (driver, fabric manager, EFA installer included).
+  With `al2023@latest` every AMI EKS publishes would be drift, and Karpenter would replace
+  production GPU nodes one by one without anyone reviewing it; a pin moves when the catalog
+  is bumped, shows in the preview, and the disruption budgets below pace the roll.
+* Reserved capacity: on-demand-reservation pools select the ODCRs Procurement creates (by
+  their tags); capacity-block pools select the Capacity Blocks the spec names (each id a term,
+  the tags one more; terms are ORed). A block is bought, never created here; when it ends EC2
+  terminates its instances and the reserved NodePool has nothing to launch into until the
+  next block with the tags exists. A block's instances are already placed together (EC2:
+  "no need to use a cluster placement group with a Capacity Block", and AWS ParallelCluster
+  refuses the combination), so a fabric pool's reserved NodePool gets its own node class,
+  `<pool>-blocks`, without the placement group; its spot and on-demand NodePools keep the
+  pool's class and placement group.
 * Selectors use tags, not ids: subnets by the discovery tag (fabric pools add the zone tag,
   which leaves exactly the fabric zone's private subnet), the cluster security group by the
   `aws:eks:cluster-name` tag EKS puts on it, the EFA group by its own tag. Tags are known
@@ -46,8 +56,9 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
+from gpuplat.catalog.eks import node_ami_alias
 from gpuplat.model import GpuNodePool as PoolModel
-from gpuplat.model import Market, Platform
+from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
@@ -59,7 +70,6 @@ from .procurement import reservation_selector
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_OVERLAY_API = "karpenter.sh/v1alpha1"
-AMI_ALIAS = "al2023@latest"
 ROOT_VOLUME = "200Gi"
 CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
 NODE_POOL_LABEL = "karpenter.sh/nodepool"  # set by Karpenter on every node it launches
@@ -103,14 +113,16 @@ def node_class_spec(
     role: pulumi.Input[str],
     placement_group: pulumi.Input[str] | None,
     default_tags: Mapping[str, str] | None = None,
+    blocks: bool = False,
 ) -> dict[str, Any]:
+    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
     subnet_tags = {DISCOVERY_TAG: cluster}
     security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
     if pool.fabric:
         subnet_tags[ZONE_TAG] = fabric_zone(plan)
         security_groups.append({"tags": {EFA_TAG: cluster}})
     spec: dict[str, Any] = {
-        "amiSelectorTerms": [{"alias": AMI_ALIAS}],
+        "amiSelectorTerms": [{"alias": node_ami_alias(model.target.kubernetes_version, model.target.node_ami)}],
         "role": role,
         "subnetSelectorTerms": [{"tags": subnet_tags}],
         "securityGroupSelectorTerms": security_groups,
@@ -138,12 +150,31 @@ def node_class_spec(
         if itype is None:
             raise ValueError(f"pool {pool.name!r}: {pool.instance_type!r} is not in the catalog")
         spec["networkInterfaces"] = efa_interfaces(itype.network_cards)
-        if placement_group is None:
-            raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
-        spec["placementGroupSelector"] = {"name": placement_group}
-    if plan.pool(pool.name).share(Market.RESERVED).nodes > 0:
-        spec["capacityReservationSelectorTerms"] = [{"tags": reservation_selector(cluster, pool.name)}]
+        if not blocks:
+            if placement_group is None:
+                raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
+            spec["placementGroupSelector"] = {"name": placement_group}
+    reserved = plan.pool(pool.name).share(Market.RESERVED).nodes > 0
+    if blocks or (reserved and not separate_block_class(plan, pool)):
+        spec["capacityReservationSelectorTerms"] = reservation_terms(pool, cluster)
     return spec
+
+
+def separate_block_class(plan: Plan, pool: PoolModel) -> bool:
+    """A fabric pool whose reserved nodes launch into Capacity Blocks, outside its placement group."""
+    blocks = pool.reservation.kind is ReservationKind.CAPACITY_BLOCK
+    return pool.fabric and blocks and plan.pool(pool.name).share(Market.RESERVED).nodes > 0
+
+
+def reservation_terms(pool: PoolModel, cluster: str) -> list[dict[str, Any]]:
+    """Which capacity reservations the pool's reserved NodePool launches into (terms are ORed)."""
+    reservation = pool.reservation
+    if reservation.kind is ReservationKind.CAPACITY_BLOCK:
+        terms: list[dict[str, Any]] = [{"id": i} for i in reservation.ids]
+        if reservation.tags:
+            terms.append({"tags": dict(reservation.tags)})
+        return terms
+    return [{"tags": reservation_selector(cluster, pool.name)}]
 
 
 def node_pool_spec(
@@ -233,18 +264,32 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
         )
+        classes = {market: (self.node_class_name, node_class) for market in Market}
+        if separate_block_class(plan, pool):
+            block_class = k8s.apiextensions.CustomResource(
+                f"{name}-nodeclass-blocks",
+                api_version=NODE_CLASS_API,
+                kind="EC2NodeClass",
+                metadata={"name": f"{pool.name}-blocks", "labels": labels},
+                spec=node_class_spec(
+                    model, plan, pool, args.cluster_name, args.node_role_name, None, args.default_tags, blocks=True
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+            )
+            classes[Market.RESERVED] = (f"{pool.name}-blocks", block_class)
         self.node_pool_names = {}
         # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
         offered = offered_instance_type(self, model, plan, pool)
         for planned in plan.pool_node_pools(pool.name):
+            class_name, class_resource = classes[planned.market]
             k8s.apiextensions.CustomResource(
                 f"{name}-{planned.market.value}",
                 api_version=NODE_POOL_API,
                 kind="NodePool",
                 metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, self.node_class_name, offered),
+                spec=node_pool_spec(model, plan, pool, planned, class_name, offered),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, node_class]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, class_resource]),
             )
             self.node_pool_names[planned.market] = planned.name
         for overlay in (o for o in plan.node_overlays if o.pool == pool.name):

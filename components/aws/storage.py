@@ -3,7 +3,13 @@
 Hot and warm sit in the plan's fabric zone (gpuplat/plan/zones.py, also without fabric
 pools): training nodes read and write them without crossing a zone. Everything written to the hot tier is
 exported to the cold bucket (a data repository association on `/`, NEW/CHANGED/DELETED),
-so a checkpoint survives the file system; the cold lifecycle then ages it out.
+so a checkpoint survives the file system. The cold lifecycle ages the tenants' prefixes through
+the spec's storage classes and leaves the exports in S3 Standard (cold_lifecycle.py).
+
+Backups: FSx takes daily automatic backups only of file systems not linked to a data
+repository, so with a cold tier the export is the copy and `backupRetentionDays` is 0 (rule);
+without one the default keeps 7 days. EFA (`storage.hot.efa`) is fixed at creation: it is set
+only when the spec opts in, and adds the all-traffic self rule EFA needs on the Lustre group.
 
 The hot tier is up to two FSx for Lustre file systems, because FSx throughput belongs to a
 file system and nothing inside one divides it: `<name>-hot` at the spec's size serves the
@@ -37,14 +43,14 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
 from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
+from .cold_lifecycle import cold_lifecycle
 from .fabric import fabric_zone
+from .lustre_options import backup_and_efa, efa_rules
 from .storage_access import s3_csi_access
 from .warm_tier import warm_bucket
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # LNet, and the Lustre client/server range
 EXPORT_EVENTS = ["NEW", "CHANGED", "DELETED"]
-NONCURRENT_DAYS = 30  # how long an overwritten or deleted cold object stays recoverable
-ABORT_MULTIPART_DAYS = 7
 
 
 def key_policy(region: str, account: str) -> dict[str, Any]:
@@ -115,6 +121,8 @@ class StorageTiersArgs:
     pod_identity_agent: pulumi.Resource | None = None
     # The warm bucket keeps the name it had before names carried the account id (existing stacks).
     warm_bucket_legacy_name: bool = False
+    # The fabric nodes' EFA group: EFA clients of an EFA-enabled hot tier (storage.hot.efa).
+    efa_security_group_id: pulumi.Input[str] | None = None
 
 
 class StorageTiers(pulumi.ComponentResource):
@@ -199,33 +207,7 @@ class StorageTiers(pulumi.ComponentResource):
                 policy=cold_bucket.arn.apply(lambda arn: json.dumps(tls_only_policy(arn))),
                 opts=own(self, [block]),  # S3 rejects policies while the block is being set
             )
-            aws.s3.BucketLifecycleConfiguration(
-                f"{name}-cold-lifecycle",
-                bucket=cold_bucket.id,
-                rules=[
-                    aws.s3.BucketLifecycleConfigurationRuleArgs(
-                        id="tiering",
-                        status="Enabled",
-                        filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
-                        transitions=[
-                            aws.s3.BucketLifecycleConfigurationRuleTransitionArgs(
-                                days=t.after_days, storage_class=t.storage_class
-                            )
-                            for t in cold.transitions
-                        ],
-                        expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=cold.expire_after_days)
-                        if cold.expire_after_days is not None
-                        else None,
-                        noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                            noncurrent_days=NONCURRENT_DAYS
-                        ),
-                        abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
-                            days_after_initiation=ABORT_MULTIPART_DAYS
-                        ),
-                    )
-                ],
-                opts=own(self),
-            )
+            cold_lifecycle(self, name, model, cold_bucket.id)
             self.cold_bucket = cold_bucket.bucket
             bucket_arns.append(cold_bucket.arn)
 
@@ -310,6 +292,8 @@ class StorageTiers(pulumi.ComponentResource):
                     opts=own(self),
                     **extra,
                 )
+        if model.storage.hot is not None and model.storage.hot.efa:
+            efa_rules(self, name, model, cluster, group, args.efa_security_group_id)
         aws.vpc.SecurityGroupEgressRule(
             f"{name}-lustre-out",
             security_group_id=group.id,
@@ -348,6 +332,7 @@ class StorageTiers(pulumi.ComponentResource):
             metadata_configuration=aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC"),
             file_system_type_version="2.15",
             copy_tags_to_backups=True,
+            **backup_and_efa(model),
             tags=tags(model, f"{cluster}-{suffix}"),
             opts=stateful(self),
         )
@@ -365,3 +350,4 @@ class StorageTiers(pulumi.ComponentResource):
                 opts=own(self),
             )
         return fs
+

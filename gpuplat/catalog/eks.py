@@ -60,3 +60,20 @@ def support_phase(minor: str, on: str = EKS_CALENDAR_AS_OF) -> str:
 def offered(on: str = EKS_CALENDAR_AS_OF) -> tuple[str, ...]:
     """The minors EKS creates clusters on, in standard or extended support, on a date."""
     return tuple(m for m in EKS_VERSIONS if support_phase(m, on) in ("standard", "extended"))
+
+
+# The EKS-optimized AL2023 AMI release GPU nodes launch, per Kubernetes minor, as a Karpenter
+# alias. Pinned rather than `al2023@latest`: with `latest` every new AMI EKS publishes becomes
+# drift and Karpenter replaces production GPU nodes one by one, unreviewed; a pin moves only
+# when this table (or the spec's `target.nodeAmi`) does, and the change shows in the preview.
+# Source (read 2026-12-03): awslabs/amazon-eks-ami CHANGELOG.md at 81fec2e8 (2026-07-23), release
+# v20260714, which lists amazon-eks-node-al2023-x86_64-nvidia-1.30 ... 1.36-v20260714.
+NODE_AMI_SOURCE = "https://github.com/awslabs/amazon-eks-ami/releases/tag/v20260714"
+NODE_AMI_ALIASES: Mapping[str, str] = MappingProxyType(
+    {minor: "al2023@v20260714" for minor in ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")}
+)
+
+
+def node_ami_alias(minor: str, override: str | None = None) -> str:
+    """The spec's pin, else the catalog's for the minor; `al2023@latest` only for a minor it lacks."""
+    return override or NODE_AMI_ALIASES.get(minor, "al2023@latest")

@@ -25,7 +25,8 @@ PRICES_SOURCE = (
     "pkg/providers/pricing/zz_generated.pricing_aws.go (generated 2026-07-20, commit "
     "6fc13b52), rounded to 4 decimals. p5e.48xlarge has no us-east-1 on-demand list price "
     "and is estimated at the p5en.48xlarge price (see ESTIMATED_PRICES). Spot and reserved "
-    "prices are on-demand times (1 - SPOT_DISCOUNT / RESERVED_DISCOUNT), both assumptions. "
+    "prices are on-demand times (1 - SPOT_DISCOUNT / RESERVED_DISCOUNT), both assumptions "
+    "(Capacity Blocks have their own rate, service_prices.py). "
     "List prices, not a quote: override them in the spec under procurement.prices."
 )
 
@@ -84,12 +85,14 @@ ESTIMATED_PRICES: Mapping[str, str] = MappingProxyType(
 # it does not price in interruptions or the capacity that is simply unavailable.
 SPOT_DISCOUNT: float = 0.60
 
-# Reserved: an ODCR itself bills at the on-demand rate. The saving comes from the
-# 1-year, no-upfront Savings Plan a team buys to cover the reservation; for GPU families
-# that has been roughly 30-40 % off on-demand, so 35 %.
+# Reserved, kind on-demand-reservation: an ODCR itself bills at the on-demand rate, around the
+# clock, whether instances run in it or not. The plan prices it as if a 1-year, no-upfront
+# Compute Savings Plan covered it, which gpuplat does not buy (a finance decision, made
+# outside the platform); for the GPU families that has been roughly 30-40 % off on-demand,
+# so 35 %. An assumption, named as such wherever the plan shows a reserved cost.
 RESERVED_DISCOUNT: float = 0.35
-
-# Market spelling as in the spec's `markets` list.
-MARKET_DISCOUNT: Mapping[str, float] = MappingProxyType(
-    {"on-demand": 0.0, "spot": SPOT_DISCOUNT, "reserved": RESERVED_DISCOUNT}
+RESERVED_ASSUMPTION = (
+    "reserved (on-demand capacity reservations) priced as covered by a 1-year no-upfront Compute "
+    "Savings Plan that the platform does not buy; without one they bill the full on-demand rate"
 )
+RESERVED_ASSUMPTION_SOURCE = "https://aws.amazon.com/savingsplans/compute-pricing/"

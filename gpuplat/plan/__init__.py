@@ -12,7 +12,7 @@ from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan.capacity import flavors, floor_findings, node_overlays, node_pools, quotas, topology_findings
 from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
-from gpuplat.plan.procurement import plan_procurement, reservations
+from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
 from gpuplat.plan.queues import flavor_limit_findings
 from gpuplat.plan.sharing import sharing_units
 from gpuplat.plan.storage import plan_storage
@@ -70,7 +70,8 @@ def build_plan(model: Platform) -> PlanOutcome:
         reservations=reservations(model, procurement.shares, zone),
         fabric=fabric,
         storage=storage,
-        cost=plan_cost(model, procurement.shares),
+        cost=plan_cost(model, procurement.shares, storage),
+        capacity_blocks=capacity_blocks(model, procurement.shares),
         fleet_targets=procurement.targets,
         fleet_tolerance=procurement.tolerance,
         node_pools=planned_node_pools,

@@ -4,6 +4,13 @@
 
 discount: 0 on-demand, spotDiscount for spot, reservedDiscount for reserved. Spec values
 (`procurement.prices`) win over the catalog, per instance type and per discount.
+The reserved discount is an assumption, not a price: an On-Demand Capacity Reservation bills
+the full on-demand rate; the plan prices it as if a 1-year Compute Savings Plan the platform
+does not buy covered it, and says so (`assumptions`). A pool whose reservation kind is
+capacity-block prices its reserved nodes at the Capacity Block rate instead (catalog
+service_prices.py, or `procurement.prices.capacityBlockHourly`), as if blocks were bought back
+to back all month; a type without a rate falls back to on-demand, named as an assumption.
+Services beside the GPU nodes (control plane, NAT, storage tiers) are service_cost.py's.
 The headline assumes every pool runs at max size all month: the split sizes capacity for
 max, and reserved capacity is paid whether it runs or not. The min-size figure is the floor:
 the reserved nodes in full plus the rest of `nodes.min` on on-demand, where the capacity floor
@@ -22,12 +29,16 @@ from gpuplat.catalog.prices import (
     HOURS_PER_MONTH,
     ON_DEMAND_HOURLY_USD,
     PRICES_AS_OF,
+    RESERVED_ASSUMPTION,
+    RESERVED_ASSUMPTION_SOURCE,
     RESERVED_DISCOUNT,
     SPOT_DISCOUNT,
 )
-from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.catalog.service_prices import CAPACITY_BLOCK_HOURLY_USD, CAPACITY_BLOCK_PRICING
+from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform, ReservationKind
 from gpuplat.plan.codes import PROCUREMENT_PRICE_MISSING
-from gpuplat.plan.types import CostPlan, MarketShare, PlanFinding, PoolCost
+from gpuplat.plan.service_cost import service_costs
+from gpuplat.plan.types import CostAssumption, CostPlan, MarketShare, PlanFinding, PoolCost, StoragePlan
 
 
 def hourly_price(model: Platform, instance_type: str) -> float | None:
@@ -53,6 +64,47 @@ def missing_prices(model: Platform) -> tuple[PlanFinding, ...]:
     return tuple(findings)
 
 
+def capacity_block_hourly(model: Platform, instance_type: str) -> float | None:
+    """USD per instance-hour of a Capacity Block: the spec's override, else the catalog's rate."""
+    assert model.procurement is not None
+    spec = model.procurement.prices.capacity_block_hourly
+    if instance_type in spec:
+        return spec[instance_type]
+    listed = CAPACITY_BLOCK_HOURLY_USD.get(instance_type)
+    return listed.usd if listed is not None else None
+
+
+def _reserved_hourly(model: Platform, pool: GpuNodePool, on_demand: float, discount: float) -> float:
+    if pool.reservation.kind is ReservationKind.CAPACITY_BLOCK:
+        block = capacity_block_hourly(model, pool.instance_type or "")
+        return block if block is not None else on_demand
+    return on_demand * (1 - discount)
+
+
+def _assumptions(model: Platform, reserved_discount: float) -> tuple[CostAssumption, ...]:
+    out: list[CostAssumption] = []
+    reserving = [p for p in model.pools if Market.RESERVED in p.markets]
+    if any(p.reservation.kind is ReservationKind.ON_DEMAND_RESERVATION for p in reserving):
+        name, source = "reserved-savings-plan", RESERVED_ASSUMPTION_SOURCE
+        out.append(CostAssumption(name, RESERVED_ASSUMPTION, reserved_discount, source))
+    blocks = [p for p in reserving if p.reservation.kind is ReservationKind.CAPACITY_BLOCK]
+    for pool in blocks:
+        itype = pool.instance_type or ""
+        if capacity_block_hourly(model, itype) is None:
+            text = (
+                f"pool {pool.name}: no Capacity Block rate for {itype} in the catalog; its reserved nodes are "
+                f"priced at on-demand (set procurement.prices.capacityBlockHourly)"
+            )
+            out.append(CostAssumption("capacity-block-rate-unknown", text, 0.0, CAPACITY_BLOCK_PRICING))
+    if blocks:
+        text = (
+            "Capacity Blocks priced as bought back to back for the whole month at the catalog's rate; "
+            "a block is paid up front for its fixed duration, and between blocks the reserved nodes do not exist"
+        )
+        out.append(CostAssumption("capacity-block-continuous", text, 0.0, CAPACITY_BLOCK_PRICING))
+    return tuple(out)
+
+
 def _min_size_nodes(min_nodes: int, shares: Mapping[Market, MarketShare]) -> dict[Market, int]:
     def nodes(m: Market) -> int:
         return shares.get(m, MarketShare(0, 0)).nodes
@@ -62,7 +114,9 @@ def _min_size_nodes(min_nodes: int, shares: Mapping[Market, MarketShare]) -> dic
     return {Market.RESERVED: reserved, Market.SPOT: 0, Market.ON_DEMAND: on_demand}
 
 
-def plan_cost(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -> CostPlan | None:
+def plan_cost(
+    model: Platform, shares: Sequence[Mapping[Market, MarketShare]], storage: StoragePlan | None = None
+) -> CostPlan | None:
     if model.procurement is None:
         return None
     prices = model.procurement.prices
@@ -75,9 +129,15 @@ def plan_cost(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -
     for pool, share in zip(model.pools, shares, strict=True):
         hourly = hourly_price(model, pool.instance_type or "") or 0.0
         month = hourly * HOURS_PER_MONTH
+        reserved = _reserved_hourly(model, pool, hourly, discounts[Market.RESERVED])
+        node_month = {
+            Market.ON_DEMAND: month,
+            Market.SPOT: month * (1 - discounts[Market.SPOT]),
+            Market.RESERVED: reserved * HOURS_PER_MONTH,
+        }
 
-        def cost(nodes: Mapping[Market, int], month: float = month) -> dict[Market, float]:
-            return {m: n * month * (1 - discounts[m]) for m, n in nodes.items()}
+        def cost(nodes: Mapping[Market, int], node_month: Mapping[Market, float] = node_month) -> dict[Market, float]:
+            return {m: n * node_month[m] for m, n in nodes.items()}
 
         monthly = cost({m: s.nodes for m, s in share.items()})
         floor = cost(_min_size_nodes(pool.nodes.min, share))
@@ -88,6 +148,8 @@ def plan_cost(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -
                 all_on_demand_monthly_usd=pool.nodes.max * month,
                 on_demand_hourly_usd=hourly,
                 min_size_monthly_usd=sum(floor.values()),
+                reserved_kind=pool.reservation.kind.value,
+                reserved_hourly_usd=reserved,
             )
         )
     total = sum(sum(p.monthly_usd.values()) for p in pools)
@@ -102,4 +164,6 @@ def plan_cost(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -
         spot_discount=discounts[Market.SPOT],
         reserved_discount=discounts[Market.RESERVED],
         min_size_monthly_usd=sum(p.min_size_monthly_usd for p in pools),
+        services=service_costs(model, storage) if storage is not None else (),
+        assumptions=_assumptions(model, discounts[Market.RESERVED]),
     )

@@ -12,6 +12,9 @@
   (gpuplat/plan/zones.py) inside its cluster placement group, because a training job spans
   the fabric; other pools spread evenly over the zones (largest remainder, earlier zones by
   name first, so the order target.zones lists them in changes nothing).
+  Only pools whose reservation kind is on-demand-reservation get ODCRs: a Capacity Block is
+  bought (PurchaseCapacityBlock, from an offering), never created, so a capacity-block pool's
+  reserved nodes launch into the blocks its spec selects (`capacity_blocks`).
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplat.diagnostics import Level
-from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform
+from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform, ReservationKind
 from gpuplat.plan.codes import PROCUREMENT_INFEASIBLE, PROCUREMENT_POOL_MARKETS
 from gpuplat.plan.split import EPS, Split, SplitPool, split_fleet, targets_of, tolerance_of
-from gpuplat.plan.types import MarketShare, PlanFinding, Reservation
+from gpuplat.plan.types import CapacityBlockUse, MarketShare, PlanFinding, Reservation
 
 
 @dataclass(frozen=True)
@@ -174,8 +177,19 @@ def reservations(
     out: list[Reservation] = []
     for pool, share in zip(model.pools, shares, strict=True):
         count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
-        if count == 0 or pool.instance_type is None:
+        if count == 0 or pool.instance_type is None or pool.reservation.kind is ReservationKind.CAPACITY_BLOCK:
             continue
         spread = [(fabric_zone, count)] if pool.fabric else even_spread(count, zones)
         out.extend(Reservation(pool.name, z, pool.instance_type, n, pool.fabric) for z, n in spread)
+    return tuple(out)
+
+
+def capacity_blocks(model: Platform, shares: Sequence[Mapping[Market, MarketShare]]) -> tuple[CapacityBlockUse, ...]:
+    """The reserved nodes of capacity-block pools: what their selected blocks should hold."""
+    out: list[CapacityBlockUse] = []
+    for pool, share in zip(model.pools, shares, strict=True):
+        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
+        if count == 0 or pool.instance_type is None or pool.reservation.kind is not ReservationKind.CAPACITY_BLOCK:
+            continue
+        out.append(CapacityBlockUse(pool.name, pool.instance_type, count, pool.reservation.ids, pool.reservation.tags))
     return tuple(out)

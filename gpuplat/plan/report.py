@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
 from gpuplat.plan.capacity_report import capacity_json, capacity_text
+from gpuplat.plan.cost_report import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
 from gpuplat.plan.kubernetes_report import kubernetes_json, kubernetes_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
 from gpuplat.plan.workloads_report import workloads_json, workloads_text
@@ -134,28 +135,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
         },
         "fabric": _fabric_json(plan.fabric, plan.pools, plan.fabric_zone),
         "storage": _storage_json(plan.storage, model, plan.fabric_zone),
-        "cost": None
-        if cost is None
-        else {
-            "monthlyUsd": _num(cost.monthly_usd),
-            "allOnDemandMonthlyUsd": _num(cost.all_on_demand_monthly_usd),
-            "savingsPercent": _num(cost.savings_percent),
-            "minSizeMonthlyUsd": _num(cost.min_size_monthly_usd),
-            "pricesAsOf": cost.prices_as_of,
-            "hoursPerMonth": _num(cost.hours_per_month),
-            "spotDiscount": cost.spot_discount,
-            "reservedDiscount": cost.reserved_discount,
-            "pools": [
-                {
-                    "name": p.pool,
-                    "onDemandHourlyUsd": _num(p.on_demand_hourly_usd, 4),
-                    "monthlyUsd": _by_market(p.monthly_usd),
-                    "allOnDemandMonthlyUsd": _num(p.all_on_demand_monthly_usd),
-                    "minSizeMonthlyUsd": _num(p.min_size_monthly_usd),
-                }
-                for p in cost.pools
-            ],
-        },
+        "cost": cost_json(cost),
         "reservations": [
             {
                 "pool": r.pool,
@@ -166,6 +146,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
             }
             for r in plan.reservations
         ],
+        "capacityBlocks": capacity_blocks_json(plan),
         "capacity": capacity_json(plan),
         **({"workloads": workloads_json(plan.workloads)} if plan.workloads else {}),
     }
@@ -183,10 +164,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset
         return "  ".join(out).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]) + "\n"
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.0f}"
 
 
 def _share(s: MarketShare, allowed: bool) -> str:
@@ -311,45 +288,6 @@ def _storage_text(plan: Plan) -> str:
     return "Storage\n" + table(["tier", "capacity", "throughput", "notes"], rows)
 
 
-def _cost_text(plan: Plan) -> str:
-    c = plan.cost
-    if c is None:
-        return "Cost: none (provider kubernetes owns its nodes)\n"
-    rows = [
-        [
-            p.pool,
-            f"{p.on_demand_hourly_usd:.4f}",
-            *(_usd(p.monthly_usd[m]) if m in p.monthly_usd else "-" for m in MARKET_ORDER),
-            _usd(sum(p.monthly_usd.values())),
-            _usd(p.all_on_demand_monthly_usd),
-            _usd(p.min_size_monthly_usd),
-        ]
-        for p in c.pools
-    ]
-    totals = [sum(p.monthly_usd.get(m, 0.0) for p in c.pools) for m in MARKET_ORDER]
-    rows.append(
-        [
-            "total",
-            "",
-            *(_usd(t) for t in totals),
-            _usd(c.monthly_usd),
-            _usd(c.all_on_demand_monthly_usd),
-            _usd(c.min_size_monthly_usd),
-        ]
-    )
-    head = (
-        f"Cost, USD per month ({c.hours_per_month:g} h), every pool at max size all month; "
-        f"prices as of {c.prices_as_of}, spot -{100 * c.spot_discount:g} %, "
-        f"reserved -{100 * c.reserved_discount:g} %\n"
-    )
-    body = table(
-        ["pool", "$/node-h", *(m.value for m in MARKET_ORDER), "total", "all on-demand", "at min size"],
-        rows,
-        frozenset(range(1, 8)),
-    )
-    return head + body + f"savings against all on-demand: {c.savings_percent:.1f} %\n"
-
-
 def _reservations_text(plan: Plan) -> str:
     if not plan.reservations:
         return "Reservations (ODCR): none\n"
@@ -372,7 +310,8 @@ def plan_text(model: Platform, plan: Plan) -> str:
         _storage_text(plan),
         *([capacity_text(plan, table)] if plan.flavors else []),
         *([workloads_text(plan.workloads, table)] if plan.workloads else []),
-        _cost_text(plan),
+        cost_text(plan, table),
         _reservations_text(plan),
+        *([capacity_blocks_text(plan, table)] if plan.capacity_blocks else []),
     ]
     return "\n".join(sections)

@@ -73,6 +73,21 @@ class Reservation:
 
 
 @dataclass(frozen=True)
+class CapacityBlockUse:
+    """A pool's reserved nodes held in EC2 Capacity Blocks an operator bought (gpuplat creates none).
+
+    Karpenter launches into the blocks its node class selects (by id, or by tag); the plan's
+    reserved nodes are what the reserved NodePool may launch, so the blocks should hold that many.
+    """
+
+    pool: str
+    instance_type: str
+    nodes: int
+    ids: tuple[str, ...]
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class FabricPlan:
     tiers: int
     radix: int
@@ -140,6 +155,31 @@ class PoolCost:
     all_on_demand_monthly_usd: float
     on_demand_hourly_usd: float = 0.0  # per node, after spec overrides
     min_size_monthly_usd: float = 0.0  # at nodes.min: reserved paid in full, the rest spot first
+    reserved_kind: str = "on-demand-reservation"  # or capacity-block (its own hourly rate)
+    reserved_hourly_usd: float = 0.0  # per reserved node-hour as priced
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One priced item beside the GPU nodes: a dated list price times a quantity from the spec."""
+
+    item: str  # what it is, e.g. "FSx for Lustre hot, PERSISTENT_2 250 MB/s/TiB"
+    quantity: float  # in `unit`s per month (GB-months, hours); 0 when usage is not known
+    unit: str
+    unit_usd: float
+    monthly_usd: float | None  # None: priced per unit only (usage the spec does not give)
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True)
+class CostAssumption:
+    """A price the plan assumes rather than reads off a list (named so nobody takes it for a quote)."""
+
+    name: str
+    text: str
+    rate: float  # e.g. the discount against on-demand
+    source: str
 
 
 @dataclass(frozen=True)
@@ -153,6 +193,17 @@ class CostPlan:
     spot_discount: float = 0.0
     reserved_discount: float = 0.0
     min_size_monthly_usd: float = 0.0
+    services: tuple[CostLine, ...] = ()  # control plane, NAT, storage tiers
+    assumptions: tuple[CostAssumption, ...] = ()
+
+    @property
+    def services_monthly_usd(self) -> float:
+        return sum(line.monthly_usd or 0.0 for line in self.services)
+
+    @property
+    def total_monthly_usd(self) -> float:
+        """GPU nodes plus every priced service line (usage-priced lines without a quantity excluded)."""
+        return self.monthly_usd + self.services_monthly_usd
 
 
 @dataclass(frozen=True)
@@ -178,6 +229,7 @@ class Plan:
     # aws: the one zone of the fabric pools, their reservations, FSx and (without
     # storage.warm.zoneId) the directory bucket (gpuplat/plan/zones.py); None on kubernetes.
     fabric_zone: str | None = None
+    capacity_blocks: tuple[CapacityBlockUse, ...] = ()  # reserved nodes held in bought Capacity Blocks
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

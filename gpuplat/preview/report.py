@@ -300,6 +300,35 @@ def _pool_costs(cost: Json) -> dict[str, float]:
     }
 
 
+def _services(cost: Json | None) -> float | None:
+    """Monthly USD of the services beside the GPU nodes; None from a planner that did not price them."""
+    value = cost.get("servicesMonthlyUsd") if cost else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _service_rows(now: Json, before: Json | None) -> list[list[str]]:
+    """Services and GPU + services, base -> head (a base without them shows `-`)."""
+    s_now, s_before = _services(now), _services(before)
+    if s_now is None:
+        return []
+    t_now = float(now["monthlyUsd"]) + s_now
+    if before is None:
+        return [["services (control plane, NAT, storage)", usd(s_now)], ["GPU + services", usd(t_now)]]
+    label = "services (control plane, NAT, storage)"
+    if s_before is None:
+        return [[label, "-", usd(s_now), ""], ["GPU + services", "-", usd(t_now), ""]]
+    t_before = float(before["monthlyUsd"]) + s_before
+    return [
+        [label, usd(s_before), usd(s_now), usd_delta(s_now - s_before)],
+        ["GPU + services", usd(t_before), usd(t_now), usd_delta(t_now - t_before)],
+    ]
+
+
+def _assumption_notes(cost: Json) -> str:
+    notes = cast("list[Json]", cost.get("assumptions") or [])
+    return "".join(f"\n- assumption `{a['name']}`: {a['text']}" for a in notes) + ("\n" if notes else "")
+
+
 def _cost_section(head: Json, base: Json | None) -> str:
     out = ["### Monthly cost\n\n"]
     now, before = _cost(head), _cost(base)
@@ -310,8 +339,9 @@ def _cost_section(head: Json, base: Json | None) -> str:
             ["total", usd(float(now["monthlyUsd"]))],
             ["all on-demand", usd(float(now["allOnDemandMonthlyUsd"]))],
             ["savings", f"{now['savingsPercent']} %"],
+            *_service_rows(now, None),
         ]
-        return out[0] + _table(["", "USD / month"], rows, right=1)
+        return out[0] + _table(["", "USD / month"], rows, right=1) + _assumption_notes(now)
     total_now, total_before = float(now["monthlyUsd"]), float(before["monthlyUsd"])
     delta = round(total_now - total_before, 2)
     pct = f" ({100 * delta / total_before:+.1f} %)" if total_before and delta else ""
@@ -325,7 +355,9 @@ def _cost_section(head: Json, base: Json | None) -> str:
         ["all on-demand", usd(on_demand_before), usd(on_demand_now), usd_delta(on_demand_now - on_demand_before)]
     )
     rows.append(["savings", f"{before['savingsPercent']} %", f"{now['savingsPercent']} %", ""])
+    rows.extend(_service_rows(now, before))
     out.append(_table(["", "base", "head", "delta"], rows, right=3))
+    out.append(_assumption_notes(now))
     return "".join(out)
 
 

@@ -2,11 +2,13 @@
 
 from gpuplat.validate.rules import (
     autoscaling,
+    cluster_hygiene,
     fabric,
     metadata,
     pools,
     procurement,
     rails,
+    reservations,
     s3express,
     scheduling,
     sharing,
@@ -18,11 +20,13 @@ from gpuplat.validate.rules import (
 
 __all__ = [
     "autoscaling",
+    "cluster_hygiene",
     "fabric",
     "metadata",
     "pools",
     "procurement",
     "rails",
+    "reservations",
     "s3express",
     "scheduling",
     "sharing",

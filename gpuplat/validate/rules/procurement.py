@@ -108,13 +108,14 @@ def procurement_aws_only(data: Data) -> Iterator[Finding]:
             at_key=True,
         )
     for i, pool in pools(data):
-        if "markets" in pool:
-            yield Finding(
-                ("gpuNodePools", i, "markets"),
-                f"markets of pool {pool_name(pool, i)} do not apply to provider kubernetes, whose nodes "
-                f"already exist; remove them",
-                at_key=True,
-            )
+        for key in ("markets", "reservation"):
+            if key in pool:
+                yield Finding(
+                    ("gpuNodePools", i, key),
+                    f"{key} of pool {pool_name(pool, i)} do not apply to provider kubernetes, whose nodes "
+                    f"already exist; remove them",
+                    at_key=True,
+                )
 
 
 @rule(

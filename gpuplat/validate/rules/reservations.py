@@ -1,0 +1,148 @@
+"""Rules on `gpuNodePools[].reservation`: how a pool's reserved nodes are held on aws."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplat.catalog.capacity_blocks import (
+    CAPACITY_BLOCK_REGIONS,
+    CAPACITY_BLOCKS_AS_OF,
+    CAPACITY_BLOCKS_SOURCE,
+    SCARCE_FOR_ODCR,
+)
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import Data, as_map, as_str, is_number, markets, pool_name, pools, provider, section
+
+CAPACITY_BLOCK = "capacity-block"
+ODCR = "on-demand-reservation"
+
+
+def _reserving(data: Data) -> Iterator[tuple[int, Data, Data | None]]:
+    """aws pools with their reservation section (None when absent)."""
+    if provider(data) != "aws":
+        return
+    for i, pool in pools(data):
+        yield i, pool, as_map(pool.get("reservation"))
+
+
+def _kind(reservation: Data | None) -> str:
+    kind = as_str(reservation.get("kind")) if reservation is not None else None
+    return kind or ODCR
+
+
+@rule(
+    "GP263",
+    "capacity-block-selector",
+    Level.ERROR,
+    "A Capacity Block is bought (PurchaseCapacityBlock), never created: the pool must name the blocks "
+    "Karpenter launches into, and only blocks are named that way.",
+    source="https://karpenter.sh/docs/tasks/odcrs/",
+)
+def capacity_block_selector(data: Data) -> Iterator[Finding]:
+    for i, pool, reservation in _reserving(data):
+        if reservation is None:
+            continue
+        named = "ids" in reservation or "tags" in reservation
+        name = pool_name(pool, i)
+        if _kind(reservation) == CAPACITY_BLOCK and not named:
+            yield Finding(
+                ("gpuNodePools", i, "reservation"),
+                f"pool {name} holds its reserved nodes in Capacity Blocks but names none; gpuplat cannot buy "
+                f"one, so add the blocks' ids (cr-...) or tags they carry, e.g. tags: {{gpuplat-pool: {name}}}",
+                at_key=True,
+            )
+        elif _kind(reservation) == ODCR and named:
+            yield Finding(
+                ("gpuNodePools", i, "reservation"),
+                f"pool {name}: ids and tags select Capacity Blocks, but kind on-demand-reservation has gpuplat "
+                f"create its own reservations; set kind: capacity-block or remove them",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP264",
+    "capacity-block-instance-type",
+    Level.ERROR,
+    "EC2 sells Capacity Blocks only for a few accelerated instance types.",
+    source=CAPACITY_BLOCKS_SOURCE,
+)
+def capacity_block_instance_type(data: Data) -> Iterator[Finding]:
+    for i, pool, reservation in _reserving(data):
+        itype = as_str(pool.get("instanceType"))
+        if _kind(reservation) != CAPACITY_BLOCK or itype is None or itype in CAPACITY_BLOCK_REGIONS:
+            continue
+        yield Finding(
+            ("gpuNodePools", i, "reservation", "kind"),
+            f"EC2 sells no Capacity Blocks of {itype} (as of {CAPACITY_BLOCKS_AS_OF}: "
+            f"{', '.join(CAPACITY_BLOCK_REGIONS)}); use kind on-demand-reservation or another instance type",
+        )
+
+
+@rule(
+    "GP363",
+    "capacity-block-region",
+    Level.WARNING,
+    "Capacity Blocks of each instance type are sold only in some regions.",
+    source=CAPACITY_BLOCKS_SOURCE,
+)
+def capacity_block_region(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    region = as_str(target.get("region")) if target is not None else None
+    for i, pool, reservation in _reserving(data):
+        regions = CAPACITY_BLOCK_REGIONS.get(as_str(pool.get("instanceType")) or "", ())
+        if _kind(reservation) != CAPACITY_BLOCK or region is None or not regions or region in regions:
+            continue
+        yield Finding(
+            ("gpuNodePools", i, "reservation", "kind"),
+            f"the catalog (as of {CAPACITY_BLOCKS_AS_OF}) lists Capacity Blocks of {pool.get('instanceType')} "
+            f"only in {', '.join(regions)}, not {region}; check DescribeCapacityBlockOfferings there",
+        )
+
+
+def _reserved_share(data: Data) -> float:
+    procurement = section(data, "procurement")
+    value = procurement.get("reserved") if procurement is not None else None
+    return float(value) if is_number(value) else 0.0
+
+
+@rule(
+    "GP361",
+    "reservation-unused",
+    Level.WARNING,
+    "A reservation kind only shapes the reserved market's nodes.",
+)
+def reservation_unused(data: Data) -> Iterator[Finding]:
+    for i, pool, reservation in _reserving(data):
+        if reservation is not None and "reserved" not in markets(pool):
+            yield Finding(
+                ("gpuNodePools", i, "reservation"),
+                f"pool {pool_name(pool, i)} does not allow the reserved market, so its reservation is not used; "
+                f"add reserved to its markets or remove it",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP362",
+    "odcr-scarce-instance-type",
+    Level.WARNING,
+    "On-demand capacity reservations of p5-class instances are rarely granted and bill the on-demand rate "
+    "around the clock; EC2 sells that capacity as Capacity Blocks.",
+    source=CAPACITY_BLOCKS_SOURCE,
+)
+def odcr_scarce_instance_type(data: Data) -> Iterator[Finding]:
+    if _reserved_share(data) <= 0:
+        return
+    for i, pool, reservation in _reserving(data):
+        itype = as_str(pool.get("instanceType"))
+        if itype not in SCARCE_FOR_ODCR or "reserved" not in markets(pool) or _kind(reservation) != ODCR:
+            continue
+        yield Finding(
+            ("gpuNodePools", i, "instanceType"),
+            f"pool {pool_name(pool, i)} reserves {itype} as On-Demand Capacity Reservations, which EC2 rarely grants "
+            f"for this type (CreateCapacityReservation fails with InsufficientInstanceCapacity) and which bill the "
+            f"on-demand rate 24/7; consider reservation: {{kind: capacity-block, tags: {{...}}}} with blocks bought "
+            f"for the training windows",
+        )
