@@ -3,12 +3,14 @@ creating anything where a pool's instance type is not offered."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from components.aws.offerings import offering_problem, required_zones
 from gpuplat.catalog.zones import INDEPENDENTLY_MAPPED_REGIONS, names_are_per_account
+from gpuplat.model import Market, PoolReservation, ReservationKind
 from gpuplat.preview import _invokes
 from gpuplat.preview._mockdata import MockContext
 from tests.support_aws import compile_model, record
@@ -42,6 +44,15 @@ def test_where_each_pool_must_launch() -> None:
     assert any_of == list(model.target.zones)
     assert must == sorted({r.zone for r in plan.reservations if r.pool == "infer"}) and must
     assert required_zones(model, plan, dev) == ([], list(model.target.zones))
+
+
+def test_pools_held_only_in_capacity_blocks_launch_where_their_blocks_are() -> None:
+    model, plan = compile_model("prod")
+    train = model.pools_by_name["train"]
+    blocks = replace(train, reservation=PoolReservation(ReservationKind.CAPACITY_BLOCK, ids=("cr-0123456789abcdef0",)))
+    assert required_zones(model, plan, replace(blocks, markets=(Market.RESERVED,))) == ([], [])
+    # with spot or on-demand nodes too, those still need the type in the fabric zone
+    assert required_zones(model, plan, blocks)[0] == ["us-east-1a"]
 
 
 def test_the_sentences_name_pool_type_and_zone() -> None:

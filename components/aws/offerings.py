@@ -14,6 +14,11 @@ Where a pool must launch:
   is refused);
 - any other pool: at least one of its zones (Karpenter launches only where the type exists,
   so a partial offering is fine, none is not).
+
+Nodes held in Capacity Blocks launch in the zone of the block the operator bought, and a type
+sold mainly as blocks (p5e) may be listed in no zone's regular offerings: a pool whose every
+market is blocks is not checked, and a block pool with spot or on-demand nodes is checked as
+those are placed.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuplat.catalog.zones import names_are_per_account
-from gpuplat.model import GpuNodePool, Platform
+from gpuplat.model import GpuNodePool, Market, Platform, ReservationKind
 from gpuplat.plan import Plan
 
 from .fabric import fabric_zone
@@ -30,6 +35,8 @@ from .fabric import fabric_zone
 
 def required_zones(model: Platform, plan: Plan, pool: GpuNodePool) -> tuple[list[str], list[str]]:
     """(zones that must each offer the type, zones of which at least one must)."""
+    if pool.reservation.kind is ReservationKind.CAPACITY_BLOCK and set(pool.markets) <= {Market.RESERVED}:
+        return [], []
     must = sorted({r.zone for r in plan.reservations if r.pool == pool.name})
     if pool.fabric:
         must = sorted({fabric_zone(plan), *must})
