@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpuplat.catalog import KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.diagnostics import Level
@@ -49,9 +49,9 @@ def _permits(tenant: Data, pool: Data) -> bool:
     return not (_hard(tenant) and sharing_mode(pool) in SHARED_MODES)
 
 
-def _allowed(data: Data, tenant: Data) -> dict[str, Data]:
-    """The pools a tenant may land on: its allow-list, or every pool its isolation permits."""
-    by_name = _pools_by_name(data)
+def _allowed(by_name: Mapping[str, Data], tenant: Data) -> dict[str, Data]:
+    """The pools a tenant may land on: its allow-list, or every pool its isolation permits.
+    `by_name` is `_pools_by_name(data)`, made once per rule, not once per tenant."""
     explicit = _explicit(tenant)
     names = [name for _, name in explicit] if explicit else list(by_name)
     return {n: by_name[n] for n in names if n in by_name and _permits(tenant, by_name[n])}
@@ -130,7 +130,7 @@ def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     if not by_name:
         return
     for i, tenant in tenants(data):
-        if _hard(tenant) and not _explicit(tenant) and not _allowed(data, tenant):
+        if _hard(tenant) and not _explicit(tenant) and not _allowed(by_name, tenant):
             yield Finding(
                 ("tenants", i, "isolation"),
                 f"tenant {_tenant_name(tenant, i)} has isolation: hard but every pool is mps or time-slicing "
@@ -146,12 +146,15 @@ def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
 )
 def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
+    by_name = _pools_by_name(data)
+    # Each pool's GPUs once: tenants x pools look-ups in the catalog would cost more than the rest of check.
+    pool_gpus = {name: pool_max_gpus(data, pool) for name, pool in by_name.items()}
     for i, tenant in tenants(data):
         gpus = tenant.get("gpus")
-        allowed = _allowed(data, tenant)
+        allowed = _allowed(by_name, tenant)
         if not is_int(gpus) or not allowed:
             continue
-        capacity = {name: pool_max_gpus(data, pool) for name, pool in allowed.items()}
+        capacity = {name: pool_gpus[name] for name in allowed}
         if any(c is None for c in capacity.values()):
             continue  # a pool without a known GPU count has an error of its own
         total = sum(c or 0 for c in capacity.values())
@@ -239,8 +242,9 @@ def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     minor = _minor(data)
     if minor is None or minor >= ADMISSION_POLICY_MINOR:
         return
+    by_name = _pools_by_name(data)
     for i, tenant in tenants(data):
-        fabric = [name for name, pool in _allowed(data, tenant).items() if pool.get("fabric") is True]
+        fabric = [name for name, pool in _allowed(by_name, tenant).items() if pool.get("fabric") is True]
         if fabric:
             yield Finding(
                 ("tenants", i, "name"),
