@@ -32,7 +32,7 @@ from pulumi.runtime.stack import run_in_stack
 
 from ._mockdata import MockContext
 from ._monitor import RecordingMonitor
-from .engine import RecordedResource
+from .records import RecordedResource
 
 DEFAULT_REGION = "us-east-1"
 _program_log = logging.getLogger("gpuplat.preview.program")
