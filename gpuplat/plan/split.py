@@ -39,12 +39,12 @@ a realistic number of GPU sizes; the tests check the exact verdict against brute
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplat.model import MARKET_ORDER, Market
+from gpuplat.plan.split_nodes import decompose
 
 EPS = 1e-9
 Vec = tuple[int, int, int]  # nodes per market in MARKET_ORDER
@@ -141,7 +141,7 @@ def split_fleet(
         return Split((), zeros, targets, tolerance, feasible=False, exact=exact)
     nodes: list[dict[Market, int]] = [dict.fromkeys(p.markets, 0) for p in pools]
     for c, vec in zip(classes, vectors, strict=True):
-        _decompose(pools, c, vec, ideal, nodes)
+        decompose(pools, c.members, c.gpus_per_node, vec, ideal, nodes)
     totals = {m: sum(p.gpus_per_node * n.get(m, 0) for p, n in zip(pools, nodes, strict=True)) for m in MARKET_ORDER}
     return Split(tuple(nodes), totals, targets, tolerance, feasible=True, exact=exact)
 
@@ -163,16 +163,17 @@ def _range(lo: float, hi: float, g: int) -> range:
     return range(math.ceil(lo / g - EPS), math.floor(hi / g + EPS) + 1)
 
 
-def _points(
+def _rows(
     c: _Class,
     state: State,
     placed: int,
     slack: tuple[Vec, Vec],
     windows: Sequence[tuple[float, float]],
     spare: float,
-) -> Iterator[Vec]:
+) -> Iterator[tuple[int, range]]:
     """Class vectors that keep every market reachable (slack = GPUs the later classes must
-    and can still add per market: their lo and hi) and cost at most `spare` GPUs."""
+    and can still add per market: their lo and hi) and cost at most `spare` GPUs, as rows:
+    each reserved node count with its range of spot counts (on-demand takes the rest)."""
     g, (rlo, rhi) = c.gpus_per_node, slack
     s_r, s_s = state
     s_o = placed - s_r - s_s
@@ -188,8 +189,8 @@ def _points(
         rest = c.nodes - n_r
         s_from = max(c.lo[1], rest - (o.stop - 1), math.ceil(max((ls - rhi[1] - s_s) / g, w_s - near) - EPS))
         s_to = min(c.hi[1], rest - o.start, math.floor(min((us - rlo[1] - s_s) / g, w_s + near) + EPS))
-        for n_s in range(s_from, s_to + 1):
-            yield (n_r, n_s, rest - n_s)
+        if s_from <= s_to:
+            yield n_r, range(s_from, s_to + 1)
 
 
 Entry = tuple[float, State | None, Vec | None]
@@ -222,17 +223,7 @@ def _search(
                 layers.append(last)
                 placed += g * c.nodes
                 break
-        nxt: dict[State, Entry] = {}
-        for state, (cost, _, _) in layers[-1].items():
-            for vec in _points(c, state, placed, slack, windows, budget - cost):
-                total = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
-                new = (state[0] + g * vec[0], state[1] + g * vec[1])
-                # Bound: the later classes must move at least |offset| - reach GPUs back.
-                away = abs(new[0] - ref[0]) + abs(new[1] - ref[1]) + abs(ref[0] + ref[1] - new[0] - new[1])
-                if total + max(0.0, away - reach) > budget:
-                    continue
-                if new not in nxt or total < nxt[new][0] - EPS:
-                    nxt[new] = (total, state, vec)
+        nxt = _layer(c, layers[-1], placed, slack, windows, (ref, reach, budget))
         if len(nxt) > limit:
             exact = False
             nxt = dict(sorted(nxt.items(), key=lambda kv: (kv[1][0], kv[0]))[:limit])
@@ -253,6 +244,60 @@ def _search(
         vectors[order[pos - 1]] = vec
         state = prev
     return [vectors[k] for k in range(len(classes))], exact
+
+
+def _layer(
+    c: _Class,
+    states: Mapping[State, Entry],
+    placed: int,
+    slack: tuple[Vec, Vec],
+    windows: Sequence[tuple[float, float]],
+    bound: tuple[Sequence[float], float, float],
+) -> dict[State, Entry]:
+    """The next layer: every state reachable from `states` with the class's vectors of `_rows`
+    whose cost, plus what the later classes must at least spend to come back into the windows,
+    stays within the budget; each keeps its cheapest path (the first found on a tie).
+
+    The search's hot loop (hundreds of thousands of pairs on a 200-pool fleet), written row by
+    row: what depends only on the reserved count is computed once per row. Every sum is formed
+    in the same order as `_pair_cost` and `_away` (which say what it computes), so the floats,
+    and with them every comparison and tie, are the same."""
+    g, (w_r, w_s, w_o) = c.gpus_per_node, c.ideal
+    (ref_r, ref_s, _), reach, budget = bound
+    ref_rs = ref_r + ref_s
+    nxt: dict[State, Entry] = {}
+    for state, (cost, _, _) in states.items():
+        s_r, s_s = state
+        for n_r, row in _rows(c, state, placed, slack, windows, budget - cost):
+            a_r = abs(n_r - w_r)
+            new_r = s_r + g * n_r
+            away_r = abs(new_r - ref_r)
+            rest_rs = ref_rs - new_r
+            rest = c.nodes - n_r
+            for n_s in row:
+                n_o = rest - n_s
+                total = cost + g * (a_r + abs(n_s - w_s) + abs(n_o - w_o))
+                new_s = s_s + g * n_s
+                # Bound: the later classes must move at least |offset| - reach GPUs back.
+                over = away_r + abs(new_s - ref_s) + abs(rest_rs - new_s) - reach
+                if (total + over if over > 0.0 else total) > budget:
+                    continue
+                new = (new_r, new_s)
+                kept = nxt.get(new)
+                if kept is None or total < kept[0] - EPS:
+                    nxt[new] = (total, state, (n_r, n_s, n_o))
+    return nxt
+
+
+def _pair_cost(c: _Class, cost: float, vec: Vec) -> float:
+    """The cost of a path after the class takes `vec`: GPUs away from the ideal class split."""
+    g = c.gpus_per_node
+    return cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
+
+
+def _away(new: State, ref: Sequence[float]) -> float:
+    """L1 distance (over the three markets) of the totals `new` from the ideal's `ref`."""
+    return abs(new[0] - ref[0]) + abs(new[1] - ref[1]) + abs(ref[0] + ref[1] - new[0] - new[1])
 
 
 def _last_class(
@@ -292,9 +337,8 @@ def _last_class(
                 vec = (dr // g, ds // g, c.nodes - dr // g - ds // g)
                 if not all(c.lo[i] <= vec[i] <= c.hi[i] for i in range(3)):
                     continue
-                spent = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
-                away = abs(point[0] - ref[0]) + abs(point[1] - ref[1]) + abs(ref[0] + ref[1] - point[0] - point[1])
-                if spent + max(0.0, away - reach) > budget:
+                spent = _pair_cost(c, cost, vec)
+                if spent + max(0.0, _away(point, ref) - reach) > budget:
                     continue
                 if point not in best or spent < best[point][0] - EPS:
                     best[point] = (spent, state, vec)
@@ -340,72 +384,3 @@ def _budget(
 def _vec(values: Iterator[int]) -> Vec:
     a, b, c = values
     return (a, b, c)
-
-
-def _decompose(
-    pools: Sequence[SplitPool],
-    c: _Class,
-    vec: Vec,
-    ideal: Sequence[Mapping[Market, float]],
-    out: list[dict[Market, int]],
-) -> None:
-    """Give the class's node counts per market to its pools: ideal rounded down, then max-flow."""
-    g = c.gpus_per_node
-    supply = {i: pools[i].max_nodes for i in c.members}
-    demand = dict(zip(MARKET_ORDER, vec, strict=True))
-    for i in c.members:
-        for m in pools[i].markets:
-            take = min(math.floor(ideal[i][m] / g + EPS), supply[i], demand[m])
-            out[i][m] += take
-            supply[i] -= take
-            demand[m] -= take
-    while any(supply.values()):
-        path = _augmenting_path(pools, c.members, supply, demand, out)
-        assert path is not None, "Gale's condition guarantees an augmenting path"
-        # path alternates pool, market, pool, market ...: +1 on pool->market, -1 back.
-        amount = min(supply[path[0][0]], demand[path[-1][1]])
-        for (_, m), (j, _) in itertools.pairwise(path):
-            amount = min(amount, out[j][m])
-        for step, (i, m) in enumerate(path):
-            out[i][m] += amount
-            if step + 1 < len(path):
-                out[path[step + 1][0]][m] -= amount
-        supply[path[0][0]] -= amount
-        demand[path[-1][1]] -= amount
-
-
-def _augmenting_path(
-    pools: Sequence[SplitPool],
-    members: Sequence[int],
-    supply: Mapping[int, int],
-    demand: Mapping[Market, int],
-    out: Sequence[Mapping[Market, int]],
-) -> list[tuple[int, Market]] | None:
-    """Breadth-first: pool with spare nodes -> market -> (pool giving up that market) -> ...
-    Returns the (pool, market) edges to increase; each next pool gives up the previous market."""
-    frontier = [i for i in members if supply[i] > 0]
-    came: dict[Market, tuple[int, Market | None]] = {}
-    seen_pools = set(frontier)
-    parent_market: dict[int, Market | None] = dict.fromkeys(frontier)
-    while frontier:
-        nxt: list[int] = []
-        for i in frontier:
-            for m in pools[i].markets:
-                if m in came:
-                    continue
-                came[m] = (i, parent_market[i])
-                if demand[m] > 0:
-                    edges: list[tuple[int, Market]] = []
-                    cur: Market | None = m
-                    while cur is not None:
-                        pool, prev = came[cur]
-                        edges.append((pool, cur))
-                        cur = prev
-                    return edges[::-1]
-                for j in members:
-                    if j not in seen_pools and out[j].get(m, 0) > 0:
-                        seen_pools.add(j)
-                        parent_market[j] = m
-                        nxt.append(j)
-        frontier = nxt
-    return None
