@@ -231,12 +231,9 @@ def test_the_smaller_bounds_are_used_on_a_large_fleet() -> None:
     pools = [SplitPool(8, 30 + i % 7, ALL if i % 3 else (R, OD)) for i in range(60)]
     pools += [SplitPool(4, 10 + i % 5, (S, OD) if i % 2 else ALL) for i in range(30)]
     pools += [SplitPool(1, 8 + i % 3, (S, OD)) for i in range(30)]
-    assert cheap_run(*_search_inputs(pools, shares(30, 30, 40))) is not None
-
-
-def _search_inputs(pools: Sequence[SplitPool], ratio: Mapping[Market, float]) -> tuple[object, ...]:
+    ratio = shares(30, 30, 40)
     targets = split_module.targets_of(pools, ratio)
     tolerance = split_module.tolerance_of(pools)
-    classes = split_module._classes(pools, split_module.ideal_split(pools, targets))
+    classes = split_module._classes(pools, split_module.ideal_split(pools, targets))  # pyright: ignore[reportPrivateUsage]
     reach, budget = budget_of(classes, targets, tolerance)
-    return classes, (targets, tolerance), 20000, reach, budget
+    assert cheap_run(classes, (targets, tolerance), 20000, reach, budget) is not None
