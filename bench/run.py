@@ -27,22 +27,18 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import itertools
+import json
 import math
 import os
 import platform
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -52,26 +48,15 @@ for entry in (str(BENCH), str(ROOT)):  # this checkout's gpuplat and components,
 
 from bare import replay, replay_order  # noqa: E402
 from generate import PROVIDERS, SIZES, check_spec, generate, write_spec  # noqa: E402
+from timing import Timing, best_of  # noqa: E402
 
 from components import GpuPlatform, GpuPlatformArgs  # noqa: E402
-from gpuplat.compile import Sources, compile_sources  # noqa: E402
-from gpuplat.diagnostics import Level  # noqa: E402
 from gpuplat.model import Platform  # noqa: E402
-from gpuplat.plan import Plan, build_plan  # noqa: E402
+from gpuplat.plan import Plan  # noqa: E402
 from gpuplat.preview import RecordedResource, record_program  # noqa: E402
 from gpuplat.preview.command import PROJECT, stack_config  # noqa: E402
 
 STACK = "bench"
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Timing:
-    wall: float
-    cpu: float
-
-    def cell(self) -> str:
-        return f"{self.wall:.4f} ({self.cpu:.4f})" if self.wall < 1 else f"{self.wall:.2f} ({self.cpu:.2f})"
 
 
 @dataclass(frozen=True)
@@ -100,21 +85,6 @@ class Row:
         return stage.cpu / self.parse.cpu if self.parse.cpu > 0 else math.inf
 
 
-def best_of(repeat: int, fn: Callable[[], T]) -> tuple[Timing, T]:
-    """The run with the least wall time (and that run's CPU time), and its result."""
-    best: Timing | None = None
-    result: Any = None
-    for _ in range(max(repeat, 1)):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        value = fn()
-        timing = Timing(time.perf_counter() - wall, time.process_time() - cpu)
-        if best is None or timing.wall < best.wall:
-            best, result = timing, value
-    assert best is not None
-    return best, result
-
-
 def program_config(model: Platform) -> dict[str, str]:
     """What `pulumi preview` would hand the program: a shipped stack's config, plus a kubeconfig."""
     config = stack_config("dev", ROOT)
@@ -131,28 +101,17 @@ def record(model: Platform, plan: Plan) -> list[RecordedResource]:
     return record_program(program, project=PROJECT, stack=STACK, config=program_config(model))
 
 
-def _errors(diagnostics: Sequence[Any]) -> list[str]:
-    return [f"{d.code} {d.path}: {d.message}" for d in diagnostics if d.level is Level.ERROR]
-
-
 def measure(size: str, provider: str, repeat: int, workdir: Path, log: Callable[[str], None]) -> Row:
     spec_size = SIZES[size]
     path = write_spec(generate(spec_size.pools, spec_size.tenants, provider), workdir / f"{size}-{provider}.yaml")
-    sources = Sources(path, None)
-    text = path.read_text("utf-8")
-    parse, _ = best_of(max(repeat, 5), lambda: yaml.load(text, Loader=yaml.CSafeLoader))
+    # parse, check and plan as the CLI runs them: in a process without Pulumi (stages.py).
+    parse, check, plan_t = stage_times(path, repeat)
     log(f"  parse    {parse.cell()}")
-    # The timed runs double as the validity check of the generated spec: any error stops here.
-    check, compiled = best_of(repeat, lambda: compile_sources(sources, with_plan=False))
-    if _errors(compiled.diagnostics) or compiled.model is None:
-        raise RuntimeError(f"{path} does not validate: {_errors(compiled.diagnostics)}")
-    model = compiled.model
     log(f"  check    {check.cell()}")
-    plan_t, outcome = best_of(repeat, lambda: build_plan(model))
-    if _errors(outcome.findings) or outcome.plan is None:
-        raise RuntimeError(f"{path} does not plan: {_errors(outcome.findings)}")
-    plan = outcome.plan
     log(f"  plan     {plan_t.cell()}")
+    compiled = check_spec(path)  # any error stops the run
+    model, plan = compiled.model, compiled.plan
+    assert model is not None and plan is not None
     preview, resources = best_of(repeat, lambda: record(model, plan))
     log(f"  preview  {preview.cell()}  {len(resources)} resources")
     order = replay_order(resources)
@@ -161,6 +120,15 @@ def measure(size: str, provider: str, repeat: int, workdir: Path, log: Callable[
     if registered != len(order):
         raise RuntimeError(f"bare replay registered {registered} of {len(order)} resources")
     return Row(size, provider, spec_size.pools, spec_size.tenants, len(resources), check, plan_t, preview, bare, parse)
+
+
+def stage_times(path: Path, repeat: int) -> tuple[Timing, Timing, Timing]:
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "stages.py"), str(path), str(repeat)], capture_output=True, text=True, check=True
+    )
+    times = json.loads(out.stdout.strip().splitlines()[-1])
+    parse, check, plan = (Timing(*times[name]) for name in ("parse", "check", "plan"))
+    return parse, check, plan
 
 
 def warm_up(workdir: Path) -> None:

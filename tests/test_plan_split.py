@@ -5,12 +5,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, NodeRange, Sharing, SharingMode
+from gpuplat.plan import split as split_module
 from gpuplat.plan.procurement import infeasible_findings
 from gpuplat.plan.split import SplitPool, split_fleet
+from gpuplat.plan.split_cheap import cheap_run
+from gpuplat.plan.split_search import budget_of
 
 R, S, OD = Market.RESERVED, Market.SPOT, Market.ON_DEMAND
 ALL = (R, S, OD)
@@ -202,3 +206,34 @@ def test_cost_bound_loses_nothing(pools: list[SplitPool], ratio: dict[Market, fl
     assert (bounded.feasible, bounded.exact) == (plain.feasible, plain.exact)
     assert dict(bounded.totals) == dict(plain.totals)
     assert [dict(n) for n in bounded.nodes] == [dict(n) for n in plain.nodes]
+
+
+three_sizes_pool_st = st.builds(
+    SplitPool, st.sampled_from([1, 4, 8]), st.integers(1, 40), st.sampled_from([ALL, (R, OD), (S, OD), (R, S)])
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(three_sizes_pool_st, min_size=20, max_size=60), st.sampled_from([(30, 30, 40), (20, 30, 50)]))
+def test_smaller_bounds_find_what_the_full_budget_finds(pools: list[SplitPool], mix: tuple[int, int, int]) -> None:
+    # Fleets of three GPU sizes large enough that the search first tries smaller cost bounds
+    # (and has to repeat the full run's order on ties): the same split, node for node, as the
+    # search under the full budget alone.
+    ratio = shares(*mix)
+    fast = split_fleet(pools, ratio)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(split_module, "cheap_run", lambda *_args, **_kwargs: None)
+        full = split_fleet(pools, ratio)
+    assert repr(fast) == repr(full)
+
+
+def test_the_smaller_bounds_are_used_on_a_large_fleet() -> None:
+    pools = [SplitPool(8, 30 + i % 7, ALL if i % 3 else (R, OD)) for i in range(60)]
+    pools += [SplitPool(4, 10 + i % 5, (S, OD) if i % 2 else ALL) for i in range(30)]
+    pools += [SplitPool(1, 8 + i % 3, (S, OD)) for i in range(30)]
+    ratio = shares(30, 30, 40)
+    targets = split_module.targets_of(pools, ratio)
+    tolerance = split_module.tolerance_of(pools)
+    classes = split_module._classes(pools, split_module.ideal_split(pools, targets))  # pyright: ignore[reportPrivateUsage]
+    reach, budget = budget_of(classes, targets, tolerance)
+    assert cheap_run(classes, (targets, tolerance), 20000, reach, budget) is not None

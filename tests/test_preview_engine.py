@@ -337,3 +337,30 @@ def test_urns_carry_the_whole_parent_type_chain_like_the_engine() -> None:
     assert urns["o-inner-leaf"] == (
         f"urn:pulumi:{STACK}::{PROJECT}::test:index:Outer$test:index:Inner$test:index:Leaf::o-inner-leaf"
     )
+
+
+def test_outputs_are_waited_for_without_the_sdk_polling_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A chain of applies finishes one link per event-loop turn. The SDK's wait_for_rpcs
+    # waits for the first of all outstanding Outputs again after each (asyncio.wait, a
+    # callback on every one of them each time): quadratic in Outputs. The recording settles
+    # them first, linearly, so the SDK's loop finds nothing left to wait for.
+    import asyncio
+
+    calls: list[int] = []
+    real_wait = asyncio.wait
+
+    async def counting_wait(tasks, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(tasks))
+        return await real_wait(tasks, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "wait", counting_wait)
+
+    def program() -> None:
+        value = pulumi.Output.from_input("x")
+        for _ in range(200):
+            value = value.apply(lambda v: v + "x")
+        aws.sqs.Queue("q", name=value.apply(lambda v: v[:5]))
+
+    resources = by_name(record(program))
+    assert resources["q"].inputs["name"] == "xxxxx"
+    assert sum(calls) < 50, f"asyncio.wait over {sum(calls)} tasks in {len(calls)} rounds"

@@ -32,6 +32,10 @@ So the search runs over a handful of classes (GPU sizes: 1, 4, 8 ...) instead of
 4. Each class's node counts go back to its pools: the ideal rounded down, then augmenting
    paths (max-flow) place the rest; Gale's theorem guarantees they all fit.
 
+The search itself (the layers, the last class, the bounds) is gpuplat/plan/split_search.py;
+the runs under smaller bounds that usually settle it early, split_cheap.py; giving each class's
+counts to its pools, split_nodes.py.
+
 If more than `state_limit` states survive a layer, the cheapest are kept and the result is
 marked not exact: an infeasible verdict is then not a proof (never the case for fleets of
 a realistic number of GPU sizes; the tests check the exact verdict against brute force).
@@ -39,16 +43,16 @@ a realistic number of GPU sizes; the tests check the exact verdict against brute
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplat.model import MARKET_ORDER, Market
+from gpuplat.plan.split_cheap import cheap_run
+from gpuplat.plan.split_nodes import decompose
+from gpuplat.plan.split_search import EPS, SizeClass, State, Vec, best_total, budget_of, run_search
 
-EPS = 1e-9
-Vec = tuple[int, int, int]  # nodes per market in MARKET_ORDER
-State = tuple[int, int]  # GPUs on reserved and spot so far
+__all__ = ["EPS", "Split", "SplitPool", "State", "Vec", "ideal_split", "split_fleet", "targets_of", "tolerance_of"]
 
 
 @dataclass(frozen=True)
@@ -70,20 +74,6 @@ class Split:
     tolerance: Mapping[Market, int]
     feasible: bool
     exact: bool  # the search was exhaustive, so `feasible=False` is a proof
-
-
-@dataclass(frozen=True)
-class _Class:
-    gpus_per_node: int
-    members: tuple[int, ...]
-    nodes: int
-    lo: Vec
-    hi: Vec
-    ideal: tuple[float, float, float]
-
-    @property
-    def gpus(self) -> int:
-        return self.gpus_per_node * self.nodes
 
 
 def targets_of(pools: Sequence[SplitPool], shares: Mapping[Market, float]) -> dict[Market, float]:
@@ -141,271 +131,46 @@ def split_fleet(
         return Split((), zeros, targets, tolerance, feasible=False, exact=exact)
     nodes: list[dict[Market, int]] = [dict.fromkeys(p.markets, 0) for p in pools]
     for c, vec in zip(classes, vectors, strict=True):
-        _decompose(pools, c, vec, ideal, nodes)
+        decompose(pools, c.members, c.gpus_per_node, vec, ideal, nodes)
     totals = {m: sum(p.gpus_per_node * n.get(m, 0) for p, n in zip(pools, nodes, strict=True)) for m in MARKET_ORDER}
     return Split(tuple(nodes), totals, targets, tolerance, feasible=True, exact=exact)
 
 
-def _classes(pools: Sequence[SplitPool], ideal: Sequence[Mapping[Market, float]]) -> list[_Class]:
-    out: list[_Class] = []
+def _classes(pools: Sequence[SplitPool], ideal: Sequence[Mapping[Market, float]]) -> list[SizeClass]:
+    out: list[SizeClass] = []
     for g in sorted({p.gpus_per_node for p in pools}):
         members = tuple(i for i, p in enumerate(pools) if p.gpus_per_node == g)
         lo = tuple(sum(pools[i].max_nodes for i in members if pools[i].markets == (m,)) for m in MARKET_ORDER)
         hi = tuple(sum(pools[i].max_nodes for i in members if m in pools[i].markets) for m in MARKET_ORDER)
         want = tuple(sum(ideal[i].get(m, 0.0) for i in members) / g for m in MARKET_ORDER)
         nodes = sum(pools[i].max_nodes for i in members)
-        out.append(_Class(g, members, nodes, (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2]), (want[0], want[1], want[2])))
+        out.append(
+            SizeClass(g, members, nodes, (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2]), (want[0], want[1], want[2]))
+        )
     return out
 
 
-def _range(lo: float, hi: float, g: int) -> range:
-    """Integers n with lo <= g*n <= hi."""
-    return range(math.ceil(lo / g - EPS), math.floor(hi / g + EPS) + 1)
-
-
-def _points(
-    c: _Class,
-    state: State,
-    placed: int,
-    slack: tuple[Vec, Vec],
-    windows: Sequence[tuple[float, float]],
-    spare: float,
-) -> Iterator[Vec]:
-    """Class vectors that keep every market reachable (slack = GPUs the later classes must
-    and can still add per market: their lo and hi) and cost at most `spare` GPUs."""
-    g, (rlo, rhi) = c.gpus_per_node, slack
-    s_r, s_s = state
-    s_o = placed - s_r - s_s
-    (lr, ur), (ls, us), (lo_, uo) = windows
-    (w_r, w_s, w_o), near = c.ideal, spare / g
-    r_lo = max(lr - rhi[0] - s_r, g * c.lo[0], g * (w_r - near))
-    r_hi = min(ur - rlo[0] - s_r, g * c.hi[0], g * (w_r + near))
-    # n_o = rest - n_s must respect the class box, the on-demand window and the spare cost.
-    o_lo = max(lo_ - rhi[2] - s_o, g * c.lo[2], g * (w_o - near))
-    o_hi = min(uo - rlo[2] - s_o, g * c.hi[2], g * (w_o + near))
-    o = _range(o_lo, o_hi, g)
-    for n_r in _range(r_lo, r_hi, g):
-        rest = c.nodes - n_r
-        s_from = max(c.lo[1], rest - (o.stop - 1), math.ceil(max((ls - rhi[1] - s_s) / g, w_s - near) - EPS))
-        s_to = min(c.hi[1], rest - o.start, math.floor(min((us - rlo[1] - s_s) / g, w_s + near) + EPS))
-        for n_s in range(s_from, s_to + 1):
-            yield (n_r, n_s, rest - n_s)
-
-
-Entry = tuple[float, State | None, Vec | None]
-
-
 def _search(
-    classes: Sequence[_Class],
+    classes: Sequence[SizeClass],
     targets: Mapping[Market, float],
     tolerance: Mapping[Market, int],
     limit: int,
     bounded: bool,
 ) -> tuple[list[Vec] | None, bool]:
-    windows = [(targets[m] - tolerance[m] - EPS, targets[m] + tolerance[m] + EPS) for m in MARKET_ORDER]
-    order = sorted(range(len(classes)), key=lambda k: (-classes[k].gpus, k))
-    layers: list[dict[State, Entry]] = [{(0, 0): (0.0, None, None)}]
-    placed, exact = 0, True
-    reach, budget = _budget(classes, targets, tolerance) if bounded else (math.inf, math.inf)
-    ref = [0.0, 0.0, 0.0]  # the ideal's GPUs per market over the classes placed so far
-    for pos, k in enumerate(order):
-        c, later = classes[k], [classes[j] for j in order[pos + 1 :]]
-        slack = (
-            _vec(sum(x.gpus_per_node * x.lo[i] for x in later) for i in range(3)),
-            _vec(sum(x.gpus_per_node * x.hi[i] for x in later) for i in range(3)),
-        )
-        g = c.gpus_per_node
-        ref = [r + g * w for r, w in zip(ref, c.ideal, strict=True)]
-        if bounded and not later:
-            last = _last_class(c, layers[-1], placed, windows, (targets, tolerance), (ref, reach, budget), limit)
-            if last is not None:
-                layers.append(last)
-                placed += g * c.nodes
-                break
-        nxt: dict[State, Entry] = {}
-        for state, (cost, _, _) in layers[-1].items():
-            for vec in _points(c, state, placed, slack, windows, budget - cost):
-                total = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
-                new = (state[0] + g * vec[0], state[1] + g * vec[1])
-                # Bound: the later classes must move at least |offset| - reach GPUs back.
-                away = abs(new[0] - ref[0]) + abs(new[1] - ref[1]) + abs(ref[0] + ref[1] - new[0] - new[1])
-                if total + max(0.0, away - reach) > budget:
-                    continue
-                if new not in nxt or total < nxt[new][0] - EPS:
-                    nxt[new] = (total, state, vec)
-        if len(nxt) > limit:
-            exact = False
-            nxt = dict(sorted(nxt.items(), key=lambda kv: (kv[1][0], kv[0]))[:limit])
-        layers.append(nxt)
-        placed += c.gpus_per_node * c.nodes
+    reach, budget = budget_of(classes, targets, tolerance) if bounded else (math.inf, math.inf)
+    run = None
+    if bounded and len(classes) <= 3:
+        run = cheap_run(classes, (targets, tolerance), limit, reach, budget)
+    if run is None:
+        run = run_search(classes, (targets, tolerance), limit, reach, budget)
+    layers = run.layers
     if not layers[-1]:
-        return None, exact
-
-    def score(item: tuple[State, Entry]) -> tuple[float, float, float, State]:
-        state, (cost, _, _) = item
-        return (*_deviation(state, placed, targets, tolerance), round(cost, 9), state)
-
-    state = min(layers[-1].items(), key=score)[0]
+        return None, run.exact
+    state = best_total(run, targets, tolerance)
     vectors: dict[int, Vec] = {}
-    for pos in range(len(order), 0, -1):
+    for pos in range(len(run.order), 0, -1):
         _, prev, vec = layers[pos][state]
         assert prev is not None and vec is not None
-        vectors[order[pos - 1]] = vec
+        vectors[run.order[pos - 1]] = vec
         state = prev
-    return [vectors[k] for k in range(len(classes))], exact
-
-
-def _last_class(
-    c: _Class,
-    states: Mapping[State, Entry],
-    placed: int,
-    windows: Sequence[tuple[float, float]],
-    goal: tuple[Mapping[Market, float], Mapping[Market, int]],
-    bound: tuple[Sequence[float], float, float],
-    limit: int,
-) -> dict[State, Entry] | None:
-    """The last layer, only as far as the choice needs it: the totals in the windows, best score
-    first; the first score some state reaches wins, so the other totals are never costed.
-    The entries it keeps are the ones the full layer would hold for those totals (same order of
-    states, same tie rule). None when the state limit could cut the layer: then the full one."""
-    g, total = c.gpus_per_node, placed + c.gpus_per_node * c.nodes
-    (lr, ur), (ls, us), (lo_, uo) = windows
-    candidates = [
-        (a, b)
-        for a in range(math.ceil(lr), math.floor(ur) + 1)
-        for b in range(math.ceil(ls), math.floor(us) + 1)
-        if lo_ <= total - a - b <= uo
-    ]
-    if len(candidates) > limit:
-        return None
-    levels: dict[tuple[float, float], list[State]] = {}
-    for point in candidates:
-        levels.setdefault(_deviation(point, total, *goal), []).append(point)
-    ref, reach, budget = bound
-    for key in sorted(levels):
-        best: dict[State, Entry] = {}
-        for state, (cost, _, _) in states.items():
-            for point in levels[key]:
-                dr, ds = point[0] - state[0], point[1] - state[1]
-                if dr % g or ds % g:
-                    continue
-                vec = (dr // g, ds // g, c.nodes - dr // g - ds // g)
-                if not all(c.lo[i] <= vec[i] <= c.hi[i] for i in range(3)):
-                    continue
-                spent = cost + g * (abs(vec[0] - c.ideal[0]) + abs(vec[1] - c.ideal[1]) + abs(vec[2] - c.ideal[2]))
-                away = abs(point[0] - ref[0]) + abs(point[1] - ref[1]) + abs(ref[0] + ref[1] - point[0] - point[1])
-                if spent + max(0.0, away - reach) > budget:
-                    continue
-                if point not in best or spent < best[point][0] - EPS:
-                    best[point] = (spent, state, vec)
-        if best:
-            return best
-    return {}
-
-
-def _deviation(
-    point: State, total: int, targets: Mapping[Market, float], tolerance: Mapping[Market, int]
-) -> tuple[float, float]:
-    """(worst deviation / tolerance, sum of deviations) of the totals `point` + the rest."""
-    s_r, s_s = point
-    dev = [abs(s - targets[m]) for s, m in zip((s_r, s_s, total - s_r - s_s), MARKET_ORDER, strict=True)]
-    worst = max((d / tolerance[m] for d, m in zip(dev, MARKET_ORDER, strict=True) if tolerance[m]), default=0.0)
-    return (round(worst, 9), round(sum(dev), 9))
-
-
-def _budget(
-    classes: Sequence[_Class], targets: Mapping[Market, float], tolerance: Mapping[Market, int]
-) -> tuple[float, float]:
-    """(reach, budget): every total S in the windows is within `reach` GPUs (L1) of the ideal's
-    totals, and if S is reachable at all, its cheapest class vectors cost at most `budget`.
-
-    Why (cost = sum over classes of g * |n - ideal| = sum of |u_k|, u_k the class's GPUs minus
-    its ideal's): take the cheapest vectors for S. With L = lcm of the GPU sizes, if one class
-    has u[i] >= L, u[j] <= -L and another u[j] >= L, u[i] <= -L, moving L GPUs of each back
-    toward its ideal keeps S and every box, and costs 4L less; the same holds for a cycle of
-    three classes over i -> j -> k -> i. So no such pair or cycle exists: the markets have an
-    order (top, middle, bottom) in which no class moves L or more GPUs "up". Then no class has
-    u[top] <= -2L or u[bottom] >= 2L, so summing over K classes, |u[top]| and |u[bottom]| add
-    up to at most |S - ideal| in those markets + 4KL each, and as each u sums to zero, the
-    middle market's |u| is at most the other two's: cost <= 2 |S - ideal| + 16KL. This bound
-    does not grow with the number of pools, so neither does the number of states the search keeps.
-    """
-    lcm = math.lcm(*(c.gpus_per_node for c in classes)) if classes else 1
-    ideal = [sum(c.gpus_per_node * c.ideal[i] for c in classes) for i in range(3)]
-    off = sum(abs(targets[m] - ideal[i]) for i, m in enumerate(MARKET_ORDER))
-    reach = sum(tolerance[m] for m in MARKET_ORDER) + off + EPS
-    return reach, 2 * reach + 16 * len(classes) * lcm + 1e-6
-
-
-def _vec(values: Iterator[int]) -> Vec:
-    a, b, c = values
-    return (a, b, c)
-
-
-def _decompose(
-    pools: Sequence[SplitPool],
-    c: _Class,
-    vec: Vec,
-    ideal: Sequence[Mapping[Market, float]],
-    out: list[dict[Market, int]],
-) -> None:
-    """Give the class's node counts per market to its pools: ideal rounded down, then max-flow."""
-    g = c.gpus_per_node
-    supply = {i: pools[i].max_nodes for i in c.members}
-    demand = dict(zip(MARKET_ORDER, vec, strict=True))
-    for i in c.members:
-        for m in pools[i].markets:
-            take = min(math.floor(ideal[i][m] / g + EPS), supply[i], demand[m])
-            out[i][m] += take
-            supply[i] -= take
-            demand[m] -= take
-    while any(supply.values()):
-        path = _augmenting_path(pools, c.members, supply, demand, out)
-        assert path is not None, "Gale's condition guarantees an augmenting path"
-        # path alternates pool, market, pool, market ...: +1 on pool->market, -1 back.
-        amount = min(supply[path[0][0]], demand[path[-1][1]])
-        for (_, m), (j, _) in itertools.pairwise(path):
-            amount = min(amount, out[j][m])
-        for step, (i, m) in enumerate(path):
-            out[i][m] += amount
-            if step + 1 < len(path):
-                out[path[step + 1][0]][m] -= amount
-        supply[path[0][0]] -= amount
-        demand[path[-1][1]] -= amount
-
-
-def _augmenting_path(
-    pools: Sequence[SplitPool],
-    members: Sequence[int],
-    supply: Mapping[int, int],
-    demand: Mapping[Market, int],
-    out: Sequence[Mapping[Market, int]],
-) -> list[tuple[int, Market]] | None:
-    """Breadth-first: pool with spare nodes -> market -> (pool giving up that market) -> ...
-    Returns the (pool, market) edges to increase; each next pool gives up the previous market."""
-    frontier = [i for i in members if supply[i] > 0]
-    came: dict[Market, tuple[int, Market | None]] = {}
-    seen_pools = set(frontier)
-    parent_market: dict[int, Market | None] = dict.fromkeys(frontier)
-    while frontier:
-        nxt: list[int] = []
-        for i in frontier:
-            for m in pools[i].markets:
-                if m in came:
-                    continue
-                came[m] = (i, parent_market[i])
-                if demand[m] > 0:
-                    edges: list[tuple[int, Market]] = []
-                    cur: Market | None = m
-                    while cur is not None:
-                        pool, prev = came[cur]
-                        edges.append((pool, cur))
-                        cur = prev
-                    return edges[::-1]
-                for j in members:
-                    if j not in seen_pools and out[j].get(m, 0) > 0:
-                        seen_pools.add(j)
-                        parent_market[j] = m
-                        nxt.append(j)
-        frontier = nxt
-    return None
+    return [vectors[k] for k in range(len(classes))], run.exact

@@ -27,7 +27,7 @@ from . import progress
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
 from ._render import SIG_KEY, known_string, render_struct, value_to_python
-from .engine import DuplicateUrnError, RecordedResource, UnsupportedFeatureError
+from .records import DuplicateUrnError, RecordedResource, UnsupportedFeatureError
 
 
 class _NoMocks(Mocks):

@@ -10,6 +10,12 @@ loop, run_in_stack), with three deliberate differences:
 * RPCs run inline on the event-loop thread instead of a thread pool. The monitor never
   blocks, so the thread hop per registration is pure overhead (and makes the order in
   which registrations reach the monitor depend on thread scheduling).
+* Before the SDK's own wait for outstanding work (pulumi.runtime.stack.wait_for_rpcs), the
+  program's Output tasks are waited for in time linear in their number (`_settle`). The
+  SDK's loop waits for the first of all outstanding tasks to finish, over and over, and each
+  round registers and removes a callback on every one of them: with thousands of Outputs
+  (a 50-pool spec has about 6,000) that was a third of a preview. The SDK's loop still
+  runs afterwards, finds nothing left, and is what raises a failed task's exception.
 * It must be called on a thread of its own (engine.py does that): pulumi keeps its
   settings, config and root stack in context variables, and a fresh thread starts with a
   fresh context, so nothing leaks between two recordings or into the caller.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from contextlib import suppress
@@ -28,11 +35,12 @@ from google.protobuf import empty_pb2
 from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.proto import engine_pb2
+from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_in_stack
 
 from ._mockdata import MockContext
 from ._monitor import RecordingMonitor
-from .engine import RecordedResource
+from .records import RecordedResource
 
 DEFAULT_REGION = "us-east-1"
 _program_log = logging.getLogger("gpuplat.preview.program")
@@ -107,11 +115,54 @@ def run(
             )
         )
         pulumi_config.set_all_config(dict(config), [])
-        loop.run_until_complete(run_in_stack(program))
+        loop.run_until_complete(run_in_stack(functools.partial(_program_then_settle, program)))
         return monitor.recorded()
     finally:
         _close(loop)
         monitor.release()
+
+
+async def _program_then_settle(program: Callable[[], None]) -> None:
+    program()
+    await _settle()
+
+
+async def _settle() -> None:
+    """Wait until every tracked Output task has finished, or one has failed.
+
+    The SDK tracks each Output's task in SETTINGS.outputs and a task that succeeds removes
+    itself; new ones appear while others run. Each task gets one done-callback, and the set
+    is scanned once per wake-up of this coroutine (several tasks finish per wake-up), not per
+    task. A failure (or a cancellation) ends the wait at once: the SDK's own loop, which runs
+    next, raises it as before, so errors surface exactly as they did."""
+    loop = asyncio.get_running_loop()
+    watched: set[asyncio.Task[Any]] = set()
+    finished: list[asyncio.Task[Any]] = []
+    wake: list[asyncio.Future[None]] = []
+
+    def on_done(task: asyncio.Task[Any]) -> None:
+        finished.append(task)
+        if wake and not wake[0].done():
+            wake[0].set_result(None)
+
+    settings: Any = SETTINGS  # its fields are context properties, which pyright cannot see through
+    outstanding = 0
+    while True:
+        with settings.lock:
+            fresh = [task for task in settings.outputs if task not in watched]
+        for task in fresh:
+            watched.add(task)
+            task.add_done_callback(on_done)
+        outstanding += len(fresh)
+        while finished:
+            task = finished.pop()
+            outstanding -= 1
+            if task.cancelled() or task.exception() is not None:
+                return
+        if outstanding == 0:
+            return
+        wake[:] = [loop.create_future()]
+        await wake[0]
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:

@@ -37,55 +37,21 @@ import sys
 import threading
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Re-exported: the recording's vocabulary lives in records.py, which _runtime and _monitor
+# import instead of this module, so that the two never import each other.
+from .records import DuplicateUrnError, RecordedResource, RecordingError, UnsupportedFeatureError
 
-@dataclass(frozen=True)
-class RecordedResource:
-    urn: str
-    type: str
-    name: str
-    parent: str | None
-    custom: bool
-    inputs: dict[str, Any]
-    options: dict[str, Any]
-    # register_outputs of components and the stack's exports. Not part of to_json(): the
-    # preview JSON (README, `gpuplat preview`) lists exactly the seven fields above.
-    outputs: dict[str, Any] = field(default_factory=lambda: {})
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "urn": self.urn,
-            "type": self.type,
-            "name": self.name,
-            "parent": self.parent,
-            "custom": self.custom,
-            "inputs": self.inputs,
-            "options": self.options,
-        }
-
-
-class RecordingError(Exception):
-    """The program asked for something the engine would refuse or the recorder cannot do."""
-
-
-class DuplicateUrnError(RecordingError):
-    """Two resources with the same type, name and parent type chain, as the engine rejects."""
-
-    def __init__(self, urn: str, type_: str, name: str) -> None:
-        super().__init__(
-            f"duplicate resource URN {urn}: a {type_} named {name!r} is already registered under "
-            "the same parent type; give one of them a unique name"
-        )
-        self.urn = urn
-        self.type = type_
-        self.name = name
-
-
-class UnsupportedFeatureError(RecordingError):
-    """The program uses a Pulumi feature the offline recording cannot reproduce faithfully."""
+__all__ = [
+    "DuplicateUrnError",
+    "RecordedResource",
+    "RecordingError",
+    "UnsupportedFeatureError",
+    "record_main",
+    "record_program",
+]
 
 
 def record_program(

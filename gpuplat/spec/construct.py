@@ -47,6 +47,14 @@ def _c_loader() -> Any:
             self._composer = self
             self._resolver = self
             self.comment_handling = None
+            # ruamel looks the YAML version up for every scalar, through two caught
+            # AttributeErrors (this loader has no pure scanner to ask): a sixth of the load.
+            # Here it cannot change within a document, so the table is looked up once.
+            self._implicit_resolvers = resolver.versioned_resolver.fget(self)
+
+        @property
+        def versioned_resolver(self) -> Any:
+            return self._implicit_resolvers
 
     return _Loader
 

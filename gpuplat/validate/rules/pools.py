@@ -206,11 +206,25 @@ def _selectors(data: Data) -> list[_Selector]:
 
 
 def _selector_pairs(data: Data) -> Iterator[tuple[_Selector, _Selector]]:
-    """Every pair of selectors once, the earlier pool first."""
+    """Every pair of selectors once, the earlier pool first, except pairs that a key every
+    selector has keeps apart (different values: no node matches both, and neither contains
+    the other). Checking such pairs label by label made these rules most of `check` on a
+    200-pool kubernetes spec, whose pools all carry their own `gpuplat.dev/pool`-like key."""
     selectors = _selectors(data)
-    for n, later in enumerate(selectors):
-        for earlier in selectors[:n]:
-            yield earlier, later
+    shared = set(selectors[0].labels) if selectors else set[str]()
+    for selector in selectors[1:]:
+        shared &= set(selector.labels)
+
+    def distinct(key: str) -> int:
+        return len({s.labels[key] for s in selectors})
+
+    key = max(sorted(shared), key=distinct, default=None)
+    groups: dict[str, list[int]] = {}
+    for n, selector in enumerate(selectors):
+        groups.setdefault(selector.labels[key] if key is not None else "", []).append(n)
+    pairs = sorted((n, m) for members in groups.values() for i, n in enumerate(members) for m in members[:i])
+    for n, m in pairs:
+        yield selectors[m], selectors[n]
 
 
 def _show(labels: dict[str, str]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpuplat.catalog import KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.diagnostics import Level
@@ -46,10 +46,15 @@ def _hard(tenant: Data) -> bool:
     return isolation(tenant) == HARD_ISOLATION
 
 
-def _allowed(data: Data, tenant: Data) -> dict[str, Data]:
-    """The pools a tenant may land on: its allow-list, or every pool its isolation permits."""
-    by_name = _pools_by_name(data)
-    return {n: by_name[n] for n in allowed_pools(tenant, {n: sharing_mode(p) for n, p in by_name.items()})}
+def _modes(by_name: Mapping[str, Data]) -> dict[str, str | None]:
+    """Each pool's sharing mode, computed once per rule (not once per tenant)."""
+    return {n: sharing_mode(p) for n, p in by_name.items()}
+
+
+def _allowed(by_name: Mapping[str, Data], modes: Mapping[str, str | None], tenant: Data) -> dict[str, Data]:
+    """The pools a tenant may land on: its allow-list, or every pool its isolation permits.
+    `by_name` is `_pools_by_name(data)` and `modes` its `_modes`, made once per rule."""
+    return {n: by_name[n] for n in allowed_pools(tenant, modes)}
 
 
 def _tenant_name(tenant: Data, index: int) -> str:
@@ -122,10 +127,11 @@ def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
 )
 def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
+    modes = _modes(by_name)
     if not by_name:
         return
     for i, tenant in tenants(data):
-        if _hard(tenant) and not _explicit(tenant) and not _allowed(data, tenant):
+        if _hard(tenant) and not _explicit(tenant) and not _allowed(by_name, modes, tenant):
             yield Finding(
                 ("tenants", i, "isolation"),
                 f"tenant {_tenant_name(tenant, i)} has isolation: hard but every pool is mps or time-slicing "
@@ -141,12 +147,16 @@ def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
 )
 def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
+    by_name = _pools_by_name(data)
+    modes = _modes(by_name)
+    # Each pool's GPUs once: tenants x pools look-ups in the catalog would cost more than the rest of check.
+    pool_gpus = {name: pool_max_gpus(data, pool) for name, pool in by_name.items()}
     for i, tenant in tenants(data):
         gpus = tenant.get("gpus")
-        allowed = _allowed(data, tenant)
+        allowed = _allowed(by_name, modes, tenant)
         if not is_int(gpus) or not allowed:
             continue
-        capacity = {name: pool_max_gpus(data, pool) for name, pool in allowed.items()}
+        capacity = {name: pool_gpus[name] for name in allowed}
         if any(c is None for c in capacity.values()):
             continue  # a pool without a known GPU count has an error of its own
         total = sum(c or 0 for c in capacity.values())
@@ -234,8 +244,10 @@ def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     minor = _minor(data)
     if minor is None or minor >= ADMISSION_POLICY_MINOR:
         return
+    by_name = _pools_by_name(data)
+    modes = _modes(by_name)
     for i, tenant in tenants(data):
-        fabric = [name for name, pool in _allowed(data, tenant).items() if pool.get("fabric") is True]
+        fabric = [name for name, pool in _allowed(by_name, modes, tenant).items() if pool.get("fabric") is True]
         if fabric:
             yield Finding(
                 ("tenants", i, "name"),
