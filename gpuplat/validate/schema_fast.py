@@ -90,7 +90,7 @@ def _keyword(
         if not isinstance(value, str) or value not in _TYPES:
             raise _Unsupported("type")
         return _TYPES[value]
-    if key in ("properties", "additionalProperties", "required", "propertyNames", "minProperties"):
+    if key in ("properties", "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties"):
         return _object_keyword(key, value, node, defs, seen)
     if key in ("items", "minItems", "maxItems", "uniqueItems"):
         return _array_keyword(key, value, defs, seen)
@@ -142,8 +142,10 @@ def _object_keyword(
     if key == "propertyNames":
         names = _compile(value, defs, seen)
         return lambda v: not isinstance(v, dict) or all(names(k) for k in cast("dict[str, Any]", v))
-    least = _bound(value)
-    return lambda v: not isinstance(v, dict) or len(cast("dict[str, Any]", v)) >= least
+    bound = _bound(value)
+    if key == "maxProperties":
+        return lambda v: not isinstance(v, dict) or len(cast("dict[str, Any]", v)) <= bound
+    return lambda v: not isinstance(v, dict) or len(cast("dict[str, Any]", v)) >= bound
 
 
 def _array_keyword(key: str, value: Any, defs: Mapping[str, Any], seen: dict[str, Check]) -> Check | None:
