@@ -61,7 +61,7 @@ def lifecycle_rules(model: Platform) -> list[aws.s3.BucketLifecycleConfiguration
         )
     ]
     if cold.transitions or cold.expire_after_days is not None:
-        rules.extend(_tiering(model, t.name) for t in model.tenants)
+        rules.extend(_tiering(model, name) for name in sorted(t.name for t in model.tenants))  # order means nothing
     if len(rules) > MAX_RULES:
         raise ValueError(
             f"the cold bucket would need {len(rules)} lifecycle rules (one per tenant), more than S3's {MAX_RULES}"
