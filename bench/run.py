@@ -59,7 +59,7 @@ from gpuplat.diagnostics import Level  # noqa: E402
 from gpuplat.model import Platform  # noqa: E402
 from gpuplat.plan import Plan, build_plan  # noqa: E402
 from gpuplat.preview import RecordedResource, record_program  # noqa: E402
-from gpuplat.preview.command import PROJECT, stack_config  # noqa: E402
+from gpuplat.preview.stack import PROJECT, stack_config  # noqa: E402
 
 STACK = "bench"
 T = TypeVar("T")

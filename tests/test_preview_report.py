@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gpuplat.compile import compile_stack
-from gpuplat.plan.report import plan_json
-from gpuplat.preview.report import usd, usd_delta
+from gpuplat.render.comment import usd, usd_delta
+from gpuplat.render.plan import plan_json
 from tests.test_preview_diff import CAPACITY, Project, Run, make_project
 
 
@@ -143,8 +143,8 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
 
 
 def test_a_base_without_a_planner_is_a_note(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuplat.preview import command
-    from gpuplat.preview.report import PlanResult
+    from gpuplat.commands import preview as command
+    from gpuplat.render.comment import PlanResult
 
     monkeypatch.setattr(command, "base_plan", lambda *a: PlanResult(None, "the base has no gpuplat planner"))
     run = project.preview(base="patched", fmt="markdown")

@@ -1,4 +1,5 @@
-"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables.
+"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables
+(laid out by templates/plan.txt.j2).
 
 JSON: the documented keys are always present (CI tools read them); the extra keys
 (perGpu, overhead, leafDown, pricesAsOf ...) only add. Every pool lists all three markets,
@@ -12,10 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
-from gpuplat.plan.capacity_report import capacity_json, capacity_text
-from gpuplat.plan.kubernetes_report import kubernetes_json, kubernetes_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
-from gpuplat.plan.workloads_report import workloads_json, workloads_text
+
+from ._templates import block, render
+from .plan_capacity import capacity_json, capacity_table
+from .plan_kubernetes import kubernetes_facts, kubernetes_json
+from .plan_workloads import workload_details, workloads_json, workloads_table
 
 Json = dict[str, Any]
 
@@ -193,7 +196,7 @@ def _share(s: MarketShare, allowed: bool) -> str:
     return f"{s.nodes} ({s.gpus})" if allowed else "-"
 
 
-def _pools_text(model: Platform, plan: Plan) -> str:
+def _pools_table(model: Platform, plan: Plan) -> str:
     def base(p: PoolPlan) -> list[str]:
         return [
             p.name,
@@ -208,8 +211,7 @@ def _pools_text(model: Platform, plan: Plan) -> str:
     fleet = plan.fleet_gpus
     if model.procurement is None:
         rows = [*(base(p) for p in plan.pools), ["fleet", "", "", "", "", str(fleet)]]
-        head = "Pools at max size (provider kubernetes: owned nodes, no procurement)\n"
-        return head + table(header, rows, frozenset({3, 4, 5}))
+        return table(header, rows, frozenset({3, 4, 5}))
     rows = [[*base(p), *(_share(p.share(m), m in p.markets) for m in MARKET_ORDER)] for p in plan.pools]
     blank = ["", "", "", "", ""]
     rows.append(["fleet", *blank, *(str(plan.fleet_markets.get(m, 0)) for m in MARKET_ORDER)])
@@ -222,11 +224,10 @@ def _pools_text(model: Platform, plan: Plan) -> str:
             *(f"{plan.fleet_targets.get(m, 0):g} ±{plan.fleet_tolerance.get(m, 0)}" for m in MARKET_ORDER),
         ]
     )
-    head = "Pools and markets: nodes (GPUs) per market, every pool at max size\n"
-    return head + table([*header, *(m.value for m in MARKET_ORDER)], rows, frozenset(range(3, 9)))
+    return table([*header, *(m.value for m in MARKET_ORDER)], rows, frozenset(range(3, 9)))
 
 
-def _sharing_text(model: Platform, plan: Plan) -> str:
+def _sharing_table(model: Platform, plan: Plan) -> str:
     rows: list[list[str]] = []
     for spec, p in zip(model.pools, plan.pools, strict=True):
         u = p.units
@@ -242,18 +243,17 @@ def _sharing_text(model: Platform, plan: Plan) -> str:
                 f"{u.gpu_equivalents_per_node:.2f}",
             ]
         )
-    head = "Sharing capacity per node\n"
-    return head + table(
+    return table(
         ["pool", "mode", "resources per node", "units/GPU", "units/node", "overhead", "GPU-equivalents"],
         rows,
         frozenset({3, 4, 5, 6}),
     )
 
 
-def _fabric_text(plan: Plan) -> str:
+def _fabric_rows(plan: Plan) -> list[list[str]] | None:
     f = plan.fabric
     if f is None:
-        return "Fabric: none\n"
+        return None
     ports = ", ".join(f"{p.name} {p.ports_per_node}" for p in plan.pools if p.name in f.pools)
     efa = ", ".join(f"{p.name} {p.efa_interfaces}" for p in plan.pools if p.name in f.pools and p.efa_interfaces)
     rows = [
@@ -274,10 +274,10 @@ def _fabric_text(plan: Plan) -> str:
     if f.zone:
         rows.append(["zone", f"{f.zone} (a cluster placement group per pool: {', '.join(f.pools)})"])
     width = max(len(k) for k, _ in rows)
-    return "Fabric\n" + "".join(f"{k.ljust(width)}  {v}\n" for k, v in rows)
+    return [[k.ljust(width), v] for k, v in rows]
 
 
-def _storage_text(plan: Plan) -> str:
+def _storage_table(plan: Plan) -> str | None:
     s = plan.storage
     rows: list[list[str]] = []
     if s.hot is not None:
@@ -305,15 +305,13 @@ def _storage_text(plan: Plan) -> str:
     if s.cold_lifecycle:
         steps = " -> ".join(f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle)
         rows.append(["cold", "-", "-", steps])
-    if not rows:
-        return "Storage: none\n"
-    return "Storage\n" + table(["tier", "capacity", "throughput", "notes"], rows)
+    return table(["tier", "capacity", "throughput", "notes"], rows) if rows else None
 
 
-def _cost_text(plan: Plan) -> str:
+def _cost(plan: Plan) -> dict[str, str] | None:
     c = plan.cost
     if c is None:
-        return "Cost: none (provider kubernetes owns its nodes)\n"
+        return None
     rows = [
         [
             p.pool,
@@ -336,42 +334,50 @@ def _cost_text(plan: Plan) -> str:
             _usd(c.min_size_monthly_usd),
         ]
     )
-    head = (
-        f"Cost, USD per month ({c.hours_per_month:g} h), every pool at max size all month; "
-        f"prices as of {c.prices_as_of}, spot -{100 * c.spot_discount:g} %, "
-        f"reserved -{100 * c.reserved_discount:g} %\n"
-    )
     body = table(
         ["pool", "$/node-h", *(m.value for m in MARKET_ORDER), "total", "all on-demand", "at min size"],
         rows,
         frozenset(range(1, 8)),
     )
-    return head + body + f"savings against all on-demand: {c.savings_percent:.1f} %\n"
+    return {
+        "hours": f"{c.hours_per_month:g}",
+        "prices_as_of": c.prices_as_of,
+        "spot": f"{100 * c.spot_discount:g}",
+        "reserved": f"{100 * c.reserved_discount:g}",
+        "table": block(body),
+        "savings": f"{c.savings_percent:.1f}",
+    }
 
 
-def _reservations_text(plan: Plan) -> str:
+def _reservations_table(plan: Plan) -> str | None:
     if not plan.reservations:
-        return "Reservations (ODCR): none\n"
+        return None
     rows = [
         [r.pool, r.zone, r.instance_type, str(r.count), "yes" if r.placement_group else "no"] for r in plan.reservations
     ]
-    return "Reservations (ODCR)\n" + table(
-        ["pool", "zone", "instance", "nodes", "placement group"], rows, frozenset({3})
-    )
+    return table(["pool", "zone", "instance", "nodes", "placement group"], rows, frozenset({3}))
+
+
+def _optional(text: str | None) -> str | None:
+    return None if text is None else block(text)
 
 
 def plan_text(model: Platform, plan: Plan) -> str:
+    """`gpuplat plan`'s text: the sections laid out by templates/plan.txt.j2."""
     target = model.target
-    where = f"{target.provider.value}" + (f", {target.region}" if target.region else "")
-    sections = [
-        f"Plan of {model.metadata.name} ({where})\n" + kubernetes_text(model),
-        _pools_text(model, plan),
-        _sharing_text(model, plan),
-        _fabric_text(plan),
-        _storage_text(plan),
-        *([capacity_text(plan, table)] if plan.flavors else []),
-        *([workloads_text(plan.workloads, table)] if plan.workloads else []),
-        _cost_text(plan),
-        _reservations_text(plan),
-    ]
-    return "\n".join(sections)
+    return render(
+        "plan.txt.j2",
+        name=model.metadata.name,
+        where=f"{target.provider.value}" + (f", {target.region}" if target.region else ""),
+        kubernetes=kubernetes_facts(model),
+        owned=model.procurement is None,
+        pools=block(_pools_table(model, plan)),
+        sharing=block(_sharing_table(model, plan)),
+        fabric=_fabric_rows(plan),
+        storage=_optional(_storage_table(plan)),
+        capacity=_optional(capacity_table(plan, table)),
+        workloads=_optional(workloads_table(plan.workloads, table)),
+        workload_details=workload_details(plan.workloads),
+        cost=_cost(plan),
+        reservations=_optional(_reservations_table(plan)),
+    )
