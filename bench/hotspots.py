@@ -33,7 +33,7 @@ from bare import replay, replay_order  # noqa: E402
 from generate import PROVIDERS, SIZES, check_spec, generate, write_spec  # noqa: E402
 from run import STACK, record  # noqa: E402
 
-from gpuplat.preview.command import PROJECT  # noqa: E402
+from gpuplat.preview.stack import PROJECT  # noqa: E402
 
 # The worker threads that do the work: gpuplat/preview/engine.py's and bench/bare.py's.
 THREADS = frozenset({"gpuplat-preview-record", "bench-bare-replay"})

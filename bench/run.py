@@ -54,7 +54,7 @@ from components import GpuPlatform, GpuPlatformArgs  # noqa: E402
 from gpuplat.model import Platform  # noqa: E402
 from gpuplat.plan import Plan  # noqa: E402
 from gpuplat.preview import RecordedResource, record_program  # noqa: E402
-from gpuplat.preview.command import PROJECT, stack_config  # noqa: E402
+from gpuplat.preview.stack import PROJECT, stack_config  # noqa: E402
 
 STACK = "bench"
 

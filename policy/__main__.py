@@ -1,6 +1,6 @@
 """CrossGuard pack: `pulumi preview --policy-pack policy` runs gpuplat's rules inside the engine.
 
-The rules are gpuplat.preview.policies, the same functions `gpuplat policy` runs offline on the
+The rules are gpuplat.policies, the same functions `gpuplat policy` runs offline on the
 recording. This file only adapts what the engine hands an analyzer to what they expect:
 
 * props are the inputs with camelCase keys, as in the recording (a kubernetes CustomResource's
@@ -50,10 +50,10 @@ from pulumi_policy import (
 )
 from pulumi_policy import proxy as _proxy
 
+from gpuplat import policies
 from gpuplat.compile import Sources, compile_sources
-from gpuplat.preview import policies
-from gpuplat.preview.policies import COMPUTED, Context, Resource
-from gpuplat.preview.policy_config import SCHEMAS, parse_config
+from gpuplat.policies import COMPUTED, Context, Resource
+from gpuplat.policies.config import SCHEMAS, parse_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}

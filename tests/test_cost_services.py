@@ -13,8 +13,8 @@ from ruamel.yaml import YAML
 from gpuplat.model import Market, Platform, build_model
 from gpuplat.plan import build_plan
 from gpuplat.plan.cost import plan_cost
-from gpuplat.plan.report import plan_json, plan_text
 from gpuplat.plan.types import CostPlan, MarketShare
+from gpuplat.render.plan import plan_json, plan_text
 
 ROOT = Path(__file__).resolve().parent.parent
 R, S, OD = Market.RESERVED, Market.SPOT, Market.ON_DEMAND

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, offered, support_phase
-from gpuplat.plan.report import plan_json, plan_text
+from gpuplat.render.plan import plan_json, plan_text
 from gpuplat.validate.registry import RULES
 from tests.support_aws import compile_model, of_type, recorded
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from gpuplat.preview.command import record_stack
 from gpuplat.preview.diff import diff_resources
 from gpuplat.preview.engine import RecordedResource
+from gpuplat.preview.stack import record_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {

@@ -12,9 +12,9 @@ import pytest
 
 from gpuplat.cli import main
 from gpuplat.compile import Sources, compile_sources
-from gpuplat.graph import Edge, Graph, Node, platform_graph, platform_mermaid, render_mermaid
 from gpuplat.model import Platform
 from gpuplat.plan.types import Plan
+from gpuplat.render.graph import Edge, Graph, Node, platform_graph, platform_mermaid, render_mermaid
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = ("design_example.yaml", "kubernetes_example.yaml")

@@ -10,7 +10,7 @@ import pytest
 
 from gpuplat.cli import main
 from gpuplat.compile import compile_stack
-from gpuplat.plan.report import plan_json, plan_text, table
+from gpuplat.render.plan import plan_json, plan_text, table
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKETS = {"reserved", "spot", "onDemand"}

@@ -26,8 +26,8 @@ from gpuplat.plan.workloads import (
     model_state_bytes,
     pool_unit,
 )
-from gpuplat.plan.workloads_report import workloads_json
-from gpuplat.preview.report_workloads import workloads_section
+from gpuplat.render.comment_workloads import workloads_section
+from gpuplat.render.plan_workloads import workloads_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "tests" / "fixtures" / "workloads_example.yaml"
@@ -373,7 +373,7 @@ def test_no_workloads_no_key(capsys: pytest.CaptureFixture[str], monkeypatch: py
 
 
 def test_text_shows_what_amp_and_checkpointing_buy() -> None:
-    from gpuplat.plan.report import plan_text
+    from gpuplat.render.plan import plan_text
 
     compiled = compile_sources(Sources(EXAMPLE, None))
     assert compiled.model is not None and compiled.plan is not None
@@ -385,7 +385,7 @@ def test_text_shows_what_amp_and_checkpointing_buy() -> None:
 
 
 def test_what_an_fp32_run_without_checkpointing_would_gain(tmp_path: Path) -> None:
-    from gpuplat.plan.report import plan_text
+    from gpuplat.render.plan import plan_text
 
     small = """\
   - {name: small, kind: training, pool: train, gpus: 8, parameters: 1.3e9, precision: fp32,
@@ -421,17 +421,11 @@ def _doc(total: float, fits: bool, pool: str = "train") -> dict[str, Any]:
 
 
 def test_pull_request_table_shows_base_to_head() -> None:
-    section = workloads_section(_doc(15.17, True, "infer"), _doc(15.17, True), _md_table)
+    section = workloads_section(_doc(15.17, True, "infer"), _doc(15.17, True))
     assert "| pretrain | train ×256 → infer ×256 | 15.17 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | yes |" in section
-    assert workloads_section({"pools": []}, {"pools": []}, _md_table) == ""
-    alone = workloads_section(_doc(90.0, False), None, _md_table)
+    assert workloads_section({"pools": []}, {"pools": []}) == ""
+    alone = workloads_section(_doc(90.0, False), None)
     assert "| pretrain | train ×256 | 90 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | **no** |" in alone
-
-
-def _md_table(header: list[str], rows: list[list[str]], right: int = 0) -> str:
-    from gpuplat.preview.report import _table  # pyright: ignore[reportPrivateUsage]
-
-    return _table(header, rows, right)
 
 
 def test_the_readme_example_is_the_fixture_and_valid(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ import pytest
 
 from gpuplat.cli import main
 from gpuplat.compile import compile_stack
-from gpuplat.preview.command import record_stack
+from gpuplat.policies import COMPUTED, REGISTRY, UNTAGGABLE, Context, Resource
+from gpuplat.policies.runner import Violation, evaluate
 from gpuplat.preview.engine import RecordedResource
-from gpuplat.preview.policies import COMPUTED, REGISTRY, UNTAGGABLE, Context, Resource
-from gpuplat.preview.policy_command import Violation, evaluate
+from gpuplat.preview.stack import record_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "staging", "prod")

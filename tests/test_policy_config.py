@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 
 from gpuplat.cli import main
-from gpuplat.preview import progress as progress_mod
-from gpuplat.preview.engine import RecordedResource
-from gpuplat.preview.policies import REGISTRY
-from gpuplat.preview.policy_command import evaluate
-from gpuplat.preview.policy_config import (
+from gpuplat.policies import REGISTRY
+from gpuplat.policies.config import (
     DEFAULT_REQUIRED_TAGS,
     PolicyConfig,
     PolicyConfigError,
     load_config,
     parse_config,
 )
+from gpuplat.policies.runner import evaluate
+from gpuplat.preview import progress as progress_mod
+from gpuplat.preview.engine import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN = frozenset(p.name for p in REGISTRY)
@@ -183,13 +183,13 @@ def test_crossguard_applies_a_configure_request_as_the_engine_sends_it() -> None
 
 
 def test_the_comment_uses_the_same_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuplat.preview import policy_command
-    from gpuplat.preview.report import evaluate_policy
+    from gpuplat.commands.preview import policy_result
+    from gpuplat.policies import runner
 
     settings = tmp_path / "config.json"
     settings.write_text(json.dumps({"gpu-budget": {"monthlyUsd": 10}}))
-    monkeypatch.setattr(policy_command, "DEFAULT_CONFIG", settings)
-    result = evaluate_policy([key({"team": "a", "cost-center": "1"})], "dev", ("team",), gpu_monthly_usd=11.0)
+    monkeypatch.setattr(runner, "DEFAULT_CONFIG", settings)
+    result = policy_result([key({"team": "a", "cost-center": "1"})], "dev", ("team",), gpu_monthly_usd=11.0)
     assert ("gpu-budget", "advisory") in [(v.policy, v.level) for v in result.violations or []]
     settings.write_text("[")
-    assert "policy configuration not readable" in (evaluate_policy([], "dev", gpu_monthly_usd=1.0).note or "")
+    assert "policy configuration not readable" in (policy_result([], "dev", gpu_monthly_usd=1.0).note or "")

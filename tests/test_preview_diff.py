@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from gpuplat.cli import main
-from gpuplat.preview import command
+from gpuplat.commands import preview as command
 from gpuplat.preview.diff import Change, alias_urns, diff_resources
 from gpuplat.preview.engine import RecordedResource
 from gpuplat.preview.replacements import STATEFUL_TYPES, replacing_fields

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from gpuplat.catalog.labels import TENANT_LABEL
+from gpuplat.policies import REGISTRY, Context
 from gpuplat.preview.diff import diff_resources, summarize
 from gpuplat.preview.engine import RecordedResource
-from gpuplat.preview.policies import REGISTRY, Context
 from gpuplat.preview.replacements import replacing_fields
 from gpuplat.preview.stateful import is_stateful, must_retain
 
@@ -129,8 +129,8 @@ def test_moving_eks_to_a_replaced_vpc_is_blocked_a_subnet_change_inside_it_is_no
 
 
 def test_the_pull_request_comment_shows_what_aws_refuses() -> None:
-    from gpuplat.preview.report import _changes_section  # pyright: ignore[reportPrivateUsage]
-    from gpuplat.preview.report_summary import lead
+    from gpuplat.render.comment import _changes_section  # pyright: ignore[reportPrivateUsage]
+    from gpuplat.render.comment_summary import lead
 
     changes = diff_resources([_res(EKS, "eks", {"version": "1.33"})], [_res(EKS, "eks", {"version": "1.32"})])
     section = _changes_section(changes, 1, allow_replace=True)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gpuplat.compile import compile_stack
-from gpuplat.plan.report import plan_json
-from gpuplat.preview.report import usd, usd_delta
+from gpuplat.render.comment import usd, usd_delta
+from gpuplat.render.plan import plan_json
 from tests.test_preview_diff import CAPACITY, Project, Run, make_project
 
 
@@ -132,7 +132,7 @@ def test_services_and_assumptions_in_the_comment(comment: tuple[Run, dict[str, A
 
 
 def test_a_base_planner_without_services_shows_a_dash() -> None:
-    from gpuplat.preview.report import _service_rows  # pyright: ignore[reportPrivateUsage]
+    from gpuplat.render.comment import _service_rows  # pyright: ignore[reportPrivateUsage]
 
     rows = _service_rows({"monthlyUsd": 100.0, "servicesMonthlyUsd": 10.0}, {"monthlyUsd": 90.0})
     label = "services (control plane, NAT, storage)"
@@ -164,8 +164,8 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
 
 
 def test_a_base_without_a_planner_is_a_note(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuplat.preview import command
-    from gpuplat.preview.report import PlanResult
+    from gpuplat.commands import preview as command
+    from gpuplat.render.comment import PlanResult
 
     monkeypatch.setattr(command, "base_plan", lambda *a: PlanResult(None, "the base has no gpuplat planner"))
     run = project.preview(base="patched", fmt="markdown")

@@ -28,7 +28,7 @@ from ruamel.yaml import YAML
 from gpuplat.catalog import fsx
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_github, render_json, render_text
-from gpuplat.plan.report import plan_json, plan_text
+from gpuplat.render.plan import plan_json, plan_text
 from gpuplat.validate.schema import schema
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from components.aws.network import subnet_cidrs
 from gpuplat.catalog import fsx
 from gpuplat.catalog.regions import PRIVATE_PREFIX_MAX, REGIONS, SUBNET_PREFIX_MAX, VPC_PREFIX_MAX, ZONE_LETTERS
 from gpuplat.model import Platform
-from gpuplat.preview.command import stack_config
+from gpuplat.preview.stack import stack_config
 from gpuplat.validate.registry import RULES
 from gpuplat.validate.rules.metadata import (
     AWS_TAGS_PER_RESOURCE,

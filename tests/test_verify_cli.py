@@ -33,7 +33,7 @@ def test_output_formats() -> None:
 def test_cli_text_and_json_exit_one_when_a_journey_fails(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuplat.verify.command as command
+    import gpuplat.commands.verify as command
 
     def with_defect(model: Any, plan: Any, resources: list[dict[str, Any]]) -> list[Journey]:
         small_default_limits(resources)
@@ -50,7 +50,7 @@ def test_cli_text_and_json_exit_one_when_a_journey_fails(
 def test_cli_exit_zero_when_every_journey_reaches_a_gpu(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuplat.verify.command as command
+    import gpuplat.commands.verify as command
 
     ok = [Journey("t", "p", "nvidia.com/gpu", (Step(steps_.QUEUE, True, "fine"),))]
     monkeypatch.setattr(command, "verify", lambda *_args, **_kw: ok)

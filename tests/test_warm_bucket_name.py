@@ -8,8 +8,8 @@ import pytest
 
 from gpuplat.preview import RecordedResource
 from gpuplat.preview._mockdata import ACCOUNT_ID
-from gpuplat.preview.command import stack_config
 from gpuplat.preview.diff import diff_resources, summarize
+from gpuplat.preview.stack import stack_config
 from tests.support_aws import ROOT, compile_model, of_type, record
 
 DIRECTORY_BUCKET = "aws:s3/directoryBucket:DirectoryBucket"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from gpuplat.plan.report import plan_json
 from gpuplat.preview import RecordedResource
+from gpuplat.render.plan import plan_json
 from gpuplat.validate.registry import RULES
 from tests.support_aws import compile_model, overlay_with, record
 

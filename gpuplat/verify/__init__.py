@@ -3,7 +3,7 @@
 
 Pure functions over recorded resources (the preview's plain dicts), the model and the plan;
 Helm releases are rendered from vendored chart sources (render.py). The recording itself is
-the preview engine's, imported only by the command (command.py).
+the preview engine's, imported only by the command (gpuplat/commands/verify.py).
 """
 
 from __future__ import annotations

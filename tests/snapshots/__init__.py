@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from gpuplat.preview.command import record_stack
+from gpuplat.preview.stack import record_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = Path(__file__).resolve().parent

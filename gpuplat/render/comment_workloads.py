@@ -7,8 +7,10 @@ fit before and after. Nothing is printed when neither side has workloads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
+
+from ._templates import block, md_table, render
 
 Json = dict[str, Any]
 
@@ -43,8 +45,8 @@ def _arrow(before: str, after: str) -> str:
     return after if before == after else f"{before} → {after}"
 
 
-def workloads_section(head: Json, base: Json | None, table: Callable[..., str]) -> str:
-    """`table(header, rows, right)` is the comment's markdown table helper."""
+def workloads_section(head: Json, base: Json | None) -> str:
+    """The comment's Workloads section, "" when neither side has workloads."""
     now, before = _by_name(head), _by_name(base)
     if not now and not before:
         return ""
@@ -56,6 +58,5 @@ def workloads_section(head: Json, base: Json | None, table: Callable[..., str]) 
             rows.append([name, *after_cells])
         else:
             rows.append([name, *(_arrow(b, a) for b, a in zip(before_cells, after_cells, strict=True))])
-    note = " (base → head)" if base is not None else ""
-    head_line = f"### Workloads\n\nMemory per GPU (per MIG instance or share on shared pools){note}.\n\n"
-    return head_line + table(["workload", "pool × GPUs", "per GPU", "usable of GPU memory", "fits"], rows)
+    header = ["workload", "pool × GPUs", "per GPU", "usable of GPU memory", "fits"]
+    return render("comment_workloads.md.j2", compared=base is not None, table=block(md_table(header, rows)))

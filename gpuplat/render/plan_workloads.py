@@ -117,13 +117,18 @@ def _details(w: WorkloadPlan) -> list[str]:
             f"last {w.keep_checkpoints} kept: {w.keep_checkpoints * w.checkpoint_gib:.1f} GiB"
         )
     lines.append(f"model {w.model_gib:.1f} GiB, loaded in {_seconds(w.model_load_seconds)} from the warm tier")
-    return [f"  {w.name}: {line}" for line in lines]
+    return lines
 
 
-def workloads_text(plans: tuple[WorkloadPlan, ...], table: Callable[..., str]) -> str:
+def workload_details(plans: tuple[WorkloadPlan, ...]) -> list[tuple[str, str]]:
+    """(workload, line): what AMP and checkpointing buy, the checkpoint and load times."""
+    return [(w.name, line) for w in plans for line in _details(w)]
+
+
+def workloads_table(plans: tuple[WorkloadPlan, ...], table: Callable[..., str]) -> str | None:
     """`table` is the plan report's aligned-table helper (passed in to keep one import direction)."""
     if not plans:
-        return ""
+        return None
     rows = [
         [
             w.name,
@@ -143,7 +148,4 @@ def workloads_text(plans: tuple[WorkloadPlan, ...], table: Callable[..., str]) -
         for w in plans
     ]
     header = ["workload", "kind", "pool", "GPUs", "precision", "weights", "grads", "optim", "activ", "KV", "total"]
-    head = "Workloads: GiB per GPU (per MIG instance or share on shared pools)\n"
-    body = table([*header, "usable GiB", "fits"], rows, frozenset({3, *range(5, 11)}))
-    details = [line for w in plans for line in _details(w)]
-    return head + body + "\n".join(details) + "\n"
+    return table([*header, "usable GiB", "fits"], rows, frozenset({3, *range(5, 11)}))

@@ -1,4 +1,4 @@
-"""`gpuplat graph`: the platform as a diagram: cluster, pools, fabric, storage tiers and tenants.
+"""The platform as a diagram: cluster, pools, fabric, storage tiers and tenants.
 
 Pure (no pulumi): built from the model and the plan, so the picture shows the same numbers as
 `gpuplat plan` (nodes per market, switch counts, the FSx size AWS will actually create). One
@@ -13,10 +13,7 @@ always quoted, and characters mermaid would read as syntax inside them are writt
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,23 +247,3 @@ def render_mermaid(graph: Graph) -> str:
 def platform_mermaid(model: Platform, plan: Plan) -> str:
     """A mermaid `flowchart` of the platform (ends with a newline)."""
     return render_mermaid(platform_graph(model, plan))
-
-
-def cmd_graph(args: argparse.Namespace) -> int:
-    from gpuplat.compile import compile_sources, resolve_sources
-    from gpuplat.diagnostics import render_json, render_text
-
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok or compiled.model is None or compiled.plan is None:
-        if args.format == "json":
-            sys.stdout.write(render_json(compiled.diagnostics))
-        else:
-            sys.stderr.write(render_text(compiled.diagnostics))
-        return 1
-    sys.stderr.write(render_text(compiled.diagnostics))  # warnings only: the picture is still drawn
-    graph = platform_graph(compiled.model, compiled.plan)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(graph.to_json(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render_mermaid(graph))
-    return 0

@@ -29,18 +29,16 @@ def kubernetes_json(model: Platform) -> Json:
     }
 
 
-def kubernetes_text(model: Platform) -> str:
+def kubernetes_facts(model: Platform) -> Json:
+    """What the plan's Kubernetes line says (templates/plan.txt.j2): the version, on aws its phase."""
     version = model.target.kubernetes_version
-    if model.target.provider is not Provider.AWS:
-        return f"Kubernetes {version}\n"
-    known = EKS_VERSIONS.get(version)
-    phase = support_phase(version)
-    if known is None:
-        when = "not in the EKS calendar"
-    elif phase == "standard":
-        when = f"EKS standard support until {known.standard_end}, extended until {known.extended_end}"
-    elif phase == "extended":
-        when = f"EKS extended support (extra per-cluster-hour fee) until {known.extended_end}"
-    else:
-        when = f"EKS support ended {known.extended_end}"
-    return f"Kubernetes {version}: {when} (EKS calendar as of {EKS_CALENDAR_AS_OF})\n"
+    known = EKS_VERSIONS.get(version) if model.target.provider is Provider.AWS else None
+    return {
+        "version": version,
+        "aws": model.target.provider is Provider.AWS,
+        "known": known is not None,
+        "phase": support_phase(version) if model.target.provider is Provider.AWS else None,
+        "standard_end": known.standard_end if known else None,
+        "extended_end": known.extended_end if known else None,
+        "as_of": EKS_CALENDAR_AS_OF,
+    }

@@ -13,10 +13,9 @@ import sys
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
-
-from .journeys import verify
-from .output import render_json, render_text
-from .render import RenderError, RenderUnavailable
+from gpuplat.verify.journeys import verify
+from gpuplat.verify.output import render_json, render_text
+from gpuplat.verify.render import RenderError, RenderUnavailable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -29,7 +28,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     sys.stderr.write(diagnostics_text(compiled.diagnostics))
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
-    from gpuplat.preview.command import PreviewError, record_stack
+    from gpuplat.preview.stack import PreviewError, record_stack
 
     try:
         resources = record_stack(args.stack, args.spec, args.overlay)

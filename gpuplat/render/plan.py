@@ -1,4 +1,5 @@
-"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables.
+"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables
+(laid out by templates/plan.txt.j2).
 
 JSON: the documented keys are always present (CI tools read them); the extra keys
 (perGpu, overhead, leafDown, pricesAsOf ...) only add. Every pool lists all three markets,
@@ -12,11 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuplat.model import MARKET_ORDER, Market, Platform
-from gpuplat.plan.capacity_report import capacity_json, capacity_text
-from gpuplat.plan.cost_report import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
-from gpuplat.plan.kubernetes_report import kubernetes_json, kubernetes_text
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
-from gpuplat.plan.workloads_report import workloads_json, workloads_text
+
+from ._templates import block, render
+from .plan_capacity import capacity_json, capacity_table
+from .plan_cost import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
+from .plan_kubernetes import kubernetes_facts, kubernetes_json
+from .plan_workloads import workload_details, workloads_json, workloads_table
 
 Json = dict[str, Any]
 
@@ -170,7 +173,7 @@ def _share(s: MarketShare, allowed: bool) -> str:
     return f"{s.nodes} ({s.gpus})" if allowed else "-"
 
 
-def _pools_text(model: Platform, plan: Plan) -> str:
+def _pools_table(model: Platform, plan: Plan) -> str:
     def base(p: PoolPlan) -> list[str]:
         return [
             p.name,
@@ -185,8 +188,7 @@ def _pools_text(model: Platform, plan: Plan) -> str:
     fleet = plan.fleet_gpus
     if model.procurement is None:
         rows = [*(base(p) for p in plan.pools), ["fleet", "", "", "", "", str(fleet)]]
-        head = "Pools at max size (provider kubernetes: owned nodes, no procurement)\n"
-        return head + table(header, rows, frozenset({3, 4, 5}))
+        return table(header, rows, frozenset({3, 4, 5}))
     rows = [[*base(p), *(_share(p.share(m), m in p.markets) for m in MARKET_ORDER)] for p in plan.pools]
     blank = ["", "", "", "", ""]
     rows.append(["fleet", *blank, *(str(plan.fleet_markets.get(m, 0)) for m in MARKET_ORDER)])
@@ -199,11 +201,10 @@ def _pools_text(model: Platform, plan: Plan) -> str:
             *(f"{plan.fleet_targets.get(m, 0):g} ±{plan.fleet_tolerance.get(m, 0)}" for m in MARKET_ORDER),
         ]
     )
-    head = "Pools and markets: nodes (GPUs) per market, every pool at max size\n"
-    return head + table([*header, *(m.value for m in MARKET_ORDER)], rows, frozenset(range(3, 9)))
+    return table([*header, *(m.value for m in MARKET_ORDER)], rows, frozenset(range(3, 9)))
 
 
-def _sharing_text(model: Platform, plan: Plan) -> str:
+def _sharing_table(model: Platform, plan: Plan) -> str:
     rows: list[list[str]] = []
     for spec, p in zip(model.pools, plan.pools, strict=True):
         u = p.units
@@ -219,18 +220,17 @@ def _sharing_text(model: Platform, plan: Plan) -> str:
                 f"{u.gpu_equivalents_per_node:.2f}",
             ]
         )
-    head = "Sharing capacity per node\n"
-    return head + table(
+    return table(
         ["pool", "mode", "resources per node", "units/GPU", "units/node", "overhead", "GPU-equivalents"],
         rows,
         frozenset({3, 4, 5, 6}),
     )
 
 
-def _fabric_text(plan: Plan) -> str:
+def _fabric_rows(plan: Plan) -> list[list[str]] | None:
     f = plan.fabric
     if f is None:
-        return "Fabric: none\n"
+        return None
     ports = ", ".join(f"{p.name} {p.ports_per_node}" for p in plan.pools if p.name in f.pools)
     efa = ", ".join(f"{p.name} {p.efa_interfaces}" for p in plan.pools if p.name in f.pools and p.efa_interfaces)
     rows = [
@@ -251,10 +251,10 @@ def _fabric_text(plan: Plan) -> str:
     if plan.fabric_zone:
         rows.append(["zone", f"{plan.fabric_zone} (a cluster placement group per pool: {', '.join(f.pools)})"])
     width = max(len(k) for k, _ in rows)
-    return "Fabric\n" + "".join(f"{k.ljust(width)}  {v}\n" for k, v in rows)
+    return [[k.ljust(width), v] for k, v in rows]
 
 
-def _storage_text(plan: Plan) -> str:
+def _storage_table(plan: Plan) -> str | None:
     s = plan.storage
     rows: list[list[str]] = []
     if s.hot is not None:
@@ -283,35 +283,39 @@ def _storage_text(plan: Plan) -> str:
     if s.cold_lifecycle:
         steps = " -> ".join(f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle)
         rows.append(["cold", "-", "-", steps])
-    if not rows:
-        return "Storage: none\n"
-    return "Storage\n" + table(["tier", "capacity", "throughput", "notes"], rows)
+    return table(["tier", "capacity", "throughput", "notes"], rows) if rows else None
 
 
-def _reservations_text(plan: Plan) -> str:
+def _reservations_table(plan: Plan) -> str | None:
     if not plan.reservations:
-        return "Reservations (ODCR): none\n"
+        return None
     rows = [
         [r.pool, r.zone, r.instance_type, str(r.count), "yes" if r.placement_group else "no"] for r in plan.reservations
     ]
-    return "Reservations (ODCR)\n" + table(
-        ["pool", "zone", "instance", "nodes", "placement group"], rows, frozenset({3})
-    )
+    return table(["pool", "zone", "instance", "nodes", "placement group"], rows, frozenset({3}))
+
+
+def _optional(text: str | None) -> str | None:
+    return None if text is None else block(text)
 
 
 def plan_text(model: Platform, plan: Plan) -> str:
+    """`gpuplat plan`'s text: the sections laid out by templates/plan.txt.j2."""
     target = model.target
-    where = f"{target.provider.value}" + (f", {target.region}" if target.region else "")
-    sections = [
-        f"Plan of {model.metadata.name} ({where})\n" + kubernetes_text(model),
-        _pools_text(model, plan),
-        _sharing_text(model, plan),
-        _fabric_text(plan),
-        _storage_text(plan),
-        *([capacity_text(plan, table)] if plan.flavors else []),
-        *([workloads_text(plan.workloads, table)] if plan.workloads else []),
-        cost_text(plan, table),
-        _reservations_text(plan),
-        *([capacity_blocks_text(plan, table)] if plan.capacity_blocks else []),
-    ]
-    return "\n".join(sections)
+    return render(
+        "plan.txt.j2",
+        name=model.metadata.name,
+        where=f"{target.provider.value}" + (f", {target.region}" if target.region else ""),
+        kubernetes=kubernetes_facts(model),
+        owned=model.procurement is None,
+        pools=block(_pools_table(model, plan)),
+        sharing=block(_sharing_table(model, plan)),
+        fabric=_fabric_rows(plan),
+        storage=_optional(_storage_table(plan)),
+        capacity=_optional(capacity_table(plan, table)),
+        workloads=_optional(workloads_table(plan.workloads, table)),
+        workload_details=workload_details(plan.workloads),
+        cost=block(cost_text(plan, table)),
+        reservations=_optional(_reservations_table(plan)),
+        capacity_blocks=_optional(capacity_blocks_text(plan, table) or None),
+    )

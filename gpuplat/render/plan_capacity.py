@@ -1,4 +1,4 @@
-"""The capacity objects in the plan: the JSON `capacity` document and the text section.
+"""The capacity objects in the plan: the JSON `capacity` document and the text section's table.
 
 JSON: `nodePools` [{name, pool, market, nodes, gpuLimit, weight}] (aws), `nodeOverlays`
 [{name, pool, nodePools, capacity}] (aws), `flavors` [{name, pool, market, gpus, resources,
@@ -53,9 +53,9 @@ def capacity_json(plan: Plan) -> Json:
     }
 
 
-def capacity_text(plan: Plan, table: Table) -> str:
+def capacity_table(plan: Plan, table: Table) -> str | None:
     if not plan.flavors:
-        return ""
+        return None
     tenants = list(dict.fromkeys(q.tenant for q in plan.quotas))
     header = ["flavor", "GPUs", *tenants, "promised"]
     rows: list[list[str]] = []
@@ -66,4 +66,4 @@ def capacity_text(plan: Plan, table: Table) -> str:
     totals = [str(sum(q.gpus for q in plan.quotas if q.tenant == t)) for t in tenants]
     rows.append(["total", str(sum(f.gpus for f in plan.flavors)), *totals, str(sum(q.gpus for q in plan.quotas))])
     right = frozenset(range(1, len(header)))
-    return "Kueue quotas: nominal GPUs per tenant and flavor\n" + table(header, rows, right)
+    return table(header, rows, right)

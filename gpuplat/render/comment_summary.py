@@ -3,30 +3,24 @@
 A reviewer reads the first lines: they say what changes and what it costs (`lead`). The
 resources are counted per component (the ComponentResources the platform is made of, e.g.
 `atlas-pool-train`), and anything long sits in a folded `<details>` block, so a 170-resource
-stack opens with a dozen lines instead of a table of every resource type.
+stack opens with a dozen lines instead of a table of every resource type (templates/_fold.md.j2).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .diff import Change
-from .engine import RecordedResource
+from gpuplat.preview import RecordedResource
+from gpuplat.preview.diff import Change
+
+from ._templates import block, md_table, render
 
 Json = Mapping[str, Any]
-Table = Callable[..., str]
 FOLD_OVER = 12  # rows; longer tables are folded
 COMPONENTS_OVER = 30  # the per-component table is the overview: folded only past this
 PLATFORM = "(platform)"  # the stack, the top-level component and the providers
-
-
-def fold(summary: str, body: str, rows: int = FOLD_OVER + 1) -> str:
-    """`body` inside <details> when it has more than FOLD_OVER rows (the blank lines matter)."""
-    if rows <= FOLD_OVER:
-        return body
-    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
 
 
 def _usd(value: float) -> str:
@@ -74,7 +68,7 @@ def lead(
         mandatory = sum(getattr(v, "level", "") == "mandatory" for v in violations)
         found = f"{len(violations)} policy finding(s), {mandatory} mandatory"
         policy = found if violations else "no policy violations"
-    return f"{what} · {_cost_phrase(*cost)} · {policy}\n\n"
+    return f"{what} · {_cost_phrase(*cost)} · {policy}"
 
 
 def components(resources: Sequence[RecordedResource]) -> dict[str, list[RecordedResource]]:
@@ -104,24 +98,26 @@ def components(resources: Sequence[RecordedResource]) -> dict[str, list[Recorded
     return dict(sorted(groups.items(), key=lambda kv: (kv[0] == PLATFORM, kv[0])))
 
 
-def resources_section(resources: Sequence[RecordedResource], table: Table) -> str:
+def resources_section(resources: Sequence[RecordedResource]) -> str:
     groups = components(resources)
-    custom = sum(r.custom for r in resources)
-    head = (
-        f"### Resources\n\n{len(resources)} resources ({custom} custom, {len(resources) - custom} components) "
-        f"in {len(groups)} groups.\n\n"
-    )
     rows = [
         [f"`{name}`", _kind(members) if name != PLATFORM else "stack, providers", sum(m.custom for m in members)]
         for name, members in groups.items()
     ]
-    by_component = table(["component", "type", "resources"], rows, right=1)
-    if len(rows) > COMPONENTS_OVER:
-        by_component = fold(f"{len(rows)} components", by_component)
     types = Counter(r.type for r in resources if r.custom)
     type_rows = [[f"`{t}`", n] for t, n in sorted(types.items())]
-    by_type = fold(f"{len(type_rows)} resource types", table(["type", "count"], type_rows, right=1), len(type_rows))
-    return head + by_component + "\n" + by_type
+    return render(
+        "comment_resources.md.j2",
+        count=len(resources),
+        custom=sum(r.custom for r in resources),
+        groups=len(groups),
+        components=len(rows),
+        by_component=block(md_table(["component", "type", "resources"], rows, right=1)),
+        components_folded=len(rows) > COMPONENTS_OVER,
+        types=len(type_rows),
+        by_type=block(md_table(["type", "count"], type_rows, right=1)),
+        types_folded=len(type_rows) > FOLD_OVER,
+    )
 
 
 def _kind(members: Sequence[RecordedResource]) -> str:

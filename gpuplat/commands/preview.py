@@ -1,0 +1,201 @@
+"""`gpuplat preview`: compile the stack, run the real `__main__.py` offline, print every resource.
+
+With `--base REF` the stack is also recorded as it is at REF (preview/diff.py) and the command
+prints the diff instead; replacing or deleting a stateful resource fails it unless
+`--allow-replace`, a change AWS would refuse (preview/gate.py) fails it regardless, and deleted
+NodePools are warned about. `--format markdown` renders the pull-request comment
+(render/comment.py) from the head's plan, the base's plan, the policy results and verify's
+journeys gathered here. Imported only when the command runs (the CLI keeps pulumi out of check
+and plan).
+
+The base's plan comes from the base checkout's own `python -m gpuplat.cli plan` (PYTHONPATH
+and cwd = the checkout), never from importing base code here, so a pull request that changes
+the planner compares the old planner's numbers with the new one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from gpuplat.compile import Compiled, compile_sources, resolve_sources
+from gpuplat.diagnostics import render_json, render_text
+from gpuplat.policies.runner import evaluate, policy_config
+from gpuplat.preview import RecordedResource
+from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
+from gpuplat.preview.progress import progress
+from gpuplat.preview.stack import PreviewError, record_stack
+from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
+from gpuplat.render.preview import blocked, drain_warning, refusal, render_changes, render_tree
+
+
+@dataclass
+class Base:
+    ref: str
+    resources: list[RecordedResource]
+    plan: PlanResult | None = None  # markdown only
+
+
+def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> PlanResult:
+    """The base checkout's own `gpuplat plan --format json`, run in a subprocess."""
+    if not (root / "gpuplat" / "cli.py").is_file():
+        return PlanResult(None, "the base has no gpuplat planner")
+    command = [sys.executable, "-m", "gpuplat.cli", "plan", "--stack", stack, "--format", "json"]
+    if spec:
+        command += ["--spec", spec]
+    if overlay is not None:
+        command += ["--overlay", overlay]
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    try:
+        done = subprocess.run(
+            command,
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": path},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return PlanResult(None, f"gpuplat plan could not run at the base ({err})")
+    return _plan_result(done)
+
+
+def _plan_result(done: subprocess.CompletedProcess[str]) -> PlanResult:
+    if done.returncode == 2 and "invalid choice" in done.stderr:
+        return PlanResult(None, "the base's gpuplat has no plan command")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return PlanResult(None, f"gpuplat plan failed at the base (exit {done.returncode}): {last}")
+    try:
+        loaded = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return PlanResult(None, "the base's gpuplat plan printed no JSON document")
+    if not isinstance(loaded, dict) or "pools" not in loaded:
+        return PlanResult(None, "the base's plan JSON has no pools")
+    return PlanResult(cast("dict[str, Any]", loaded))
+
+
+def record_base(args: argparse.Namespace, *, with_plan: bool) -> Base:
+    """Record the stack as it is at `args.base`; BaseRefError (exit 2) or PreviewError (exit 1)."""
+    ref: str = args.base
+    with checkout(ref) as root:
+        if not (root / "__main__.py").exists():
+            raise PreviewError(f"--base {ref}: no Pulumi program (__main__.py) at that ref; nothing to diff against")
+        try:
+            resources = record_stack(args.stack, args.spec, args.overlay, root=root)
+        except PreviewError as err:
+            raise PreviewError(f"--base {ref}: {err}") from err
+        except Exception as err:  # the base's own code: its SpecError is a class we cannot import
+            if type(err).__name__ == "SpecError":
+                raise PreviewError(f"--base {ref}: {err}".rstrip()) from err
+            raise PreviewError(f"--base {ref}: the program failed: {type(err).__name__}: {err}") from err
+        plan = base_plan(root, args.stack, args.spec, args.overlay) if with_plan else None
+    return Base(ref, resources, plan)
+
+
+def policy_result(
+    resources: Sequence[RecordedResource],
+    stack: str,
+    tag_keys: Collection[str] | None = None,
+    gpu_monthly_usd: float | None = None,
+) -> PolicyResult:
+    """Offline policy results, as `gpuplat policy` finds them, with the same settings file."""
+    try:
+        config = policy_config(None)
+    except Exception as err:
+        return PolicyResult(None, f"policy configuration not readable: {err}")
+    try:
+        found = evaluate(resources, stack=stack, tag_keys=tag_keys, config=config, gpu_monthly_usd=gpu_monthly_usd)
+    except Exception as err:  # a policy bug must not hide the rest of the comment
+        return PolicyResult(None, f"policy evaluation failed: {type(err).__name__}: {err}")
+    return PolicyResult(found)
+
+
+def _report(
+    args: argparse.Namespace,
+    compiled: Compiled,
+    resources: list[RecordedResource],
+    base: Base | None,
+    changes: Sequence[Change] | None,
+) -> Report:
+    from gpuplat.verify.output import markdown_section
+
+    model, plan = compiled.model, compiled.plan
+    assert model is not None and plan is not None
+    cost = plan.cost.monthly_usd if plan.cost is not None else None
+    return Report(
+        stack=args.stack,
+        model=model,
+        plan=plan,
+        resources=resources,
+        changes=changes,
+        base_ref=base.ref if base else None,
+        base_plan=base.plan if base else None,
+        policy=policy_result(resources, args.stack, tuple(model.metadata.tags), cost),
+        allow_replace=args.allow_replace,
+        verify=markdown_section(model, plan, [r.to_json() for r in resources]),
+    )
+
+
+def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResource]] | int:
+    """The base's and the head's recordings, or the exit code of a failure (already reported)."""
+    try:
+        # The base first: a bad ref or a broken base fails before the head's recording is paid for.
+        show = args.format != "json"
+        with progress(f"{args.stack} at {args.base}", enabled=show and bool(args.base)):
+            base = record_base(args, with_plan=args.format == "markdown") if args.base else None
+        with progress(args.stack, enabled=show):
+            return base, record_stack(args.stack, args.spec, args.overlay)
+    except BaseRefError as err:
+        sys.stderr.write(f"gpuplat preview: error: {err}\n")
+        return err.exit_code
+    except PreviewError as err:
+        sys.stderr.write(f"gpuplat preview: error: {err}\n")
+        return 1
+    except Exception as err:  # a bug in a component: say where, without burying it in a traceback
+        sys.stderr.write(f"gpuplat preview: the program failed: {type(err).__name__}: {err}\n")
+        return 1
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    if not compiled.ok and args.format == "json":
+        # Every command's --format json prints one JSON document, failures too (CI parses stdout).
+        sys.stdout.write(render_json(compiled.diagnostics))
+        return 1
+    sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans
+    if not compiled.ok:
+        return 1
+    recorded = _record(args)
+    if isinstance(recorded, int):
+        return recorded
+    base, resources = recorded
+    changes = diff_resources(base.resources, resources) if base else None
+    summary = summarize(changes, len(resources)) if changes is not None else None
+    if args.format == "json":
+        document: dict[str, Any] = {"resources": [r.to_json() for r in resources]}
+        if changes is not None and summary is not None:
+            document["changes"] = [c.to_json() for c in changes]
+            document["warnings"] = [w for w in (drain_warning(summary),) if w]
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(_report(args, compiled, resources, base, changes)))
+    elif changes is not None and summary is not None and base is not None:
+        sys.stdout.write(render_changes(changes, summary, base.ref))
+    else:
+        sys.stdout.write(render_tree(resources, show_inputs=args.show_inputs))
+    if summary is None:
+        return 0
+    if summary.blocked:
+        sys.stderr.write(blocked(summary))
+    if summary.refused and not args.allow_replace:
+        sys.stderr.write(refusal(summary))
+    return 1 if summary.blocked or (summary.refused and not args.allow_replace) else 0
