@@ -30,7 +30,7 @@ from gpuplat.plan import Plan
 from .aws._common import cluster_name
 from .aws.api_access import api_access
 from .aws.cluster import Cluster, ClusterArgs
-from .aws.fabric import Fabric, FabricArgs
+from .aws.fabric import Fabric, FabricArgs, fabric_zone
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from .aws.karpenter import Karpenter, KarpenterArgs
 from .aws.network import Network, NetworkArgs
@@ -152,12 +152,12 @@ class GpuPlatform(pulumi.ComponentResource):
                 node_role_arn=eks.node_role_arn,
                 account_id=account_id,
                 pod_identity_agent=eks.pod_identity_agent,
-                cluster_ready=eks.ready,
+                depends_on=eks.ready,
             ),
             on_k8s,
         )
         fabric = (
-            Fabric(f"{name}-fabric", FabricArgs(model, plan, cluster, network.vpc_id, eks.ready), on_k8s)
+            Fabric(f"{name}-fabric", FabricArgs(model, fabric_zone(plan), cluster, network.vpc_id, eks.ready), on_k8s)
             if model.fabric_pools
             else None
         )

@@ -23,7 +23,8 @@ import pulumi_aws as aws
 
 from gpuplat.model import Platform
 
-from ._common import assume_role_policy, own, partition, region_of, stateful, tags
+from .._common import child_opts, stateful
+from ._common import assume_role_policy, partition, region_of, tags
 from .api_access import ApiAccess, api_ingress
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -223,12 +224,12 @@ class Cluster(pulumi.ComponentResource):
         )
         early = {addon_name: self._addon(eks, addon_name) for addon_name in EARLY_ADDONS}
         template = aws.ec2.LaunchTemplate(
-            f"{name}-system", system_launch_template_args(self._model, self._cluster), opts=own(self)
+            f"{name}-system", system_launch_template_args(self._model, self._cluster), opts=child_opts(self)
         )
         system = aws.eks.NodeGroup(
             f"{name}-system",
             system_node_group_args(self._model, self._cluster, eks.name, system_role.arn, template, args.subnet_ids),
-            opts=own(self, [*system_attachments, early["vpc-cni"], early["kube-proxy"]]),
+            opts=child_opts(self, depends_on=[*system_attachments, early["vpc-cni"], early["kube-proxy"]]),
         )
         late = [self._addon(eks, addon_name, [system]) for addon_name in LATE_ADDONS]
         pod_identity = early["eks-pod-identity-agent"]
@@ -239,7 +240,7 @@ class Cluster(pulumi.ComponentResource):
             principal_arn=karpenter_node_role.arn,
             type="EC2_LINUX",
             tags=tags(self._model, f"{self._cluster}-node-access"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         api_rules = self._publish(eks, key, karpenter_node_role, pod_identity, args)
         # Every Kubernetes object goes through the API endpoint: wait until the runner can reach it.
@@ -251,13 +252,13 @@ class Cluster(pulumi.ComponentResource):
             assume_role_policy=assume_role_policy("eks.amazonaws.com", tag_session=True),
             description=f"EKS control plane of {self._cluster}",
             tags=tags(self._model, f"{self._cluster}-cluster"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         policy = aws.iam.RolePolicyAttachment(
             f"{self._name}-role-AmazonEKSClusterPolicy",
             role=role.name,
             policy_arn=f"{_managed_policies(self._model)}/AmazonEKSClusterPolicy",
-            opts=own(self),
+            opts=child_opts(self),
         )
         return role, policy
 
@@ -267,14 +268,14 @@ class Cluster(pulumi.ComponentResource):
             assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
             description=f"{purpose} of {self._cluster}",
             tags=tags(self._model, f"{self._cluster}-{suffix}"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         attachments: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(
                 f"{self._name}-{suffix}-{policy}",
                 role=role.name,
                 policy_arn=f"{_managed_policies(self._model)}/{policy}",
-                opts=own(self),
+                opts=child_opts(self),
             )
             for policy in NODE_POLICIES
         ]
@@ -286,7 +287,7 @@ class Cluster(pulumi.ComponentResource):
         return aws.eks.Addon(
             f"{self._name}-addon-{addon_name}",
             addon_args(self._model, self._cluster, eks.name, addon_name),
-            opts=own(self, list(depends_on)),
+            opts=child_opts(self, depends_on=list(depends_on)),
         )
 
     def _publish(
@@ -348,13 +349,13 @@ def ebs_csi_addon(
         assume_role_policy=assume_role_policy("pods.eks.amazonaws.com", tag_session=True),
         description=f"EBS CSI driver of {cluster_name} (EKS Pod Identity)",
         tags=tags(model, f"{cluster_name}-ebs-csi"),
-        opts=own(parent),
+        opts=child_opts(parent),
     )
     policy = aws.iam.RolePolicyAttachment(
         f"{name}-ebs-csi-AmazonEBSCSIDriverPolicy",
         role=role.name,
         policy_arn=f"arn:{partition(region_of(model))}:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
-        opts=own(parent),
+        opts=child_opts(parent),
     )
     return aws.eks.Addon(
         f"{name}-addon-aws-ebs-csi-driver",
@@ -367,5 +368,5 @@ def ebs_csi_addon(
         resolve_conflicts_on_create="OVERWRITE",
         resolve_conflicts_on_update="PRESERVE",
         tags=tags(model, f"{cluster_name}-aws-ebs-csi-driver"),
-        opts=own(parent, [*depends_on, policy]),
+        opts=child_opts(parent, depends_on=[*depends_on, policy]),
     )

@@ -34,7 +34,8 @@ from gpuplat.catalog.regions import (
 )
 from gpuplat.model import Platform
 
-from ._common import DISCOVERY_TAG, ZONE_TAG, own, region_of, tags
+from .._common import child_opts
+from ._common import DISCOVERY_TAG, ZONE_TAG, region_of, tags
 
 # Interface endpoints with private DNS: what nodes, Karpenter and Pod Identity call.
 INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "sts", "ec2", "sqs", "eks-auth")
@@ -113,15 +114,17 @@ class Network(pulumi.ComponentResource):
             enable_dns_support=True,
             enable_dns_hostnames=True,  # required by interface endpoints with private DNS
             tags=tags(model, f"{cluster}-vpc"),
-            opts=own(self),
+            opts=child_opts(self),
         )
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags(model, f"{cluster}-igw"), opts=own(self))
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=vpc.id, tags=tags(model, f"{cluster}-igw"), opts=child_opts(self)
+        )
         public_rt = aws.ec2.RouteTable(
             f"{name}-public",
             vpc_id=vpc.id,
             routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
             tags=tags(model, f"{cluster}-public"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         self.private_subnet_ids, self.public_subnet_ids = {}, {}
         private_route_tables: list[pulumi.Output[str]] = []
@@ -154,18 +157,20 @@ class Network(pulumi.ComponentResource):
             cidr_block=cidr,
             availability_zone=zone,
             tags=tags(model, f"{cluster}-public-{zone}", {"kubernetes.io/role/elb": "1", ZONE_TAG: zone}),
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.ec2.RouteTableAssociation(
-            f"{name}-public-{zone}", subnet_id=public.id, route_table_id=route_table.id, opts=own(self)
+            f"{name}-public-{zone}", subnet_id=public.id, route_table_id=route_table.id, opts=child_opts(self)
         )
-        eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags=tags(model, f"{cluster}-nat-{zone}"), opts=own(self))
+        eip = aws.ec2.Eip(
+            f"{name}-nat-{zone}", domain="vpc", tags=tags(model, f"{cluster}-nat-{zone}"), opts=child_opts(self)
+        )
         nat = aws.ec2.NatGateway(
             f"{name}-nat-{zone}",
             allocation_id=eip.id,
             subnet_id=public.id,
             tags=tags(model, f"{cluster}-nat-{zone}"),
-            opts=own(self, [igw]),
+            opts=child_opts(self, depends_on=[igw]),
         )
         return public, nat
 
@@ -180,17 +185,17 @@ class Network(pulumi.ComponentResource):
             cidr_block=cidr,
             availability_zone=zone,
             tags=private_subnet_tags(model, cluster, zone),
-            opts=own(self),
+            opts=child_opts(self),
         )
         route_table = aws.ec2.RouteTable(
             f"{name}-private-{zone}",
             vpc_id=vpc.id,
             routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
             tags=tags(model, f"{cluster}-private-{zone}"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.ec2.RouteTableAssociation(
-            f"{name}-private-{zone}", subnet_id=private.id, route_table_id=route_table.id, opts=own(self)
+            f"{name}-private-{zone}", subnet_id=private.id, route_table_id=route_table.id, opts=child_opts(self)
         )
         return private, route_table
 
@@ -206,14 +211,14 @@ class Network(pulumi.ComponentResource):
                 vpc_endpoint_type="Gateway",
                 route_table_ids=private_route_tables,
                 tags=tags(model, f"{cluster}-{service}"),
-                opts=own(self),
+                opts=child_opts(self),
             )
         endpoint_sg = aws.ec2.SecurityGroup(
             f"{name}-endpoints",
             vpc_id=vpc.id,
             description="HTTPS from the VPC to its interface endpoints",
             tags=tags(model, f"{cluster}-endpoints"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-endpoints-https",
@@ -224,7 +229,7 @@ class Network(pulumi.ComponentResource):
             to_port=443,
             description="HTTPS from the VPC",
             tags=tags(model, f"{cluster}-endpoints-https"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         for service in INTERFACE_ENDPOINTS:
             aws.ec2.VpcEndpoint(
@@ -236,5 +241,5 @@ class Network(pulumi.ComponentResource):
                 subnet_ids=list(self.private_subnet_ids.values()),
                 security_group_ids=[endpoint_sg.id],
                 tags=tags(model, f"{cluster}-{service}"),
-                opts=own(self),
+                opts=child_opts(self),
             )

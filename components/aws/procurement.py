@@ -21,7 +21,8 @@ from components.conventions import TAG_POOL
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import DISCOVERY_TAG, own, tags
+from .._common import child_opts
+from ._common import DISCOVERY_TAG, tags
 
 
 def reservation_selector(cluster: str, pool: str) -> dict[str, str]:
@@ -58,7 +59,7 @@ class Procurement(pulumi.ComponentResource):
                 end_date_type="unlimited",
                 placement_group_arn=args.placement_group_arns[pool] if reservation.placement_group else None,
                 tags=tags(model, f"{cluster}-{pool}-{zone}", reservation_selector(cluster, pool)),
-                opts=own(self),
+                opts=child_opts(self),
             )
             self.reservation_ids.setdefault(pool, []).append(odcr.id)
         self.register_outputs({"reservationIds": self.reservation_ids})

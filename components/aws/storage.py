@@ -42,7 +42,8 @@ from gpuplat.catalog import fsx
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
+from .._common import child_opts, stateful
+from ._common import POLICY_VERSION, partition, region_of, tags
 from .cold_lifecycle import cold_lifecycle
 from .fabric import fabric_zone
 from .lustre_options import backup_and_efa, efa_rules
@@ -208,7 +209,7 @@ class StorageTiers(pulumi.ComponentResource):
                     bucket_key_enabled=True,  # one KMS call per object batch, not per object
                 )
             ],
-            opts=own(self),
+            opts=child_opts(self),
         )
 
     def _cold(self, name: str, model: Platform, cluster: str, key: aws.kms.Key) -> aws.s3.Bucket:
@@ -219,7 +220,7 @@ class StorageTiers(pulumi.ComponentResource):
             f"{name}-cold-versioning",
             bucket=bucket.id,
             versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         block = aws.s3.BucketPublicAccessBlock(
             f"{name}-cold-public-access",
@@ -228,19 +229,19 @@ class StorageTiers(pulumi.ComponentResource):
             block_public_policy=True,
             ignore_public_acls=True,
             restrict_public_buckets=True,
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.s3.BucketOwnershipControls(
             f"{name}-cold-ownership",
             bucket=bucket.id,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.s3.BucketPolicy(
             f"{name}-cold-tls-only",
             bucket=bucket.id,
             policy=bucket.arn.apply(lambda arn: json.dumps(tls_only_policy(arn))),
-            opts=own(self, [block]),  # S3 rejects policies while the block is being set
+            opts=child_opts(self, depends_on=[block]),  # S3 rejects policies while the block is being set
         )
         cold_lifecycle(self, name, model, bucket.id)
         return bucket
@@ -276,7 +277,7 @@ class StorageTiers(pulumi.ComponentResource):
             vpc_id=args.vpc_id,
             description="FSx for Lustre: LNet and Lustre ports from the VPC",
             tags=tags(model, f"{cluster}-lustre"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         for low, high in LUSTRE_PORTS:
             # Clients anywhere in the VPC, and the file servers among themselves.
@@ -289,7 +290,7 @@ class StorageTiers(pulumi.ComponentResource):
                     to_port=high,
                     description=f"Lustre {low}-{high} from {source}",
                     tags=tags(model, f"{cluster}-lustre-{low}-{source}"),
-                    opts=own(self),
+                    opts=child_opts(self),
                     **extra,
                 )
         if model.storage.hot is not None and model.storage.hot.efa:
@@ -301,7 +302,7 @@ class StorageTiers(pulumi.ComponentResource):
             ip_protocol="-1",
             description="Lustre servers to clients and peers",
             tags=tags(model, f"{cluster}-lustre-out"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         return group
 
@@ -347,7 +348,6 @@ class StorageTiers(pulumi.ComponentResource):
                     auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS),
                 ),
                 tags=tags(model, f"{cluster}-{suffix}-export"),
-                opts=own(self),
+                opts=child_opts(self),
             )
         return fs
-

@@ -37,7 +37,8 @@ from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform, Provider, duration_seconds
 from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from .._common import child_opts
+from ._common import helm_release, meta, prefix
 
 MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
 
@@ -115,12 +116,12 @@ class Observability(pulumi.ComponentResource):
                     opts=child_opts(self, args.provider, args.depends_on),
                 )
             )
-        self.release = chart_release(
+        self.release = helm_release(
             self,
             name,
             "kube-prometheus-stack",
             prometheus_stack_values(args.model),
-            args.provider,
+            provider=args.provider,
             # node-exporter mounts the host's file systems and uses its network and PID namespace.
             pod_security="privileged",
             depends_on=depends_on,

@@ -38,7 +38,8 @@ from components.conventions import (
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
 
-from ._common import PAUSE_IMAGE, child_opts, meta, prefix, system_namespace
+from .._common import child_opts
+from ._common import PAUSE_IMAGE, meta, prefix, system_namespace
 
 # kubectl matching the cluster's minor version (kubectl supports one minor of skew either
 # way); registry.k8s.io publishes an image per Kubernetes patch release, binary /bin/kubectl.

@@ -49,7 +49,8 @@ from gpuplat.model import Platform, Provider
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, platform_resources, prefix, reserved_namespaces
+from .._common import child_opts
+from ._common import PSA_ENFORCE, TENANT_LABEL, meta, platform_resources, prefix, reserved_namespaces
 from ._quota import quota_ceilings
 from .observability import MONITORING_NAMESPACE
 from .pod_security import enforce_level
