@@ -178,7 +178,7 @@ class GpuPlatform(pulumi.ComponentResource):
                     cluster,
                     node_role_name=eks.node_role_name,
                     placement_group_name=placement_names.get(pool.name),
-                    releases=karpenter.releases,
+                    depends_on=karpenter.releases,
                     # Karpenter's instances are not Pulumi's: the provider's default tags miss them.
                     default_tags=default_tags,
                 ),

@@ -14,14 +14,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components._common import child_opts
-from components.conventions import GPU_TAINT_KEY, SPOT_TAINT_KEY, pool_taints
+from components.conventions import GPU_TAINT_KEY, OWNER, PART_OF_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.catalog import CHARTS, KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.catalog.labels import TENANT_LABEL as _TENANT_LABEL
 from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import unit_resources
 
-PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
+PART_OF = {PART_OF_LABEL: OWNER}
 # On each tenant's Namespace (Tenant); Kueue manages unlabelled jobs only where it is (Scheduling).
 TENANT_LABEL = _TENANT_LABEL
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
