@@ -40,12 +40,11 @@ import pulumi_aws as aws
 
 from gpuplat.catalog import fsx
 from gpuplat.model import Platform
-from gpuplat.plan import Plan
+from gpuplat.plan.types import StoragePlan
 
 from .._common import child_opts, stateful
 from ._common import POLICY_VERSION, partition, region_of, tags
 from .cold_lifecycle import cold_lifecycle
-from .fabric import fabric_zone
 from .lustre_options import backup_and_efa, efa_rules
 from .storage_access import s3_csi_access
 from .warm_tier import warm_bucket
@@ -113,7 +112,8 @@ def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class StorageTiersArgs:
     model: Platform
-    plan: Plan
+    storage: StoragePlan  # Plan.storage
+    fabric_zone: str  # Plan.fabric_zone (fabric.fabric_zone)
     cluster_name: str
     vpc_id: pulumi.Input[str]
     subnet_ids: Mapping[str, pulumi.Input[str]]  # private subnets by zone
@@ -141,8 +141,7 @@ class StorageTiers(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: StorageTiersArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:StorageTiers", name, None, opts)
-        model, plan, cluster = args.model, args.plan, args.cluster_name
-        zone = fabric_zone(plan)
+        model, cluster, zone = args.model, args.cluster_name, args.fabric_zone
         self.file_system_id = self.dns_name = self.mount_name = None
         self.standard_file_system_id = self.standard_dns_name = self.standard_mount_name = None
         self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
@@ -165,7 +164,7 @@ class StorageTiers(pulumi.ComponentResource):
             self.s3_csi_role_arn = s3_csi_access(
                 self, name, model, cluster, bucket_arns, directory_bucket_arns, key.arn, args.pod_identity_agent
             )
-        hot = plan.storage.hot
+        hot = args.storage.hot
         if hot is not None:
             if hot.throughput_per_tib is None:  # the planner sets it on provider aws
                 raise ValueError("the hot tier needs a throughput per TiB on provider aws")
@@ -254,7 +253,7 @@ class StorageTiers(pulumi.ComponentResource):
         key: aws.kms.Key,
         cold_bucket: aws.s3.Bucket | None,
     ) -> None:
-        hot = args.plan.storage.hot
+        hot = args.storage.hot
         assert hot is not None and hot.throughput_per_tib is not None
         group = self._lustre_group(name, args)
         suffix = fsx.COLD_EXPORT_PREFIXES["critical"]  # "hot": the file system's name since the start
