@@ -255,4 +255,4 @@ class GpuPlatform(pulumi.ComponentResource):
                 else AwsStorageRefs()
             )
             ready = list(aws_side.cluster.ready)
-        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, ready=ready)
+        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, depends_on=ready)

@@ -46,7 +46,6 @@ import pulumi_kubernetes as k8s
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform, Provider
-from gpuplat.plan import Plan
 
 from .._common import child_opts
 from ._common import gpu_node_tolerations, helm_release, meta, topology_name
@@ -91,7 +90,6 @@ NV_IPAM_SYNCED = "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')
 @dataclass(frozen=True)
 class FabricTopologyArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     kueue: pulumi.Resource | None = None  # Scheduling.kueue: installs the Topology CRD
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())

@@ -32,7 +32,6 @@ import yaml
 from components.conventions import HAMI_GPU_RESOURCE, HAMI_NODE_LABEL, HAMI_NODE_LABEL_VALUE, SHARING_LABEL
 from gpuplat.catalog import HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
 from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
-from gpuplat.plan import Plan
 
 from ._common import gpu_node_tolerations, helm_release
 from ._gpu_configs import (
@@ -58,7 +57,6 @@ _KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-sche
 @dataclass(frozen=True)
 class GpuSharingArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())  # e.g. a ready cluster
 

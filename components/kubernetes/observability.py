@@ -35,7 +35,6 @@ import pulumi_kubernetes as k8s
 
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform, Provider, duration_seconds
-from gpuplat.plan import Plan
 
 from .._common import child_opts
 from ._common import helm_release, meta, prefix
@@ -46,7 +45,6 @@ MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
 @dataclass(frozen=True)
 class ObservabilityArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
 

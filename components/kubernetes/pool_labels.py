@@ -36,7 +36,6 @@ from components.conventions import (
     pool_taints,
 )
 from gpuplat.model import GpuNodePool, Platform
-from gpuplat.plan import Plan
 
 from .._common import child_opts
 from ._common import PAUSE_IMAGE, meta, prefix, system_namespace
@@ -57,7 +56,6 @@ _RESTRICTED_CONTAINER: k8s.core.v1.SecurityContextArgsDict = {
 @dataclass(frozen=True)
 class PoolLabelsArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     namespace: pulumi.Resource  # the platform's system namespace (Autoscaling.namespace)
 
