@@ -281,7 +281,6 @@ class StorageClasses(pulumi.ComponentResource):
                 "aws-fsx-csi-driver",
                 fsx_values(model),
                 provider=provider,
-                pod_security=None,
                 depends_on=args.depends_on,
             )
         if model.storage.warm is not None or model.storage.cold is not None:
@@ -291,7 +290,6 @@ class StorageClasses(pulumi.ComponentResource):
                 "aws-mountpoint-s3-csi-driver",
                 mountpoint_values(),
                 provider=provider,
-                pod_security=None,
                 depends_on=args.depends_on,
             )
             drivers["warm"] = drivers["cold"] = s3
