@@ -1,4 +1,4 @@
-"""What every AWS component shares: physical names, tags, and the options of stateful resources.
+"""What every AWS component shares: physical names, tags, trust policies (child options: ../_common.py).
 
 Logical (Pulumi) names come from the component's `name`; physical names (the EKS cluster,
 placement groups, the directory bucket) also carry the stack, because dev, staging and prod
