@@ -57,11 +57,9 @@ S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 # The Kubernetes group a tenant's RoleBinding grants `edit` in its namespace; EKS access entries
 # (aws) or the cluster's identity provider (kubernetes) put people into it.
 TENANT_GROUP = "gpuplat:{tenant}"
-# Ownership labels of the platform's Kubernetes objects, both with the value OWNER. Karpenter's
-# objects (EC2NodeClass, NodePool, NodeOverlay: aws/gpu_node_pool.py) carry managed-by, every
-# other object part-of (kubernetes/_common.py `meta`). Kept apart on purpose: one label would
-# rewrite metadata.labels of every live object of one of the two groups.
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+# The ownership label of every Kubernetes object the platform creates, Karpenter's included
+# (kubernetes/_common.py `meta`, aws/gpu_node_pool.py): the platform is the application they
+# are part of; Pulumi, not gpuplat, is what manages them.
 PART_OF_LABEL = "app.kubernetes.io/part-of"
 OWNER = "gpuplat"
 

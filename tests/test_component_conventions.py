@@ -63,3 +63,17 @@ def test_one_helm_helper_and_one_options_helper(needle: str) -> None:
     homes = {"helm.v3.Release(": {"kubernetes/_common.py"}}.get(needle, set())
     found = {str(p.relative_to(ROOT)) for p in SOURCES if needle in p.read_text(encoding="utf-8")}
     assert found == homes, f"{needle!r} outside its one home: {sorted(found - homes)}"
+
+
+def test_every_kubernetes_object_carries_the_one_ownership_label() -> None:
+    from components.conventions import OWNER, PART_OF_LABEL
+    from tests.support_aws import recorded_all
+
+    _, _, resources = recorded_all("dev")
+    objects = [r for r in resources if r.custom and r.type.startswith("kubernetes:") and "metadata" in r.inputs]
+    karpenter = [r for r in objects if r.type.startswith("kubernetes:karpenter")]
+    assert karpenter  # NodePools, EC2NodeClasses, NodeOverlays
+    for r in objects:
+        labels = r.inputs["metadata"].get("labels") or {}
+        assert "app.kubernetes.io/managed-by" not in labels, r.urn
+    assert all(r.inputs["metadata"]["labels"][PART_OF_LABEL] == OWNER for r in karpenter)

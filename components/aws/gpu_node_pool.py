@@ -54,7 +54,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import MANAGED_BY_LABEL, OWNER, POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
+from components.conventions import OWNER, PART_OF_LABEL, POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.catalog.eks import node_ami_alias
 from gpuplat.model import GpuNodePool as PoolModel
@@ -245,7 +245,7 @@ class GpuNodePool(pulumi.ComponentResource):
         super().__init__("gpuplat:index:GpuNodePool", name, None, opts)
         model, plan = args.model, args.plan
         pool = model.pools_by_name[args.pool]
-        labels = {MANAGED_BY_LABEL: OWNER, POOL_LABEL: pool.name}
+        labels = {PART_OF_LABEL: OWNER, POOL_LABEL: pool.name}
         self.node_class_name = pool.name
         classes = self._node_classes(name, args, pool, labels)
         self.node_pool_names = {}
