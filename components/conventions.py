@@ -1,8 +1,33 @@
-"""Names, labels and taints shared by the AWS and Kubernetes sides (no pulumi here).
+"""Names, labels and taints shared by the AWS and Kubernetes sides (no pulumi here), and how
+components are wired.
 
 Karpenter NodePools (aws) write these labels onto the nodes they launch, the pool labeler
 (provider kubernetes) writes them onto existing nodes; the GPU Operator, Kueue flavors,
 recording rules and tenants select on them. One place, so the two sides cannot drift.
+
+How every component is wired (both sides):
+
+- Constructor `Component(name, ComponentArgs(...), opts)`. `opts` comes from the parent and sets
+  `parent`; the root (platform.py) adds `providers=` on the AWS-side components, the Kubernetes
+  side's builder (kubernetes/side.py) adds nothing.
+- The provider: an AWS-side component's children inherit the providers of its `opts` (the spec
+  region's AWS provider, plus the Kubernetes provider where it makes Kubernetes objects: Karpenter,
+  Fabric, GpuNodePool). A Kubernetes-side component gets the Kubernetes provider as
+  `Args.provider`. Either way each child is created with one helper,
+  `child_opts(self, provider, depends_on)` (components/_common.py), `provider` None on the AWS
+  side; `stateful(self, depends_on)` for data and identities.
+- Dependencies: `Args.depends_on` (what must exist first: the cluster's system nodes and add-ons,
+  Karpenter's releases); a dependency with a meaning of its own has its own field (`kueue`,
+  `gpu_operator`, `monitoring`, `pod_identity_agent`). What a component offers others to wait
+  for is an attribute (`Cluster.ready`, `Karpenter.releases`, `TenantPodSecurity.ready`).
+- Helm: every chart goes through `helm_release` (kubernetes/_common.py): the catalog's pinned
+  chart, release `<name>-<key>` (or `<name>-<suffix>`), its namespace created by the platform
+  with a Pod Security label, by Helm, or already there.
+- Args carry the model and only the plan records the component reads (`Plan.reservations`,
+  `Plan.storage`, the fabric zone); a component that reads nothing of the plan gets none.
+- Spec builders: what a resource is made of comes from pure functions returning its Args or
+  dicts (`cluster_args`, `node_pool_spec`, `controller_values`, ...), testable without Pulumi;
+  `__init__` only creates resources from them, in dependency order.
 """
 
 from __future__ import annotations
@@ -32,6 +57,11 @@ S3_CSI_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 # The Kubernetes group a tenant's RoleBinding grants `edit` in its namespace; EKS access entries
 # (aws) or the cluster's identity provider (kubernetes) put people into it.
 TENANT_GROUP = "gpuplat:{tenant}"
+# The ownership label of every Kubernetes object the platform creates, Karpenter's included
+# (kubernetes/_common.py `meta`, aws/gpu_node_pool.py): the platform is the application they
+# are part of; Pulumi, not gpuplat, is what manages them.
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+OWNER = "gpuplat"
 
 
 def resource_prefix(model: Platform) -> str:

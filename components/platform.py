@@ -30,7 +30,7 @@ from gpuplat.plan import Plan
 from .aws._common import cluster_name
 from .aws.api_access import api_access
 from .aws.cluster import Cluster, ClusterArgs
-from .aws.fabric import Fabric, FabricArgs
+from .aws.fabric import Fabric, FabricArgs, fabric_zone
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from .aws.karpenter import Karpenter, KarpenterArgs
 from .aws.network import Network, NetworkArgs
@@ -117,8 +117,44 @@ class GpuPlatform(pulumi.ComponentResource):
         aws_provider, default_tags = self._aws_provider(name, model, model.target.region)
         mine = pulumi.ResourceOptions(parent=self, providers=[aws_provider])
         account_id = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(provider=aws_provider)).account_id
-
         network = Network(f"{name}-network", NetworkArgs(model, cluster), mine)
+        eks = self._cluster(name, model, cluster, network, mine)
+        # IAM principals into the tenants' Kubernetes groups, which their RoleBindings name.
+        access = (
+            TenantAccess(f"{name}-tenant-access", TenantAccessArgs(model, cluster, eks.cluster_name), mine)
+            if any(t.principals for t in model.tenants)
+            else None
+        )
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=eks.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider, aws_provider])
+        karpenter_args = KarpenterArgs(
+            model,
+            cluster,
+            cluster_arn=eks.arn,
+            cluster_endpoint=eks.endpoint,
+            node_role_arn=eks.node_role_arn,
+            account_id=account_id,
+            pod_identity_agent=eks.pod_identity_agent,
+            depends_on=eks.ready,
+        )
+        karpenter = Karpenter(f"{name}-karpenter", karpenter_args, on_k8s)
+        fabric = (
+            Fabric(f"{name}-fabric", FabricArgs(model, fabric_zone(plan), cluster, network.vpc_id, eks.ready), on_k8s)
+            if model.fabric_pools
+            else None
+        )
+        if plan.reservations:
+            placement_arns = fabric.placement_group_arns if fabric is not None else {}
+            Procurement(f"{name}-procurement", ProcurementArgs(model, plan.reservations, cluster, placement_arns), mine)
+        node_pools = self._node_pools(name, model, plan, cluster, eks, karpenter, fabric, default_tags, on_k8s)
+        storage = self._storage(name, model, plan, cluster, network, eks, fabric, account_id, mine)
+        outputs = AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage, access)
+        return outputs, provider
+
+    def _cluster(
+        self, name: str, model: Platform, cluster: str, network: Network, opts: pulumi.ResourceOptions
+    ) -> Cluster:
+        """The EKS cluster, reachable from the runners the stack's settings name."""
         config = pulumi.Config(CONFIG_NAMESPACE)
         api = api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
         if model.target.endpoint != "public" and not (api.cidrs or api.security_group_ids):
@@ -128,47 +164,23 @@ class GpuPlatform(pulumi.ComponentResource):
                 "Kubernetes objects (README: running a private stack)",
                 resource=self,
             )
-        eks = Cluster(
-            f"{name}-cluster",
-            ClusterArgs(model, cluster, [network.private_subnet_ids[z] for z in model.target.zones], api),
-            mine,
-        )
-        # IAM principals into the tenants' Kubernetes groups, which their RoleBindings name.
-        access = (
-            TenantAccess(f"{name}-tenant-access", TenantAccessArgs(model, cluster, eks.cluster_name), mine)
-            if any(t.principals for t in model.tenants)
-            else None
-        )
-        provider = k8s.Provider(f"{name}-k8s", kubeconfig=eks.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
-        on_k8s = pulumi.ResourceOptions(parent=self, providers=[provider, aws_provider])
+        subnets = [network.private_subnet_ids[z] for z in model.target.zones]
+        return Cluster(f"{name}-cluster", ClusterArgs(model, cluster, subnets, api), opts)
 
-        karpenter = Karpenter(
-            f"{name}-karpenter",
-            KarpenterArgs(
-                model,
-                cluster,
-                cluster_arn=eks.arn,
-                cluster_endpoint=eks.endpoint,
-                node_role_arn=eks.node_role_arn,
-                account_id=account_id,
-                pod_identity_agent=eks.pod_identity_agent,
-                cluster_ready=eks.ready,
-            ),
-            on_k8s,
-        )
-        fabric = (
-            Fabric(f"{name}-fabric", FabricArgs(model, plan, cluster, network.vpc_id, eks.ready), on_k8s)
-            if model.fabric_pools
-            else None
-        )
+    def _node_pools(
+        self,
+        name: str,
+        model: Platform,
+        plan: Plan,
+        cluster: str,
+        eks: Cluster,
+        karpenter: Karpenter,
+        fabric: Fabric | None,
+        default_tags: dict[str, str],
+        opts: pulumi.ResourceOptions,
+    ) -> dict[str, GpuNodePool]:
         placement_names = fabric.placement_group_names if fabric is not None else {}
-        if plan.reservations:
-            Procurement(
-                f"{name}-procurement",
-                ProcurementArgs(model, plan, cluster, fabric.placement_group_arns if fabric is not None else {}),
-                mine,
-            )
-        node_pools = {
+        return {
             pool.name: GpuNodePool(
                 f"{name}-pool-{pool.name}",
                 GpuNodePoolArgs(
@@ -178,36 +190,44 @@ class GpuPlatform(pulumi.ComponentResource):
                     cluster,
                     node_role_name=eks.node_role_name,
                     placement_group_name=placement_names.get(pool.name),
-                    releases=karpenter.releases,
+                    depends_on=karpenter.releases,
                     # Karpenter's instances are not Pulumi's: the provider's default tags miss them.
                     default_tags=default_tags,
                 ),
-                on_k8s,
+                opts,
             )
             for pool in model.pools
         }
-        storage_spec = model.storage
-        storage = (
-            StorageTiers(
-                f"{name}-storage",
-                StorageTiersArgs(
-                    model,
-                    plan,
-                    cluster,
-                    network.vpc_id,
-                    network.private_subnet_ids,
-                    account_id,
-                    pod_identity_agent=eks.pod_identity_agent,
-                    warm_bucket_legacy_name=config.get_bool("warmBucketLegacyName") or False,
-                    efa_security_group_id=fabric.efa_security_group_id if fabric is not None else None,
-                ),
-                mine,
-            )
-            if storage_spec.hot or storage_spec.warm or storage_spec.cold
-            else None
+
+    def _storage(
+        self,
+        name: str,
+        model: Platform,
+        plan: Plan,
+        cluster: str,
+        network: Network,
+        eks: Cluster,
+        fabric: Fabric | None,
+        account_id: pulumi.Output[str],
+        opts: pulumi.ResourceOptions,
+    ) -> StorageTiers | None:
+        spec = model.storage
+        if not (spec.hot or spec.warm or spec.cold):
+            return None
+        config = pulumi.Config(CONFIG_NAMESPACE)
+        args = StorageTiersArgs(
+            model,
+            plan.storage,
+            fabric_zone(plan),
+            cluster,
+            network.vpc_id,
+            network.private_subnet_ids,
+            account_id,
+            pod_identity_agent=eks.pod_identity_agent,
+            warm_bucket_legacy_name=config.get_bool("warmBucketLegacyName") or False,
+            efa_security_group_id=fabric.efa_security_group_id if fabric is not None else None,
         )
-        outputs = AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage, access)
-        return outputs, provider
+        return StorageTiers(f"{name}-storage", args, opts)
 
     def _kubernetes_side(
         self, name: str, model: Platform, plan: Plan, provider: k8s.Provider, aws_side: AwsOutputs | None
@@ -235,4 +255,4 @@ class GpuPlatform(pulumi.ComponentResource):
                 else AwsStorageRefs()
             )
             ready = list(aws_side.cluster.ready)
-        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, ready=ready)
+        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, depends_on=ready)

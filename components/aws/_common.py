@@ -1,4 +1,4 @@
-"""What every AWS component shares: physical names, tags, and the options of stateful resources.
+"""What every AWS component shares: physical names, tags, trust policies (child options: ../_common.py).
 
 Logical (Pulumi) names come from the component's `name`; physical names (the EKS cluster,
 placement groups, the directory bucket) also carry the stack, because dev, staging and prod
@@ -15,13 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from gpuplat.catalog import Chart
 from gpuplat.catalog.regions import partition_of
 from gpuplat.model import Platform
 
@@ -97,16 +94,6 @@ def tags(model: Platform, name: str, extra: Mapping[str, str] | None = None) -> 
     return result
 
 
-def own(parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
-
-
-def stateful(parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-    """Data or identity that must outlive a bad diff: Pulumi refuses to delete it, and a
-    `pulumi destroy` or removal from the program leaves it in the account."""
-    return pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True, depends_on=depends_on)
-
-
 def assume_role_policy(service: str, *, tag_session: bool = False) -> str:
     # EKS Pod Identity and EKS itself tag the session; their trust policies must allow it.
     actions = ["sts:AssumeRole", "sts:TagSession"] if tag_session else ["sts:AssumeRole"]
@@ -115,23 +102,4 @@ def assume_role_policy(service: str, *, tag_session: bool = False) -> str:
             "Version": POLICY_VERSION,
             "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}],
         }
-    )
-
-
-def helm_release(
-    name: str, chart: Chart, values: dict[str, Any], opts: pulumi.ResourceOptions, **extra: Any
-) -> k8s.helm.v3.Release:
-    """A pinned Helm release of a catalog chart (OCI charts take no repository options)."""
-    repo = chart.release_repo
-    return k8s.helm.v3.Release(
-        name,
-        name=chart.chart,
-        chart=chart.release_chart,
-        version=chart.version,
-        namespace=chart.namespace,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo is not None else None,
-        values=values,
-        max_history=10,
-        opts=opts,
-        **extra,
     )

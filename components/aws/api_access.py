@@ -21,7 +21,8 @@ import pulumi_aws as aws
 
 from gpuplat.model import Platform
 
-from ._common import own, tags
+from .._common import child_opts
+from ._common import tags
 
 HTTPS = 443
 _SECURITY_GROUP = re.compile(r"^sg-[0-9a-f]{8}([0-9a-f]{9})?$")
@@ -88,7 +89,7 @@ def api_ingress(
             from_port=HTTPS,
             to_port=HTTPS,
             tags=tags(model, f"{cluster}-api-access"),
-            opts=own(parent),
+            opts=child_opts(parent),
             **source,
         )
         for suffix, setting, source in sources

@@ -20,7 +20,7 @@ import pulumi_aws as aws
 
 from gpuplat.model import Platform
 
-from ._common import own
+from .._common import child_opts
 
 NONCURRENT_DAYS = 30  # how long an overwritten or deleted cold object stays recoverable
 ABORT_MULTIPART_DAYS = 7
@@ -71,5 +71,5 @@ def lifecycle_rules(model: Platform) -> list[aws.s3.BucketLifecycleConfiguration
 
 def cold_lifecycle(parent: pulumi.Resource, name: str, model: Platform, bucket: pulumi.Input[str]) -> None:
     aws.s3.BucketLifecycleConfiguration(
-        f"{name}-cold-lifecycle", bucket=bucket, rules=lifecycle_rules(model), opts=own(parent)
+        f"{name}-cold-lifecycle", bucket=bucket, rules=lifecycle_rules(model), opts=child_opts(parent)
     )

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from components.conventions import FABRIC_LABEL, TAG_POOL, pool_taints
-from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
-from ._common import EFA_TAG, PLACEMENT_GROUP_NAME_MAX, helm_release, own, physical_name, region_of, tags
+from .._common import child_opts
+from ..kubernetes._common import helm_release
+from ._common import EFA_TAG, PLACEMENT_GROUP_NAME_MAX, physical_name, region_of, tags
 
 # Amazon EKS add-on images live in account 602401143452 except in these opt-in/isolated
 # regions (EKS user guide, "View Amazon container image registries for Amazon EKS add-ons").
@@ -53,13 +55,28 @@ def fabric_zone(plan: Plan) -> str:
     return plan.fabric_zone
 
 
+def efa_plugin_values(model: Platform) -> dict[str, Any]:
+    """The EFA device plugin on fabric nodes only, tolerating every taint a fabric node can carry."""
+    tolerations: dict[tuple[str, str], dict[str, str]] = {}
+    for pool in model.fabric_pools:
+        for market in pool.markets:
+            for taint in pool_taints(pool, market):
+                key = (taint["key"], taint["effect"])
+                tolerations[key] = {"key": key[0], "operator": "Exists", "effect": key[1]}
+    return {
+        "image": {"repository": efa_plugin_image(region_of(model))},
+        "nodeSelector": {FABRIC_LABEL: "true"},
+        "tolerations": [tolerations[key] for key in sorted(tolerations)],
+    }
+
+
 @dataclass(frozen=True)
 class FabricArgs:
     model: Platform
-    plan: Plan
+    fabric_zone: str  # Plan.fabric_zone (fabric_zone(plan))
     cluster_name: str
     vpc_id: pulumi.Input[str]
-    cluster_ready: Sequence[pulumi.Resource]  # the plugin's DaemonSet needs a working cluster
+    depends_on: Sequence[pulumi.Resource]  # the plugin's DaemonSet needs a working cluster
 
 
 class Fabric(pulumi.ComponentResource):
@@ -71,8 +88,7 @@ class Fabric(pulumi.ComponentResource):
     def __init__(self, name: str, args: FabricArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Fabric", name, None, opts)
         model, cluster = args.model, args.cluster_name
-        self.zone = zone = fabric_zone(args.plan)
-
+        self.zone = zone = args.fabric_zone
         self.placement_group_names, self.placement_group_arns = {}, {}
         for pool in model.fabric_pools:
             group = aws.ec2.PlacementGroup(
@@ -81,55 +97,19 @@ class Fabric(pulumi.ComponentResource):
                 name=physical_name(f"{cluster}-{pool.name}-{zone}", PLACEMENT_GROUP_NAME_MAX, lowercase=False),
                 strategy="cluster",
                 tags=tags(model, f"{cluster}-{pool.name}-{zone}", {TAG_POOL: pool.name}),
-                opts=own(self),
+                opts=child_opts(self),
             )
             self.placement_group_names[pool.name] = group.name
             self.placement_group_arns[pool.name] = group.arn
-
-        efa = aws.ec2.SecurityGroup(
-            f"{name}-efa",
-            vpc_id=args.vpc_id,
-            description="EFA: all traffic within the group",
-            tags=tags(model, f"{cluster}-efa", {EFA_TAG: cluster}),
-            opts=own(self),
-        )
-        aws.vpc.SecurityGroupIngressRule(
-            f"{name}-efa-in",
-            security_group_id=efa.id,
-            referenced_security_group_id=efa.id,
-            ip_protocol="-1",
-            description="EFA peers",
-            tags=tags(model, f"{cluster}-efa-in"),
-            opts=own(self),
-        )
-        aws.vpc.SecurityGroupEgressRule(
-            f"{name}-efa-out",
-            security_group_id=efa.id,
-            referenced_security_group_id=efa.id,
-            ip_protocol="-1",
-            description="EFA peers",
-            tags=tags(model, f"{cluster}-efa-out"),
-            opts=own(self),
-        )
-
-        tolerations: dict[tuple[str, str], dict[str, str]] = {}
-        for pool in model.fabric_pools:
-            for market in pool.markets:
-                for taint in pool_taints(pool, market):
-                    key = (taint["key"], taint["effect"])
-                    tolerations[key] = {"key": key[0], "operator": "Exists", "effect": key[1]}
+        self.efa_security_group_id = self._efa_group(name, args).id
         helm_release(
-            f"{name}-efa-device-plugin",
-            CHARTS["aws-efa-k8s-device-plugin"],
-            {
-                "image": {"repository": efa_plugin_image(region_of(model))},
-                "nodeSelector": {FABRIC_LABEL: "true"},
-                "tolerations": [tolerations[key] for key in sorted(tolerations)],
-            },
-            own(self, list(args.cluster_ready)),
+            self,
+            name,
+            "aws-efa-k8s-device-plugin",
+            efa_plugin_values(model),
+            depends_on=args.depends_on,
+            suffix="efa-device-plugin",
         )
-
-        self.efa_security_group_id = efa.id
         self.register_outputs(
             {
                 "zone": self.zone,
@@ -138,3 +118,25 @@ class Fabric(pulumi.ComponentResource):
                 "efaSecurityGroupId": self.efa_security_group_id,
             }
         )
+
+    def _efa_group(self, name: str, args: FabricArgs) -> aws.ec2.SecurityGroup:
+        """EFA's OS-bypass traffic: every protocol to and from the group itself."""
+        model, cluster = args.model, args.cluster_name
+        efa = aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            vpc_id=args.vpc_id,
+            description="EFA: all traffic within the group",
+            tags=tags(model, f"{cluster}-efa", {EFA_TAG: cluster}),
+            opts=child_opts(self),
+        )
+        for direction, rule in (("in", aws.vpc.SecurityGroupIngressRule), ("out", aws.vpc.SecurityGroupEgressRule)):
+            rule(
+                f"{name}-efa-{direction}",
+                security_group_id=efa.id,
+                referenced_security_group_id=efa.id,
+                ip_protocol="-1",
+                description="EFA peers",
+                tags=tags(model, f"{cluster}-efa-{direction}"),
+                opts=child_opts(self),
+            )
+        return efa

@@ -54,7 +54,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
+from components.conventions import OWNER, PART_OF_LABEL, POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.catalog.eks import node_ami_alias
 from gpuplat.model import GpuNodePool as PoolModel
@@ -62,6 +62,7 @@ from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
 
+from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
 from .offerings import offered_instance_type
@@ -232,7 +233,7 @@ class GpuNodePoolArgs:
     cluster_name: str
     node_role_name: pulumi.Input[str]
     placement_group_name: pulumi.Input[str] | None  # fabric pools
-    releases: Sequence[pulumi.Resource]  # Karpenter's CRD and controller releases
+    depends_on: Sequence[pulumi.Resource]  # Karpenter's CRD and controller releases
     default_tags: Mapping[str, str] = field(default_factory=dict[str, str])  # the AWS provider's
 
 
@@ -244,10 +245,45 @@ class GpuNodePool(pulumi.ComponentResource):
         super().__init__("gpuplat:index:GpuNodePool", name, None, opts)
         model, plan = args.model, args.plan
         pool = model.pools_by_name[args.pool]
-        labels = {"app.kubernetes.io/managed-by": "gpuplat", POOL_LABEL: pool.name}
-        releases = list(args.releases)
-
+        labels = {PART_OF_LABEL: OWNER, POOL_LABEL: pool.name}
         self.node_class_name = pool.name
+        classes = self._node_classes(name, args, pool, labels)
+        self.node_pool_names = {}
+        # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
+        offered = offered_instance_type(self, model, plan, pool)
+        for planned in plan.pool_node_pools(pool.name):
+            class_name, class_resource = classes[planned.market]
+            k8s.apiextensions.CustomResource(
+                f"{name}-{planned.market.value}",
+                api_version=NODE_POOL_API,
+                kind="NodePool",
+                metadata={"name": planned.name, "labels": labels},
+                spec=node_pool_spec(model, plan, pool, planned, class_name, offered),
+                # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
+                opts=child_opts(self, depends_on=[*args.depends_on, class_resource]),
+            )
+            self.node_pool_names[planned.market] = planned.name
+        for overlay in (o for o in plan.node_overlays if o.pool == pool.name):
+            k8s.apiextensions.CustomResource(
+                f"{name}-overlay",
+                api_version=NODE_OVERLAY_API,
+                kind="NodeOverlay",
+                metadata={"name": overlay.name, "labels": labels},
+                spec=node_overlay_spec(pool, overlay),
+                opts=child_opts(self, depends_on=args.depends_on),
+            )
+        self.register_outputs(
+            {
+                "nodeClassName": self.node_class_name,
+                "nodePoolNames": {m.value: n for m, n in self.node_pool_names.items()},
+            }
+        )
+
+    def _node_classes(
+        self, name: str, args: GpuNodePoolArgs, pool: PoolModel, labels: dict[str, str]
+    ) -> dict[Market, tuple[str, pulumi.Resource]]:
+        """The node class (name, resource) each market's NodePool uses: one, or a second for Capacity Blocks."""
+        model, plan = args.model, args.plan
         node_class = k8s.apiextensions.CustomResource(
             f"{name}-nodeclass",
             api_version=NODE_CLASS_API,
@@ -262,9 +298,11 @@ class GpuNodePool(pulumi.ComponentResource):
                 args.placement_group_name,
                 args.default_tags,
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+            opts=child_opts(self, depends_on=args.depends_on),
         )
-        classes = {market: (self.node_class_name, node_class) for market in Market}
+        classes: dict[Market, tuple[str, pulumi.Resource]] = {
+            market: (self.node_class_name, node_class) for market in Market
+        }
         if separate_block_class(plan, pool):
             block_class = k8s.apiextensions.CustomResource(
                 f"{name}-nodeclass-blocks",
@@ -274,36 +312,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 spec=node_class_spec(
                     model, plan, pool, args.cluster_name, args.node_role_name, None, args.default_tags, blocks=True
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
+                opts=child_opts(self, depends_on=args.depends_on),
             )
             classes[Market.RESERVED] = (f"{pool.name}-blocks", block_class)
-        self.node_pool_names = {}
-        # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
-        offered = offered_instance_type(self, model, plan, pool)
-        for planned in plan.pool_node_pools(pool.name):
-            class_name, class_resource = classes[planned.market]
-            k8s.apiextensions.CustomResource(
-                f"{name}-{planned.market.value}",
-                api_version=NODE_POOL_API,
-                kind="NodePool",
-                metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, class_name, offered),
-                # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*releases, class_resource]),
-            )
-            self.node_pool_names[planned.market] = planned.name
-        for overlay in (o for o in plan.node_overlays if o.pool == pool.name):
-            k8s.apiextensions.CustomResource(
-                f"{name}-overlay",
-                api_version=NODE_OVERLAY_API,
-                kind="NodeOverlay",
-                metadata={"name": overlay.name, "labels": labels},
-                spec=node_overlay_spec(pool, overlay),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=releases),
-            )
-        self.register_outputs(
-            {
-                "nodeClassName": self.node_class_name,
-                "nodePoolNames": {m.value: n for m, n in self.node_pool_names.items()},
-            }
-        )
+        return classes

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -23,7 +24,9 @@ import pulumi_kubernetes as k8s
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform
 
-from ._common import assume_role_policy, helm_release, own, partition, region_of, tags
+from .._common import child_opts
+from ..kubernetes._common import helm_release
+from ._common import assume_role_policy, partition, region_of, tags
 from .karpenter_policy import controller_policy, queue_policy
 
 SERVICE_ACCOUNT = "karpenter"
@@ -47,7 +50,29 @@ class KarpenterArgs:
     node_role_arn: pulumi.Input[str]
     account_id: pulumi.Input[str]
     pod_identity_agent: pulumi.Resource  # the association is useless without the agent
-    cluster_ready: Sequence[pulumi.Resource]  # system nodes and add-ons the controller needs
+    depends_on: Sequence[pulumi.Resource]  # the cluster's system nodes and add-ons the controller needs
+
+
+def controller_values(
+    cluster: str, endpoint: pulumi.Input[str], queue_name: pulumi.Input[str], region: str
+) -> dict[str, Any]:
+    """The controller chart's values: its service account, cluster, queue and feature gates."""
+    return {
+        "serviceAccount": {"name": SERVICE_ACCOUNT},
+        "settings": {
+            "clusterName": cluster,
+            "clusterEndpoint": endpoint,
+            "interruptionQueue": queue_name,
+            # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
+            # pools advertise (GpuNodePool).
+            "featureGates": {"reservedCapacity": True, "nodeOverlay": True},
+        },
+        "controller": {
+            # IMDS is out of reach of pods (hop limit 1), so the region is given.
+            "env": [{"name": "AWS_REGION", "value": region}],
+            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
+        },
+    }
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -59,22 +84,42 @@ class Karpenter(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Karpenter", name, None, opts)
-        model, cluster = args.model, args.cluster_name
-        region = region_of(model)
-        chart, crd_chart = CHARTS["karpenter"], CHARTS["karpenter-crd"]
+        queue, queue_access = self._interruption_queue(name, args)
+        role, association = self._identity(name, args, queue)
+        self.crds_release = helm_release(
+            self, name, "karpenter-crd", {}, depends_on=args.depends_on, namespace="helm", suffix="crd"
+        )
+        values = controller_values(args.cluster_name, args.cluster_endpoint, queue.name, region_of(args.model))
+        self.release = helm_release(
+            self,
+            name,
+            "karpenter",
+            values,
+            depends_on=[self.crds_release, association, queue_access, *args.depends_on],
+            namespace="existing",  # the CRD release's
+            suffix="controller",
+            skip_crds=True,
+        )
+        self.releases = [self.crds_release, self.release]
+        self.role_arn = role.arn
+        self.queue_name = queue.name
+        self.register_outputs({"roleArn": self.role_arn, "queueName": self.queue_name})
 
+    def _interruption_queue(self, name: str, args: KarpenterArgs) -> tuple[aws.sqs.Queue, aws.sqs.QueuePolicy]:
+        """The queue, its policy, and one EventBridge rule and target per interruption event."""
+        model, cluster = args.model, args.cluster_name
         queue = aws.sqs.Queue(
             f"{name}-interruptions",
             message_retention_seconds=300,  # an interruption warning is worthless after minutes
             sqs_managed_sse_enabled=True,
             tags=tags(model, f"{cluster}-karpenter-interruptions"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         queue_access = aws.sqs.QueuePolicy(
             f"{name}-interruptions",
             queue_url=queue.url,
             policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))),
-            opts=own(self),
+            opts=child_opts(self),
         )
         for suffix, (source, detail_type) in INTERRUPTION_EVENTS.items():
             rule = aws.cloudwatch.EventRule(
@@ -82,80 +127,55 @@ class Karpenter(pulumi.ComponentResource):
                 description=f"{detail_type} -> Karpenter of {cluster}",
                 event_pattern=json.dumps({"source": [source], "detail-type": [detail_type]}),
                 tags=tags(model, f"{cluster}-karpenter-{suffix}"),
-                opts=own(self),
+                opts=child_opts(self),
             )
             aws.cloudwatch.EventTarget(
                 f"{name}-{suffix}",
                 rule=rule.name,
                 arn=queue.arn,
-                opts=own(self, [queue_access]),
+                opts=child_opts(self, depends_on=[queue_access]),
             )
+        return queue, queue_access
 
+    def _identity(
+        self, name: str, args: KarpenterArgs, queue: aws.sqs.Queue
+    ) -> tuple[aws.iam.Role, aws.eks.PodIdentityAssociation]:
+        """The controller's role, its scoped policy, and the Pod Identity association that hands it over."""
+        model, cluster = args.model, args.cluster_name
+        region = region_of(model)
         role = aws.iam.Role(
             f"{name}-controller",
             assume_role_policy=assume_role_policy("pods.eks.amazonaws.com", tag_session=True),
             description=f"Karpenter controller of {cluster} (EKS Pod Identity)",
             tags=tags(model, f"{cluster}-karpenter"),
-            opts=own(self),
+            opts=child_opts(self),
         )
+
+        def policy(v: list[Any]) -> str:
+            document = controller_policy(
+                partition=partition(region),
+                region=region,
+                account=v[0],
+                cluster=cluster,
+                cluster_arn=v[1],
+                node_role_arn=v[2],
+                queue_arn=v[3],
+            )
+            return json.dumps(document)
+
         aws.iam.RolePolicy(
             f"{name}-controller",
             role=role.name,
-            policy=pulumi.Output.all(args.account_id, args.cluster_arn, args.node_role_arn, queue.arn).apply(
-                lambda v: json.dumps(
-                    controller_policy(
-                        partition=partition(region),
-                        region=region,
-                        account=v[0],
-                        cluster=cluster,
-                        cluster_arn=v[1],
-                        node_role_arn=v[2],
-                        queue_arn=v[3],
-                    )
-                )
-            ),
-            opts=own(self),
+            policy=pulumi.Output.all(args.account_id, args.cluster_arn, args.node_role_arn, queue.arn).apply(policy),
+            opts=child_opts(self),
         )
         association = aws.eks.PodIdentityAssociation(
             f"{name}-controller",
             cluster_name=cluster,
-            namespace=chart.namespace,
+            namespace=CHARTS["karpenter"].namespace,
             service_account=SERVICE_ACCOUNT,
             role_arn=role.arn,
             tags=tags(model, f"{cluster}-karpenter"),
-            opts=own(self, [args.pod_identity_agent]),
+            opts=child_opts(self, depends_on=[args.pod_identity_agent]),
         )
-
-        self.crds_release = helm_release(
-            f"{name}-crd",
-            crd_chart,
-            {},
-            own(self, list(args.cluster_ready)),
-            create_namespace=True,
-        )
-        self.release = helm_release(
-            f"{name}-controller",
-            chart,
-            {
-                "serviceAccount": {"name": SERVICE_ACCOUNT},
-                "settings": {
-                    "clusterName": cluster,
-                    "clusterEndpoint": args.cluster_endpoint,
-                    "interruptionQueue": queue.name,
-                    # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
-                    # pools advertise (GpuNodePool).
-                    "featureGates": {"reservedCapacity": True, "nodeOverlay": True},
-                },
-                "controller": {
-                    # IMDS is out of reach of pods (hop limit 1), so the region is given.
-                    "env": [{"name": "AWS_REGION", "value": region}],
-                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
-                },
-            },
-            own(self, [self.crds_release, association, queue_access, *args.cluster_ready]),
-            skip_crds=True,
-        )
-        self.releases = [self.crds_release, self.release]
-        self.role_arn = role.arn
-        self.queue_name = queue.name
-        self.register_outputs({"roleArn": self.role_arn, "queueName": self.queue_name})
+        return role, association

@@ -17,7 +17,8 @@ import pulumi_aws as aws
 
 from gpuplat.model import Platform
 
-from ._common import own, tags
+from .._common import child_opts
+from ._common import tags
 
 
 def backup_and_efa(model: Platform) -> dict[str, Any]:
@@ -59,5 +60,5 @@ def efa_rules(
                 ip_protocol="-1",
                 description=f"EFA between FSx for Lustre and its clients ({label})",
                 tags=tags(model, f"{cluster}-lustre-efa-{label}-{direction}"),
-                opts=own(parent),
+                opts=child_opts(parent),
             )

@@ -34,7 +34,8 @@ from gpuplat.catalog.regions import (
 )
 from gpuplat.model import Platform
 
-from ._common import DISCOVERY_TAG, ZONE_TAG, own, region_of, tags
+from .._common import child_opts
+from ._common import DISCOVERY_TAG, ZONE_TAG, region_of, tags
 
 # Interface endpoints with private DNS: what nodes, Karpenter and Pod Identity call.
 INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "sts", "ec2", "sqs", "eks-auth")
@@ -74,6 +75,28 @@ class NetworkArgs:
     cluster_name: str
 
 
+def private_subnet_tags(model: Platform, cluster: str, zone: str) -> dict[str, str]:
+    """Karpenter discovers node subnets by these; internal load balancers land here."""
+    extra = {
+        DISCOVERY_TAG: cluster,
+        "kubernetes.io/role/internal-elb": "1",
+        f"kubernetes.io/cluster/{cluster}": "shared",
+        ZONE_TAG: zone,
+    }
+    return tags(model, f"{cluster}-private-{zone}", extra)
+
+
+def gateway_endpoint_services(model: Platform) -> list[str]:
+    """S3 always (the cold bucket, ECR's layers); s3express with a warm tier.
+
+    The warm tier's directory bucket answers on s3express endpoints (the Regional
+    s3express-control and the Zonal s3express-<az id>), which the s3 endpoint does not cover:
+    without that one every warm-tier byte would go through the NAT, billed per GB. Gateway
+    endpoints are free.
+    """
+    return ["s3", *(["s3express"] if model.storage.warm is not None else [])]
+
+
 class Network(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     vpc_cidr: str
@@ -82,112 +105,120 @@ class Network(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Network", name, None, opts)
+        self._name, self._model, self._cluster = name, args.model, args.cluster_name
         model, cluster = args.model, args.cluster_name
-        region = region_of(model)
         self.vpc_cidr = model.network.vpc_cidr
-
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=self.vpc_cidr,
             enable_dns_support=True,
             enable_dns_hostnames=True,  # required by interface endpoints with private DNS
             tags=tags(model, f"{cluster}-vpc"),
-            opts=own(self),
+            opts=child_opts(self),
         )
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags(model, f"{cluster}-igw"), opts=own(self))
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=vpc.id, tags=tags(model, f"{cluster}-igw"), opts=child_opts(self)
+        )
         public_rt = aws.ec2.RouteTable(
             f"{name}-public",
             vpc_id=vpc.id,
             routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
             tags=tags(model, f"{cluster}-public"),
-            opts=own(self),
+            opts=child_opts(self),
         )
-
         self.private_subnet_ids, self.public_subnet_ids = {}, {}
         private_route_tables: list[pulumi.Output[str]] = []
         for zone in model.target.zones:
             private_cidr, public_cidr = subnet_cidrs(self.vpc_cidr, zone)
-            public = aws.ec2.Subnet(
-                f"{name}-public-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=public_cidr,
-                availability_zone=zone,
-                tags=tags(model, f"{cluster}-public-{zone}", {"kubernetes.io/role/elb": "1", ZONE_TAG: zone}),
-                opts=own(self),
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=own(self)
-            )
-            eip = aws.ec2.Eip(
-                f"{name}-nat-{zone}", domain="vpc", tags=tags(model, f"{cluster}-nat-{zone}"), opts=own(self)
-            )
-            nat = aws.ec2.NatGateway(
-                f"{name}-nat-{zone}",
-                allocation_id=eip.id,
-                subnet_id=public.id,
-                tags=tags(model, f"{cluster}-nat-{zone}"),
-                opts=own(self, [igw]),
-            )
-            private = aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=private_cidr,
-                availability_zone=zone,
-                tags=tags(
-                    model,
-                    f"{cluster}-private-{zone}",
-                    {
-                        DISCOVERY_TAG: cluster,
-                        "kubernetes.io/role/internal-elb": "1",
-                        f"kubernetes.io/cluster/{cluster}": "shared",
-                        ZONE_TAG: zone,
-                    },
-                ),
-                opts=own(self),
-            )
-            private_rt = aws.ec2.RouteTable(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-                tags=tags(model, f"{cluster}-private-{zone}"),
-                opts=own(self),
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{zone}", subnet_id=private.id, route_table_id=private_rt.id, opts=own(self)
-            )
+            public, nat = self._public_subnet(zone, public_cidr, vpc, public_rt, igw)
+            private, private_rt = self._private_subnet(zone, private_cidr, vpc, nat)
             self.private_subnet_ids[zone] = private.id
             self.public_subnet_ids[zone] = public.id
             private_route_tables.append(private_rt.id)
-
-        aws.ec2.VpcEndpoint(
-            f"{name}-endpoint-s3",
-            vpc_id=vpc.id,
-            service_name=f"com.amazonaws.{region}.s3",
-            vpc_endpoint_type="Gateway",
-            route_table_ids=private_route_tables,
-            tags=tags(model, f"{cluster}-s3"),
-            opts=own(self),
+        self._endpoints(vpc, private_route_tables)
+        self.vpc_id = vpc.id
+        self.register_outputs(
+            {
+                "vpcId": self.vpc_id,
+                "vpcCidr": self.vpc_cidr,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
         )
-        if model.storage.warm is not None:
-            # The warm tier's directory bucket answers on s3express endpoints (the Regional
-            # s3express-control and the Zonal s3express-<az id>), which the s3 endpoint does
-            # not cover: without this one every warm-tier byte would go through the NAT,
-            # billed per GB. Gateway endpoints are free.
+
+    def _public_subnet(
+        self, zone: str, cidr: str, vpc: aws.ec2.Vpc, route_table: aws.ec2.RouteTable, igw: aws.ec2.InternetGateway
+    ) -> tuple[aws.ec2.Subnet, aws.ec2.NatGateway]:
+        """The zone's public subnet and the NAT gateway in it."""
+        name, model, cluster = self._name, self._model, self._cluster
+        public = aws.ec2.Subnet(
+            f"{name}-public-{zone}",
+            vpc_id=vpc.id,
+            cidr_block=cidr,
+            availability_zone=zone,
+            tags=tags(model, f"{cluster}-public-{zone}", {"kubernetes.io/role/elb": "1", ZONE_TAG: zone}),
+            opts=child_opts(self),
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public-{zone}", subnet_id=public.id, route_table_id=route_table.id, opts=child_opts(self)
+        )
+        eip = aws.ec2.Eip(
+            f"{name}-nat-{zone}", domain="vpc", tags=tags(model, f"{cluster}-nat-{zone}"), opts=child_opts(self)
+        )
+        nat = aws.ec2.NatGateway(
+            f"{name}-nat-{zone}",
+            allocation_id=eip.id,
+            subnet_id=public.id,
+            tags=tags(model, f"{cluster}-nat-{zone}"),
+            opts=child_opts(self, depends_on=[igw]),
+        )
+        return public, nat
+
+    def _private_subnet(
+        self, zone: str, cidr: str, vpc: aws.ec2.Vpc, nat: aws.ec2.NatGateway
+    ) -> tuple[aws.ec2.Subnet, aws.ec2.RouteTable]:
+        """The zone's private subnet (nodes, pods) and its route table through the zone's NAT."""
+        name, model, cluster = self._name, self._model, self._cluster
+        private = aws.ec2.Subnet(
+            f"{name}-private-{zone}",
+            vpc_id=vpc.id,
+            cidr_block=cidr,
+            availability_zone=zone,
+            tags=private_subnet_tags(model, cluster, zone),
+            opts=child_opts(self),
+        )
+        route_table = aws.ec2.RouteTable(
+            f"{name}-private-{zone}",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags=tags(model, f"{cluster}-private-{zone}"),
+            opts=child_opts(self),
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-private-{zone}", subnet_id=private.id, route_table_id=route_table.id, opts=child_opts(self)
+        )
+        return private, route_table
+
+    def _endpoints(self, vpc: aws.ec2.Vpc, private_route_tables: list[pulumi.Output[str]]) -> None:
+        """Gateway endpoints on the private route tables, interface endpoints in the private subnets."""
+        name, model, cluster = self._name, self._model, self._cluster
+        region = region_of(model)
+        for service in gateway_endpoint_services(model):
             aws.ec2.VpcEndpoint(
-                f"{name}-endpoint-s3express",
+                f"{name}-endpoint-{service}",
                 vpc_id=vpc.id,
-                service_name=f"com.amazonaws.{region}.s3express",
+                service_name=f"com.amazonaws.{region}.{service}",
                 vpc_endpoint_type="Gateway",
                 route_table_ids=private_route_tables,
-                tags=tags(model, f"{cluster}-s3express"),
-                opts=own(self),
+                tags=tags(model, f"{cluster}-{service}"),
+                opts=child_opts(self),
             )
         endpoint_sg = aws.ec2.SecurityGroup(
             f"{name}-endpoints",
             vpc_id=vpc.id,
             description="HTTPS from the VPC to its interface endpoints",
             tags=tags(model, f"{cluster}-endpoints"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-endpoints-https",
@@ -198,7 +229,7 @@ class Network(pulumi.ComponentResource):
             to_port=443,
             description="HTTPS from the VPC",
             tags=tags(model, f"{cluster}-endpoints-https"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         for service in INTERFACE_ENDPOINTS:
             aws.ec2.VpcEndpoint(
@@ -210,15 +241,5 @@ class Network(pulumi.ComponentResource):
                 subnet_ids=list(self.private_subnet_ids.values()),
                 security_group_ids=[endpoint_sg.id],
                 tags=tags(model, f"{cluster}-{service}"),
-                opts=own(self),
+                opts=child_opts(self),
             )
-
-        self.vpc_id = vpc.id
-        self.register_outputs(
-            {
-                "vpcId": self.vpc_id,
-                "vpcCidr": self.vpc_cidr,
-                "privateSubnetIds": self.private_subnet_ids,
-                "publicSubnetIds": self.public_subnet_ids,
-            }
-        )

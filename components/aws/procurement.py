@@ -11,7 +11,7 @@ Spot and on-demand need no AWS object: their NodePools are the whole of it (GpuN
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -19,9 +19,10 @@ import pulumi_aws as aws
 
 from components.conventions import TAG_POOL
 from gpuplat.model import Platform
-from gpuplat.plan import Plan
+from gpuplat.plan.types import Reservation
 
-from ._common import DISCOVERY_TAG, own, tags
+from .._common import child_opts
+from ._common import DISCOVERY_TAG, tags
 
 
 def reservation_selector(cluster: str, pool: str) -> dict[str, str]:
@@ -32,7 +33,7 @@ def reservation_selector(cluster: str, pool: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class ProcurementArgs:
     model: Platform
-    plan: Plan
+    reservations: Sequence[Reservation]  # Plan.reservations
     cluster_name: str
     placement_group_arns: Mapping[str, pulumi.Input[str]]  # fabric pools, by pool name
 
@@ -44,7 +45,7 @@ class Procurement(pulumi.ComponentResource):
         super().__init__("gpuplat:index:Procurement", name, None, opts)
         model, cluster = args.model, args.cluster_name
         self.reservation_ids = {}
-        for reservation in args.plan.reservations:
+        for reservation in args.reservations:
             pool, zone = reservation.pool, reservation.zone
             if reservation.placement_group and pool not in args.placement_group_arns:
                 raise ValueError(f"reservation of pool {pool!r} needs its placement group")
@@ -58,7 +59,7 @@ class Procurement(pulumi.ComponentResource):
                 end_date_type="unlimited",
                 placement_group_arn=args.placement_group_arns[pool] if reservation.placement_group else None,
                 tags=tags(model, f"{cluster}-{pool}-{zone}", reservation_selector(cluster, pool)),
-                opts=own(self),
+                opts=child_opts(self),
             )
             self.reservation_ids.setdefault(pool, []).append(odcr.id)
         self.register_outputs({"reservationIds": self.reservation_ids})

@@ -40,11 +40,11 @@ import pulumi_aws as aws
 
 from gpuplat.catalog import fsx
 from gpuplat.model import Platform
-from gpuplat.plan import Plan
+from gpuplat.plan.types import StoragePlan
 
-from ._common import POLICY_VERSION, own, partition, region_of, stateful, tags
+from .._common import child_opts, stateful
+from ._common import POLICY_VERSION, partition, region_of, tags
 from .cold_lifecycle import cold_lifecycle
-from .fabric import fabric_zone
 from .lustre_options import backup_and_efa, efa_rules
 from .storage_access import s3_csi_access
 from .warm_tier import warm_bucket
@@ -112,7 +112,8 @@ def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class StorageTiersArgs:
     model: Platform
-    plan: Plan
+    storage: StoragePlan  # Plan.storage
+    fabric_zone: str  # Plan.fabric_zone (fabric.fabric_zone)
     cluster_name: str
     vpc_id: pulumi.Input[str]
     subnet_ids: Mapping[str, pulumi.Input[str]]  # private subnets by zone
@@ -140,96 +141,34 @@ class StorageTiers(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: StorageTiersArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:StorageTiers", name, None, opts)
-        model, plan, cluster = args.model, args.plan, args.cluster_name
-        region = region_of(model)
-        zone = fabric_zone(plan)
+        model, cluster, zone = args.model, args.cluster_name, args.fabric_zone
         self.file_system_id = self.dns_name = self.mount_name = None
         self.standard_file_system_id = self.standard_dns_name = self.standard_mount_name = None
         self.warm_bucket = self.cold_bucket = self.s3_csi_role_arn = None
         bucket_arns: list[pulumi.Output[str]] = []
         directory_bucket_arns: list[pulumi.Output[str]] = []
-
-        key = aws.kms.Key(
-            f"{name}-key",
-            description=f"Storage tiers of {cluster}",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            policy=pulumi.Output.from_input(args.account_id).apply(lambda a: json.dumps(key_policy(region, a))),
-            tags=tags(model, f"{cluster}-storage"),
-            opts=stateful(self),
-        )
+        key = self._key(name, args)
         self.kms_key_arn = key.arn
-
-        def sse(suffix: str, bucket: pulumi.Input[str]) -> None:
-            aws.s3.BucketServerSideEncryptionConfiguration(
-                f"{name}-{suffix}-sse",
-                bucket=bucket,
-                rules=[
-                    aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                        apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                            sse_algorithm="aws:kms", kms_master_key_id=key.arn
-                        ),
-                        bucket_key_enabled=True,  # one KMS call per object batch, not per object
-                    )
-                ],
-                opts=own(self),
-            )
-
-        cold = model.storage.cold
-        cold_bucket: aws.s3.Bucket | None = None
-        if cold is not None:
-            cold_bucket = aws.s3.Bucket(f"{name}-cold", tags=tags(model, f"{cluster}-cold"), opts=stateful(self))
-            sse("cold", cold_bucket.id)
-            aws.s3.BucketVersioning(
-                f"{name}-cold-versioning",
-                bucket=cold_bucket.id,
-                versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
-                opts=own(self),
-            )
-            block = aws.s3.BucketPublicAccessBlock(
-                f"{name}-cold-public-access",
-                bucket=cold_bucket.id,
-                block_public_acls=True,
-                block_public_policy=True,
-                ignore_public_acls=True,
-                restrict_public_buckets=True,
-                opts=own(self),
-            )
-            aws.s3.BucketOwnershipControls(
-                f"{name}-cold-ownership",
-                bucket=cold_bucket.id,
-                rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
-                opts=own(self),
-            )
-            aws.s3.BucketPolicy(
-                f"{name}-cold-tls-only",
-                bucket=cold_bucket.id,
-                policy=cold_bucket.arn.apply(lambda arn: json.dumps(tls_only_policy(arn))),
-                opts=own(self, [block]),  # S3 rejects policies while the block is being set
-            )
-            cold_lifecycle(self, name, model, cold_bucket.id)
+        cold_bucket = self._cold(name, model, cluster, key) if model.storage.cold is not None else None
+        if cold_bucket is not None:
             self.cold_bucket = cold_bucket.bucket
             bucket_arns.append(cold_bucket.arn)
-
         if model.storage.warm is not None:
             warm = warm_bucket(
                 self, name, model, cluster, zone, args.account_id, legacy_name=args.warm_bucket_legacy_name
             )
-            sse("warm", warm.bucket)
+            self._sse(name, "warm", warm.bucket, key)
             self.warm_bucket = warm.bucket
             directory_bucket_arns.append(warm.arn)
-
         if args.pod_identity_agent is not None and (bucket_arns or directory_bucket_arns):
             self.s3_csi_role_arn = s3_csi_access(
                 self, name, model, cluster, bucket_arns, directory_bucket_arns, key.arn, args.pod_identity_agent
             )
-
-        hot = plan.storage.hot
+        hot = args.storage.hot
         if hot is not None:
             if hot.throughput_per_tib is None:  # the planner sets it on provider aws
                 raise ValueError("the hot tier needs a throughput per TiB on provider aws")
             self._hot(name, args, zone, key, cold_bucket)
-
         self.register_outputs(
             {
                 "kmsKeyArn": self.kms_key_arn,
@@ -245,6 +184,67 @@ class StorageTiers(pulumi.ComponentResource):
             }
         )
 
+    def _key(self, name: str, args: StorageTiersArgs) -> aws.kms.Key:
+        region = region_of(args.model)
+        return aws.kms.Key(
+            f"{name}-key",
+            description=f"Storage tiers of {args.cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=pulumi.Output.from_input(args.account_id).apply(lambda a: json.dumps(key_policy(region, a))),
+            tags=tags(args.model, f"{args.cluster_name}-storage"),
+            opts=stateful(self),
+        )
+
+    def _sse(self, name: str, suffix: str, bucket: pulumi.Input[str], key: aws.kms.Key) -> None:
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-{suffix}-sse",
+            bucket=bucket,
+            rules=[
+                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                        sse_algorithm="aws:kms", kms_master_key_id=key.arn
+                    ),
+                    bucket_key_enabled=True,  # one KMS call per object batch, not per object
+                )
+            ],
+            opts=child_opts(self),
+        )
+
+    def _cold(self, name: str, model: Platform, cluster: str, key: aws.kms.Key) -> aws.s3.Bucket:
+        """The cold bucket: versioned, KMS-encrypted, private, owner-enforced, TLS only, aged by lifecycle."""
+        bucket = aws.s3.Bucket(f"{name}-cold", tags=tags(model, f"{cluster}-cold"), opts=stateful(self))
+        self._sse(name, "cold", bucket.id, key)
+        aws.s3.BucketVersioning(
+            f"{name}-cold-versioning",
+            bucket=bucket.id,
+            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
+            opts=child_opts(self),
+        )
+        block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-cold-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child_opts(self),
+        )
+        aws.s3.BucketOwnershipControls(
+            f"{name}-cold-ownership",
+            bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+            opts=child_opts(self),
+        )
+        aws.s3.BucketPolicy(
+            f"{name}-cold-tls-only",
+            bucket=bucket.id,
+            policy=bucket.arn.apply(lambda arn: json.dumps(tls_only_policy(arn))),
+            opts=child_opts(self, depends_on=[block]),  # S3 rejects policies while the block is being set
+        )
+        cold_lifecycle(self, name, model, bucket.id)
+        return bucket
+
     def _hot(
         self,
         name: str,
@@ -253,7 +253,7 @@ class StorageTiers(pulumi.ComponentResource):
         key: aws.kms.Key,
         cold_bucket: aws.s3.Bucket | None,
     ) -> None:
-        hot = args.plan.storage.hot
+        hot = args.storage.hot
         assert hot is not None and hot.throughput_per_tib is not None
         group = self._lustre_group(name, args)
         suffix = fsx.COLD_EXPORT_PREFIXES["critical"]  # "hot": the file system's name since the start
@@ -276,7 +276,7 @@ class StorageTiers(pulumi.ComponentResource):
             vpc_id=args.vpc_id,
             description="FSx for Lustre: LNet and Lustre ports from the VPC",
             tags=tags(model, f"{cluster}-lustre"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         for low, high in LUSTRE_PORTS:
             # Clients anywhere in the VPC, and the file servers among themselves.
@@ -289,7 +289,7 @@ class StorageTiers(pulumi.ComponentResource):
                     to_port=high,
                     description=f"Lustre {low}-{high} from {source}",
                     tags=tags(model, f"{cluster}-lustre-{low}-{source}"),
-                    opts=own(self),
+                    opts=child_opts(self),
                     **extra,
                 )
         if model.storage.hot is not None and model.storage.hot.efa:
@@ -301,7 +301,7 @@ class StorageTiers(pulumi.ComponentResource):
             ip_protocol="-1",
             description="Lustre servers to clients and peers",
             tags=tags(model, f"{cluster}-lustre-out"),
-            opts=own(self),
+            opts=child_opts(self),
         )
         return group
 
@@ -347,7 +347,6 @@ class StorageTiers(pulumi.ComponentResource):
                     auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS),
                 ),
                 tags=tags(model, f"{cluster}-{suffix}-export"),
-                opts=own(self),
+                opts=child_opts(self),
             )
         return fs
-

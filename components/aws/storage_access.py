@@ -19,7 +19,8 @@ import pulumi_aws as aws
 from components.conventions import S3_CSI_NAMESPACE, S3_CSI_SERVICE_ACCOUNT
 from gpuplat.model import Platform
 
-from ._common import POLICY_VERSION, assume_role_policy, own, tags
+from .._common import child_opts
+from ._common import POLICY_VERSION, assume_role_policy, tags
 
 
 def csi_policy(bucket_arns: Sequence[str], directory_bucket_arns: Sequence[str], key_arn: str) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def s3_csi_access(
         assume_role_policy=assume_role_policy("pods.eks.amazonaws.com", tag_session=True),
         description=f"Mountpoint S3 CSI driver of {cluster} (EKS Pod Identity)",
         tags=tags(model, f"{cluster}-s3-csi"),
-        opts=own(parent),
+        opts=child_opts(parent),
     )
     n = len(buckets)
     aws.iam.RolePolicy(
@@ -84,7 +85,7 @@ def s3_csi_access(
         policy=pulumi.Output.all(*buckets, *directory_buckets, key_arn).apply(
             lambda arns: json.dumps(csi_policy(arns[:n], arns[n:-1], arns[-1]))
         ),
-        opts=own(parent),
+        opts=child_opts(parent),
     )
     aws.eks.PodIdentityAssociation(
         f"{name}-s3-csi",
@@ -93,6 +94,6 @@ def s3_csi_access(
         service_account=S3_CSI_SERVICE_ACCOUNT,
         role_arn=role.arn,
         tags=tags(model, f"{cluster}-s3-csi"),
-        opts=own(parent, [pod_identity_agent]),
+        opts=child_opts(parent, depends_on=[pod_identity_agent]),
     )
     return role.arn

@@ -23,7 +23,8 @@ import pulumi_aws as aws
 from components.conventions import TENANT_GROUP
 from gpuplat.model import Platform
 
-from ._common import own, tags
+from .._common import child_opts
+from ._common import tags
 
 
 def principal_groups(model: Platform) -> dict[str, list[str]]:
@@ -63,7 +64,7 @@ class TenantAccess(pulumi.ComponentResource):
                 type="STANDARD",
                 kubernetes_groups=groups,
                 tags=tags(model, f"{args.cluster}-access-{principal_key(arn)}"),
-                opts=own(self),
+                opts=child_opts(self),
             )
             for arn, groups in principal_groups(model).items()
         }

@@ -17,7 +17,8 @@ import pulumi_aws as aws
 from gpuplat.catalog.s3express import s3_express_problem
 from gpuplat.model import Platform
 
-from ._common import directory_bucket_name, region_of, stateful, tags
+from .._common import stateful
+from ._common import directory_bucket_name, region_of, tags
 
 
 def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:

@@ -1,7 +1,8 @@
 """Kubernetes components, both providers (the Kubernetes column of the README's "What gets provisioned").
 
-The root (components/platform.py) constructs each with `(name, XArgs(...), opts)`; every Args
-carries the model, the plan and the Kubernetes provider, which every child uses.
+The root (components/platform.py, through side.py) constructs each with `(name, XArgs(...), opts)`;
+every Args carries the model, the Kubernetes provider, which every child uses, and `depends_on`;
+the plan only where the component reads it (components/conventions.py: how components are wired).
 """
 
 from .autoscaling import Autoscaling, AutoscalingArgs

@@ -8,19 +8,20 @@ ClusterQueue, a ClusterQueue by its LocalQueue, a ConfigMap by the GPU Operator)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import GPU_TAINT_KEY, SPOT_TAINT_KEY, pool_taints
+from components._common import child_opts
+from components.conventions import GPU_TAINT_KEY, OWNER, PART_OF_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.catalog import CHARTS, KUBERNETES_NAMESPACES, platform_namespaces
 from gpuplat.catalog.labels import TENANT_LABEL as _TENANT_LABEL
 from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import unit_resources
 
-PART_OF = {"app.kubernetes.io/part-of": "gpuplat"}
+PART_OF = {PART_OF_LABEL: OWNER}
 # On each tenant's Namespace (Tenant); Kueue manages unlabelled jobs only where it is (Scheduling).
 TENANT_LABEL = _TENANT_LABEL
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -28,14 +29,6 @@ PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10.2"
 # Namespaces the platform must never create or own.
 _SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "default"})
-
-
-def child_opts(
-    parent: pulumi.Resource,
-    provider: pulumi.ProviderResource,
-    depends_on: Sequence[pulumi.Resource] | None = None,
-) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on or []))
 
 
 def meta(
@@ -66,34 +59,44 @@ def reserved_namespaces(model: Platform) -> frozenset[str]:
     return KUBERNETES_NAMESPACES | platform_namespaces(prefix(model))
 
 
-def chart_release(
+# Who creates a release's namespace: the platform, as a Namespace object carrying the Pod
+# Security label its pods need (the default; none for Kubernetes' own namespaces), Helm
+# (`create_namespace`), or nobody because another release already made it.
+NamespaceOwner = Literal["platform", "helm", "existing"]
+
+
+def helm_release(
     parent: pulumi.Resource,
     name: str,
     key: str,
     values: Mapping[str, Any],
-    provider: pulumi.ProviderResource,
     *,
-    pod_security: str | None,
+    provider: pulumi.ProviderResource | None = None,
     depends_on: Sequence[pulumi.Resource] | None = None,
+    pod_security: str | None = None,
+    namespace: NamespaceOwner = "platform",
+    suffix: str | None = None,
+    **extra: Any,
 ) -> k8s.helm.v3.Release:
-    """A pinned catalog chart, in a namespace the platform creates with its Pod Security level.
+    """The pinned catalog chart `key` as release `<name>-<suffix or key>` (the one Helm helper).
 
-    The namespace is ours rather than Helm's (`create_namespace`), so it carries the Pod
-    Security label its node agents need and Pulumi shows and diffs it like any other object.
+    With `namespace="platform"` the namespace is ours rather than Helm's (`create_namespace`),
+    so it carries the Pod Security label its node agents need and Pulumi shows and diffs it like
+    any other object. `extra`: further `helm.v3.Release` arguments (`skip_crds`).
     """
     chart = CHARTS[key]
     deps = list(depends_on or [])
-    if chart.namespace not in _SYSTEM_NAMESPACES:
+    if namespace == "platform" and chart.namespace not in _SYSTEM_NAMESPACES:
         labels = {PSA_ENFORCE: pod_security} if pod_security else {}
-        namespace = k8s.core.v1.Namespace(
+        ns = k8s.core.v1.Namespace(
             f"{name}-ns-{key}",
             metadata=meta(chart.namespace, labels=labels),
             opts=child_opts(parent, provider),
         )
-        deps.append(namespace)
+        deps.append(ns)
     repo = chart.release_repo
     return k8s.helm.v3.Release(
-        f"{name}-{key}",
+        f"{name}-{suffix or key}",
         name=key,
         chart=chart.release_chart,
         version=chart.version,
@@ -101,7 +104,9 @@ def chart_release(
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo is not None else None,
         values=dict(values),
         max_history=10,
+        create_namespace=True if namespace == "helm" else None,
         opts=child_opts(parent, provider, deps),
+        **extra,
     )
 
 

@@ -35,7 +35,8 @@ from gpuplat.catalog import CHARTS
 from gpuplat.model import GpuNodePool, Platform, SharingMode
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, chart_release, child_opts, meta, prefix, system_namespace
+from .._common import child_opts
+from ._common import PSA_ENFORCE, helm_release, meta, prefix, system_namespace
 from .capacity_floor import (
     PRIORITY,
     deployment_spec,
@@ -189,7 +190,9 @@ class Autoscaling(pulumi.ComponentResource):
         self.recording_rule = utilization_record(model)
         self.signal_rule = signal_record(model)
         # KEDA's webhooks, operator and metrics server need no host access.
-        self.keda = chart_release(self, name, "keda", {}, provider, pod_security="baseline", depends_on=args.depends_on)
+        self.keda = helm_release(
+            self, name, "keda", {}, provider=provider, pod_security="baseline", depends_on=args.depends_on
+        )
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-system-ns",
             metadata=meta(system_namespace(model), labels={PSA_ENFORCE: "restricted"}),

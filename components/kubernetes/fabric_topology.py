@@ -46,9 +46,9 @@ import pulumi_kubernetes as k8s
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform, Provider
-from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, gpu_node_tolerations, meta, topology_name
+from .._common import child_opts
+from ._common import gpu_node_tolerations, helm_release, meta, topology_name
 from ._rails import (
     MELLANOX_VENDOR,
     NV_IPAM_API,
@@ -90,7 +90,6 @@ NV_IPAM_SYNCED = "jsonpath={.status.appliedStates[?(@.name=='state-nv-ipam-cni')
 @dataclass(frozen=True)
 class FabricTopologyArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     kueue: pulumi.Resource | None = None  # Scheduling.kueue: installs the Topology CRD
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
@@ -192,12 +191,12 @@ class FabricTopology(pulumi.ComponentResource):
     def _network_operator(self, name: str, args: FabricTopologyArgs) -> tuple[pulumi.Resource, pulumi.Resource]:
         # NFD comes from the GPU Operator: the chart's NodeFeatureRules need its CRD.
         deps = [*args.depends_on, *([args.gpu_operator] if args.gpu_operator else [])]
-        network = chart_release(
+        network = helm_release(
             self,
             name,
             "network-operator",
             network_operator_values(),
-            args.provider,
+            provider=args.provider,
             pod_security="privileged",
             depends_on=deps,
         )
@@ -217,12 +216,12 @@ class FabricTopology(pulumi.ComponentResource):
         model, provider = args.model, args.provider
         fabric = model.network.fabric
         assert fabric is not None and fabric.sriov is not None
-        sriov = chart_release(
+        sriov = helm_release(
             self,
             name,
             "sriov-network-operator",
             sriov_values(),
-            provider,
+            provider=provider,
             pod_security="privileged",
             depends_on=args.depends_on,
         )

@@ -32,9 +32,8 @@ import yaml
 from components.conventions import HAMI_GPU_RESOURCE, HAMI_NODE_LABEL, HAMI_NODE_LABEL_VALUE, SHARING_LABEL
 from gpuplat.catalog import HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
 from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
-from gpuplat.plan import Plan
 
-from ._common import chart_release, gpu_node_tolerations
+from ._common import gpu_node_tolerations, helm_release
 from ._gpu_configs import (
     DEFAULT_DEVICE_PLUGIN_CONFIG,
     DEFAULT_MIG_CONFIG,
@@ -58,7 +57,6 @@ _KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-sche
 @dataclass(frozen=True)
 class GpuSharingArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())  # e.g. a ready cluster
 
@@ -182,19 +180,25 @@ class GpuSharing(pulumi.ComponentResource):
         super().__init__("gpuplat:index:GpuSharing", name, None, opts)
         model = args.model
         self.mig_strategy = MIG_STRATEGY
-        self.gpu_operator = chart_release(
+        self.gpu_operator = helm_release(
             self,
             name,
             "gpu-operator",
             gpu_operator_values(model),
-            args.provider,
+            provider=args.provider,
             pod_security="privileged",  # driver, toolkit, MIG manager and exporters use the host
             depends_on=args.depends_on,
         )
         values = hami_values(model)
         self.hami = (
-            chart_release(
-                self, name, "hami", values, args.provider, pod_security="privileged", depends_on=args.depends_on
+            helm_release(
+                self,
+                name,
+                "hami",
+                values,
+                provider=args.provider,
+                pod_security="privileged",
+                depends_on=args.depends_on,
             )
             if values is not None
             else None

@@ -35,9 +35,9 @@ import pulumi_kubernetes as k8s
 
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Platform, Provider, duration_seconds
-from gpuplat.plan import Plan
 
-from ._common import chart_release, child_opts, meta, prefix
+from .._common import child_opts
+from ._common import helm_release, meta, prefix
 
 MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
 
@@ -45,7 +45,6 @@ MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
 @dataclass(frozen=True)
 class ObservabilityArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
 
@@ -115,12 +114,12 @@ class Observability(pulumi.ComponentResource):
                     opts=child_opts(self, args.provider, args.depends_on),
                 )
             )
-        self.release = chart_release(
+        self.release = helm_release(
             self,
             name,
             "kube-prometheus-stack",
             prometheus_stack_values(args.model),
-            args.provider,
+            provider=args.provider,
             # node-exporter mounts the host's file systems and uses its network and PID namespace.
             pod_security="privileged",
             depends_on=depends_on,

@@ -34,7 +34,8 @@ import pulumi_kubernetes as k8s
 from gpuplat.model import Platform
 from gpuplat.model import Tenant as TenantSpec
 
-from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, prefix
+from .._common import child_opts
+from ._common import PSA_ENFORCE, TENANT_LABEL, meta, prefix
 
 # The container runtime's default set, which baseline allows to be added, plus what RDMA needs.
 BASELINE_CAPABILITIES = (

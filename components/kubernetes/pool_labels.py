@@ -36,9 +36,9 @@ from components.conventions import (
     pool_taints,
 )
 from gpuplat.model import GpuNodePool, Platform
-from gpuplat.plan import Plan
 
-from ._common import PAUSE_IMAGE, child_opts, meta, prefix, system_namespace
+from .._common import child_opts
+from ._common import PAUSE_IMAGE, meta, prefix, system_namespace
 
 # kubectl matching the cluster's minor version (kubectl supports one minor of skew either
 # way); registry.k8s.io publishes an image per Kubernetes patch release, binary /bin/kubectl.
@@ -56,7 +56,6 @@ _RESTRICTED_CONTAINER: k8s.core.v1.SecurityContextArgsDict = {
 @dataclass(frozen=True)
 class PoolLabelsArgs:
     model: Platform
-    plan: Plan
     provider: pulumi.ProviderResource
     namespace: pulumi.Resource  # the platform's system namespace (Autoscaling.namespace)
 

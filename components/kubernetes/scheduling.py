@@ -36,7 +36,8 @@ import yaml
 from gpuplat.model import Platform, Tenant
 from gpuplat.plan import Plan
 
-from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
+from .._common import child_opts
+from ._common import TENANT_LABEL, helm_release, meta, prefix
 from ._quota import flavor_spec, resource_groups, tenant_flavors
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
@@ -133,8 +134,8 @@ class Scheduling(pulumi.ComponentResource):
         if model.scheduling.queueing != "kueue":
             self.register_outputs({})
             return
-        self.kueue = kueue = chart_release(
-            self, name, "kueue", kueue_values(), provider, pod_security="baseline", depends_on=args.depends_on
+        self.kueue = kueue = helm_release(
+            self, name, "kueue", kueue_values(), provider=provider, pod_security="baseline", depends_on=args.depends_on
         )
         all_flavors = args.plan.flavors
         flavor_resources = {

@@ -53,37 +53,23 @@ def build_kubernetes_side(
     provider: pulumi.ProviderResource,
     *,
     storage: AwsStorageRefs | None = None,
-    ready: Sequence[pulumi.Resource] = (),
+    depends_on: Sequence[pulumi.Resource] = (),
 ) -> KubernetesSide:
     """Build every Kubernetes-side component under `parent`.
 
     `storage`: the AWS storage tiers' references (aws; None on provider kubernetes).
-    `ready`: what must exist before anything is installed (aws: the cluster's system nodes
+    `depends_on`: what must exist before anything is installed (aws: the cluster's system nodes
     and add-ons).
     """
     opts = pulumi.ResourceOptions(parent=parent)
-    ready = list(ready)
-    observability = Observability(f"{name}-observability", ObservabilityArgs(model, plan, provider, ready), opts)
-    gpu_sharing = GpuSharing(f"{name}-gpu-sharing", GpuSharingArgs(model, plan, provider, ready), opts)
-    fabric_tenants = {t.name for t in model.tenants if needs_ipc_lock(model, t)}
-    pod_security = (
-        TenantPodSecurity(f"{name}-pod-security", TenantPodSecurityArgs(model, provider, ready), opts)
-        if fabric_tenants
-        else None
-    )
-    relaxed = [*ready, *(pod_security.ready if pod_security is not None else [])]
-    tenants = {
-        t.name: Tenant(
-            f"{name}-tenant-{t.name}",
-            TenantArgs(model, plan, provider, t, relaxed if t.name in fabric_tenants else ready),
-            opts,
-        )
-        for t in model.tenants
-    }
+    ready = list(depends_on)
+    observability = Observability(f"{name}-observability", ObservabilityArgs(model, provider, ready), opts)
+    gpu_sharing = GpuSharing(f"{name}-gpu-sharing", GpuSharingArgs(model, provider, ready), opts)
+    pod_security, tenants = _tenants(name, model, plan, provider, ready, opts)
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
     scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
     fabric_args = FabricTopologyArgs(
-        model, plan, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
+        model, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
     )
     fabric_topology = FabricTopology(f"{name}-fabric-topology", fabric_args, opts)
     storage_classes = StorageClasses(
@@ -100,7 +86,7 @@ def build_kubernetes_side(
         opts,
     )
     pool_labels = (
-        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, plan, provider, autoscaling.namespace), opts)
+        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, provider, autoscaling.namespace), opts)
         if model.target.provider is Provider.KUBERNETES
         else None
     )
@@ -115,3 +101,30 @@ def build_kubernetes_side(
         autoscaling,
         pool_labels,
     )
+
+
+def _tenants(
+    name: str,
+    model: Platform,
+    plan: Plan,
+    provider: pulumi.ProviderResource,
+    ready: list[pulumi.Resource],
+    opts: pulumi.ResourceOptions,
+) -> tuple[TenantPodSecurity | None, dict[str, Tenant]]:
+    """The tenants, the fabric ones after the admission policy that lets them relax Pod Security."""
+    fabric_tenants = {t.name for t in model.tenants if needs_ipc_lock(model, t)}
+    pod_security = (
+        TenantPodSecurity(f"{name}-pod-security", TenantPodSecurityArgs(model, provider, ready), opts)
+        if fabric_tenants
+        else None
+    )
+    relaxed = [*ready, *(pod_security.ready if pod_security is not None else [])]
+    tenants = {
+        t.name: Tenant(
+            f"{name}-tenant-{t.name}",
+            TenantArgs(model, plan, provider, t, relaxed if t.name in fabric_tenants else ready),
+            opts,
+        )
+        for t in model.tenants
+    }
+    return pod_security, tenants

@@ -50,7 +50,8 @@ from gpuplat.catalog import fsx, instance_type
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
-from ._common import TENANT_LABEL, chart_release, child_opts, meta, prefix
+from .._common import child_opts
+from ._common import TENANT_LABEL, helm_release, meta, prefix
 from ._hot_volumes import ADMIN_NAMESPACE, FsxRef, directory_job_name, directory_job_spec, root_csi, tenant_csi
 
 QOS_SHARE_ANNOTATION = "gpuplat.dev/critical-iops-share"
@@ -274,23 +275,21 @@ class StorageClasses(pulumi.ComponentResource):
         model, provider = args.model, args.provider
         drivers: dict[str, k8s.helm.v3.Release] = {}
         if model.storage.hot is not None:
-            drivers["hot"] = chart_release(
+            drivers["hot"] = helm_release(
                 self,
                 name,
                 "aws-fsx-csi-driver",
                 fsx_values(model),
-                provider,
-                pod_security=None,
+                provider=provider,
                 depends_on=args.depends_on,
             )
         if model.storage.warm is not None or model.storage.cold is not None:
-            s3 = chart_release(
+            s3 = helm_release(
                 self,
                 name,
                 "aws-mountpoint-s3-csi-driver",
                 mountpoint_values(),
-                provider,
-                pod_security=None,
+                provider=provider,
                 depends_on=args.depends_on,
             )
             drivers["warm"] = drivers["cold"] = s3

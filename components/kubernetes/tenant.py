@@ -49,7 +49,8 @@ from gpuplat.model import Platform, Provider
 from gpuplat.model import Tenant as TenantSpec
 from gpuplat.plan import Plan
 
-from ._common import PSA_ENFORCE, TENANT_LABEL, child_opts, meta, platform_resources, prefix, reserved_namespaces
+from .._common import child_opts
+from ._common import PSA_ENFORCE, TENANT_LABEL, meta, platform_resources, prefix, reserved_namespaces
 from ._quota import quota_ceilings
 from .observability import MONITORING_NAMESPACE
 from .pod_security import enforce_level
@@ -151,6 +152,16 @@ def network_policies(model: Platform) -> dict[str, k8s.networking.v1.NetworkPoli
     return policies
 
 
+def namespace_labels(model: Platform, tenant: TenantSpec) -> dict[str, str]:
+    """The tenant label and Pod Security: enforced at the tenant's level, warned and audited at restricted."""
+    return {
+        TENANT_LABEL: tenant.name,
+        PSA_ENFORCE: enforce_level(model, tenant),
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/audit": "restricted",
+    }
+
+
 class Tenant(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     priority_class: str
@@ -164,15 +175,7 @@ class Tenant(pulumi.ComponentResource):
             raise ValueError(f"tenant {ns}: the name is a namespace Kubernetes or the platform already uses")
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=meta(
-                ns,
-                labels={
-                    TENANT_LABEL: tenant.name,
-                    PSA_ENFORCE: enforce_level(model, tenant),
-                    "pod-security.kubernetes.io/warn": "restricted",
-                    "pod-security.kubernetes.io/audit": "restricted",
-                },
-            ),
+            metadata=meta(ns, labels=namespace_labels(model, tenant)),
             # Deleting a namespace deletes everything in it (the tenant's jobs, secrets and the
             # claims it made itself, with their volumes): Pulumi refuses to, and a tenant dropped
             # from the spec leaves its namespace in the cluster until an operator deletes it.
@@ -181,7 +184,23 @@ class Tenant(pulumi.ComponentResource):
                 pulumi.ResourceOptions(protect=True, retain_on_delete=True),
             ),
         )
-        inside = child_opts(self, provider, [self.namespace])
+        self._inside(name, args)
+        self.priority_class = priority_class_name(model, tenant.name)
+        k8s.scheduling.v1.PriorityClass(
+            f"{name}-priority",
+            metadata=meta(self.priority_class, labels={TENANT_LABEL: tenant.name}),
+            value=TENANT_PRIORITY[tenant.priority],
+            preemption_policy="PreemptLowerPriority",
+            global_default=False,
+            description=f"GPU work of tenant {tenant.name} (priority {tenant.priority})",
+            opts=child_opts(self, provider, args.depends_on),
+        )
+        self.register_outputs({"namespace": ns, "priorityClass": self.priority_class})
+
+    def _inside(self, name: str, args: TenantArgs) -> None:
+        """What lives in the namespace: quota, container defaults, network policies, the edit binding."""
+        model, tenant, ns = args.model, args.tenant, args.tenant.name
+        inside = child_opts(self, args.provider, [self.namespace])
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
             metadata=meta("gpu-quota", ns),
@@ -207,14 +226,3 @@ class Tenant(pulumi.ComponentResource):
             ],
             opts=inside,
         )
-        self.priority_class = priority_class_name(model, tenant.name)
-        k8s.scheduling.v1.PriorityClass(
-            f"{name}-priority",
-            metadata=meta(self.priority_class, labels={TENANT_LABEL: tenant.name}),
-            value=TENANT_PRIORITY[tenant.priority],
-            preemption_policy="PreemptLowerPriority",
-            global_default=False,
-            description=f"GPU work of tenant {tenant.name} (priority {tenant.priority})",
-            opts=child_opts(self, provider, args.depends_on),
-        )
-        self.register_outputs({"namespace": ns, "priorityClass": self.priority_class})
