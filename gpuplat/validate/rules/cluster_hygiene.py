@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_list, as_str, is_int, provider, section
+from gpuplat.vocabulary import DEFAULT_ENDPOINT
 
 EKS_ENDPOINT_DOCS = "https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html"
 FSX_BACKUPS_DOCS = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/using-backups-fsx.html"
@@ -31,7 +32,7 @@ def public_access_cidrs(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
     if provider(data) != "aws" or target is None or "publicAccessCidrs" not in target:
         return
-    if target.get("endpoint", "private") != "public":
+    if target.get("endpoint", DEFAULT_ENDPOINT) != "public":
         yield Finding(
             ("target", "publicAccessCidrs"),
             "publicAccessCidrs restrict a public endpoint, but target.endpoint is private (reachable only inside "
