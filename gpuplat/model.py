@@ -212,7 +212,7 @@ def _sriov(raw: Data | None) -> Sriov | None:
     return Sriov(raw["vfsPerNic"], rails)
 
 
-def _network(raw: Data, provider: Provider) -> Network:
+def _network(raw: Data) -> Network:
     fabric = raw.get("fabric")
     return Network(
         vpc_cidr=raw.get("vpcCidr", vocab.DEFAULT_VPC_CIDR),
@@ -222,7 +222,7 @@ def _network(raw: Data, provider: Provider) -> Network:
             switch_radix=fabric["switchRadix"],
             link_gbps=fabric["linkGbps"],
             oversubscription=float(fabric.get("oversubscription", vocab.DEFAULT_OVERSUBSCRIPTION)),
-            transport=fabric.get("transport", vocab.DEFAULT_TRANSPORT[provider]),
+            transport=fabric["transport"],  # required: a wrong guess would wire the wrong NICs
             sriov=_sriov(fabric.get("sriov")),
             topology_labels=tuple(fabric.get("topologyLabels", [])),
         )
@@ -314,7 +314,7 @@ def build_model(data: Data) -> Platform:
         metadata=Metadata(data["metadata"]["name"], frozen_map(data["metadata"].get("tags"))),
         target=_target(data["target"], provider),
         pools=pools,
-        network=_network(data.get("network", {}), provider),
+        network=_network(data.get("network", {})),
         storage=build_storage(data.get("storage", {})),
         procurement=_procurement(data.get("procurement"), provider),
         autoscaling=_autoscaling(data.get("autoscaling", {})),

@@ -125,6 +125,3 @@ DEFAULT_THROUGHPUT_PER_TIB = 250
 # linked to a data repository) and the export is the copy, so the default depends on the spec.
 DEFAULT_BACKUP_RETENTION_DAYS: Mapping[bool, int] = MappingProxyType({False: 7, True: 0})  # by "has a cold tier"
 DEFAULT_BACKUP_START_TIME = "03:00"  # HH:MM UTC, the description's default (a pattern-checked string)
-# The fabric transport depends on the provider: EFA is the only RDMA fabric EC2 offers; an
-# existing cluster's fabric is most often RoCE.
-DEFAULT_TRANSPORT: Mapping[Provider, str] = MappingProxyType({Provider.AWS: "efa", Provider.KUBERNETES: "roce"})

@@ -40,7 +40,6 @@ def test_enums_are_the_schemas() -> None:
     assert list(SHARDING_STAGES) == _enum("referenceWorkload", "sharding")
     assert vocab.HARD_ISOLATION in _enum("tenant", "isolation")
     assert set(_enum("fabric", "transport")) > vocab.RDMA_TRANSPORTS
-    assert set(vocab.DEFAULT_TRANSPORT.values()) <= set(_enum("fabric", "transport"))
 
 
 def test_market_keys_are_the_procurement_sections() -> None:
