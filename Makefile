@@ -15,7 +15,7 @@ LOCK_ARGS := pyproject.toml - --extra dev --generate-hashes --universal --python
 	--custom-compile-command 'make lock' -o $(LOCK)
 LOCK_EXTRA := printf 'pip>=25\nsetuptools>=69\n'
 
-.PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean
+.PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean e2e-tools e2e
 
 # --clear: the venv holds exactly the lock, nothing left over from an earlier one.
 $(STAMP): $(LOCK) pyproject.toml
@@ -61,3 +61,11 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# The e2e suite's tools (control plane, Kueue, Karpenter's kwok provider, ...), built from their
+# Go modules into ~/.cache/gpuplat/e2e, keyed by the pins in e2e/tools/: only what is missing.
+e2e-tools:
+	$(PY) e2e/tools/build.py
+
+e2e: $(STAMP) e2e-tools
+	$(BIN)/python -m e2e

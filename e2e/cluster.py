@@ -1,0 +1,135 @@
+"""A local control plane made by kwokctl from the binaries we built, and kubectl against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class E2EError(Exception):
+    """A step of the suite could not be carried out; the message says what the engine said."""
+
+
+@dataclass
+class Processes:
+    """Controllers the suite starts itself; each logs to a file beside the cluster."""
+
+    logdir: Path
+    running: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> Path:
+        log = self.logdir / f"{name}.log"
+        handle = log.open("ab")
+        self.running.append(subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT,
+                                             env={**os.environ, **(env or {})}, start_new_session=True))
+        return log
+
+    def stop(self) -> None:
+        for process in reversed(self.running):
+            process.terminate()
+        for process in self.running:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.running.clear()
+
+    def check(self) -> None:
+        for process in self.running:
+            if process.poll() is not None:
+                raise E2EError(f"{process.args[0]} exited with {process.returncode}; see {self.logdir}")
+
+
+def wait_for(probe: Callable[[], T | None], timeout: float, what: str, interval: float = 0.5) -> T:
+    """Poll a condition a controller reports until it holds; raise with `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value is not None:
+            return value
+        if time.monotonic() > deadline:
+            raise E2EError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Cluster:
+    def __init__(self, name: str, workdir: Path, tools: Mapping[str, Path]) -> None:
+        self.name = name
+        self.workdir = workdir
+        self.tools = tools
+        self.kubeconfig = workdir / "kubeconfig"
+        self.processes = Processes(workdir)
+        self.env = {"KWOK_WORKDIR": str(workdir / "kwok"), "KUBECONFIG": str(self.kubeconfig)}
+
+    def create(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        t = self.tools
+        argv = [
+            str(t["kwokctl"]), "create", "cluster", "--name", self.name, "--runtime", "binary",
+            "--kube-authorization", "--kube-admission", "--quiet-pull", "--wait", "3m",
+            "--kubeconfig", str(self.kubeconfig),
+            "--etcd-binary", str(t["etcd"]),
+            "--kube-apiserver-binary", str(t["kube-apiserver"]),
+            "--kube-controller-manager-binary", str(t["kube-controller-manager"]),
+            "--kube-scheduler-binary", str(t["kube-scheduler"]),
+            "--kwok-controller-binary", str(t["kwok"]),
+            "--kubectl-binary", str(t["kubectl"]),
+        ]
+        result = subprocess.run(argv, env={**os.environ, **self.env}, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise E2EError(f"kwokctl create cluster failed: {result.stderr.strip()[-2000:]}")
+
+    def delete(self) -> None:
+        self.processes.stop()
+        subprocess.run([str(self.tools["kwokctl"]), "delete", "cluster", "--name", self.name],
+                       env={**os.environ, **self.env}, capture_output=True)
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True,
+                as_user: str | None = None, as_groups: Iterable[str] = ()) -> subprocess.CompletedProcess[str]:
+        identity = [f"--as={as_user}"] if as_user else []
+        identity += [f"--as-group={g}" for g in as_groups]
+        result = subprocess.run([str(self.tools["kubectl"]), "--kubeconfig", str(self.kubeconfig),
+                                 *identity, *args], input=stdin, capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise E2EError(f"kubectl {' '.join(args[:3])}: {result.stderr.strip()[-1500:]}")
+        return result
+
+    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
+        args = ["get", resource, *([name] if name else []), "-o", "json"]
+        args += ["-n", namespace] if namespace else (["-A"] if not name else [])
+        result = self.kubectl(*args, check=False)
+        if result.returncode != 0:
+            if "NotFound" in result.stderr or "not found" in result.stderr:
+                return None
+            raise E2EError(f"kubectl get {resource} {name}: {result.stderr.strip()}")
+        return json.loads(result.stdout)
+
+    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
+        found = self.get(resource, namespace=namespace)
+        return list(found["items"]) if found else []
+
+    def apply(self, manifests: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], str]]:
+        """Server-side apply; returns the objects the API server refused, with its words."""
+        if not manifests:
+            return []
+        batch = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(manifests)})
+        if self._apply(batch).returncode == 0:
+            return []
+        refused = []
+        for manifest in manifests:  # attribute each refusal to its object
+            result = self._apply(json.dumps(manifest))
+            if result.returncode != 0:
+                refused.append((manifest, result.stderr.strip()))
+        return refused
+
+    def _apply(self, documents: str) -> subprocess.CompletedProcess[str]:
+        return self.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=gpuplat",
+                            "-f", "-", stdin=documents, check=False)

@@ -1,0 +1,131 @@
+"""A tenant's reference job, written as the tenant documentation tells tenants to write it,
+and what the controllers did with it, in their own words."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from e2e.cluster import Cluster
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+POOL_LABEL = "gpuplat.dev/pool"
+
+
+def job_name(pool: str, resource: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", resource.split("/")[-1].lower()).strip("-")
+    return f"ref-{pool}-{slug}"[:63].rstrip("-")
+
+
+def reference_job(tenant: str, pool: str, resource: str, name: str | None = None,
+                  units: int = 1, priority_class: str | None = None) -> dict[str, Any]:
+    """One container asking for `units` of the pool's resource, in the tenant's LocalQueue,
+    on the pool chosen by its label; no toleration, no limit but the device's."""
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "nodeSelector": {POOL_LABEL: pool},
+        "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10.2",
+                        "resources": {"requests": {"cpu": "1", "memory": "1Gi", resource: str(units)},
+                                      "limits": {resource: str(units)}},
+                        "securityContext": {"allowPrivilegeEscalation": False}}],
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name or job_name(pool, resource), "namespace": tenant,
+                         "labels": {QUEUE_LABEL: "default"}},
+            "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": {QUEUE_LABEL: "default"}},
+                                                   "spec": spec}}}
+
+
+@dataclass
+class Outcome:
+    admitted: bool = False
+    bound: bool = False
+    completed: bool = False
+    reason: str = ""
+
+    @property
+    def actual(self) -> str:
+        return "runs" if self.admitted and self.bound else "blocked"
+
+
+def _condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    for condition in (obj or {}).get("status", {}).get("conditions", []):
+        if condition.get("type") == kind:
+            return condition
+    return None
+
+
+def workload_of(cluster: Cluster, namespace: str, job: str) -> dict[str, Any] | None:
+    for workload in cluster.items("workloads.kueue.x-k8s.io", namespace):
+        owners = workload["metadata"].get("ownerReferences", [])
+        if any(o.get("kind") == "Job" and o.get("name") == job for o in owners):
+            return workload
+    return None
+
+
+def pods_of(cluster: Cluster, namespace: str, job: str) -> list[dict[str, Any]]:
+    found = cluster.get("pods", namespace=namespace) or {"items": []}
+    return [p for p in found["items"] if p["metadata"].get("labels", {}).get("job-name") == job]
+
+
+def events_for(cluster: Cluster, namespace: str, name: str) -> list[str]:
+    found = cluster.get("events", namespace=namespace) or {"items": []}
+    return [f"{e.get('reason')}: {e.get('message', '').strip()}" for e in found["items"]
+            if e.get("involvedObject", {}).get("name") == name]
+
+
+def observe(cluster: Cluster, namespace: str, job: str) -> Outcome:
+    outcome = Outcome()
+    workload = workload_of(cluster, namespace, job)
+    admitted = _condition(workload, "Admitted")
+    outcome.admitted = bool(admitted and admitted["status"] == "True")
+    if workload is None:
+        outcome.reason = "Kueue made no Workload for the job: " + "; ".join(events_for(cluster, namespace, job)[-2:])
+        return outcome
+    if not outcome.admitted:
+        reserved = _condition(workload, "QuotaReserved")
+        outcome.reason = f"Kueue: {(reserved or admitted or {}).get('message', 'not admitted yet')}"
+        return outcome
+    pods = pods_of(cluster, namespace, job)
+    if not pods:
+        outcome.reason = "admitted, but the Job made no pod: " + "; ".join(events_for(cluster, namespace, job)[-2:])
+        return outcome
+    scheduled = _condition(pods[0], "PodScheduled")
+    outcome.bound = bool(scheduled and scheduled["status"] == "True") or bool(pods[0]["spec"].get("nodeName"))
+    if not outcome.bound:
+        said = events_for(cluster, namespace, pods[0]["metadata"]["name"])
+        outcome.reason = "scheduler / Karpenter: " + ("; ".join(said[-2:]) or (scheduled or {}).get("message", ""))
+        return outcome
+    job_obj = cluster.get("job", job, namespace)
+    complete = _condition(job_obj, "Complete")
+    outcome.completed = bool(complete and complete["status"] == "True")
+    outcome.reason = f"admitted by Kueue, bound to {pods[0]['spec'].get('nodeName')}" + \
+        (", completed" if outcome.completed else "")
+    return outcome
+
+
+def submit(cluster: Cluster, job: dict[str, Any]) -> str | None:
+    """Create the job as its tenant would; the API server's refusal, if any."""
+    result = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False)
+    return result.stderr.strip() if result.returncode != 0 else None
+
+
+def await_outcomes(cluster: Cluster, jobs: list[tuple[str, str]], timeout: float) -> dict[tuple[str, str], Outcome]:
+    """Observe (namespace, job) pairs until each runs or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    pending = list(jobs)
+    while pending:
+        for key in list(pending):
+            outcomes[key] = observe(cluster, *key)
+            if outcomes[key].completed or (outcomes[key].bound and outcomes[key].admitted):
+                pending.remove(key)
+        if not pending or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    return outcomes

@@ -1,0 +1,86 @@
+"""The real Kueue, configured exactly as the platform's Helm release configures it.
+
+Only what places the manager on this machine is overridden: its webhook server (loopback, a
+certificate we make), probes and metrics on loopback, no leader election, and no internal
+certificate management (that patches a Service-backed webhook, which cannot exist here). Its
+webhooks are registered from Kueue's own manifests in the module, pointed at that server, as
+Kueue's integration tests do.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from e2e.certs import serving_cert
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.gomod import module_dir
+from e2e.objects import load_yaml_documents
+from e2e.ports import free_port
+from e2e.stack import Stack
+
+NAMESPACE = "kueue-system"
+
+
+def emitted_configuration(stack: Stack) -> dict[str, Any]:
+    release = stack.release("kueue")
+    if release is None:
+        raise E2EError("the stack emits no kueue Helm release")
+    text = release["values"]["managerConfig"]["controllerManagerConfigYaml"]
+    return dict(YAML(typ="safe").load(text))
+
+
+def local_configuration(emitted: dict[str, Any], webhook_port: int, probe_port: int, cert_dir: Path) -> dict[str, Any]:
+    config = dict(emitted)
+    config["namespace"] = NAMESPACE
+    config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": str(cert_dir)}
+    config["health"] = {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"}
+    config["metrics"] = {"bindAddress": "0"}
+    config["leaderElection"] = {"leaderElect": False}
+    config["internalCertManagement"] = {"enable": False}
+    return config
+
+
+def webhook_configurations(port: int, ca_pem: bytes) -> list[dict[str, Any]]:
+    manifests = module_dir("kueue", "sigs.k8s.io/kueue") / "config" / "components" / "webhook" / "manifests.yaml"
+    ca_bundle = base64.b64encode(ca_pem).decode()
+    configurations = []
+    for doc in load_yaml_documents(manifests):
+        doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
+        for hook in doc.get("webhooks", []):
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca_bundle}
+        configurations.append(doc)
+    return configurations
+
+
+def _ready(probe_port: int) -> bool | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=2) as response:
+            return True if response.status == 200 else None
+    except OSError:
+        return None
+
+
+def start(cluster: Cluster, stack: Stack) -> dict[str, Any]:
+    """Start Kueue with the stack's configuration; returns the configuration it runs with."""
+    cert = serving_cert(cluster.workdir / "kueue-certs")
+    webhook_port, probe_port = free_port(), free_port()
+    config = local_configuration(emitted_configuration(stack), webhook_port, probe_port, cert.dir)
+    path = cluster.workdir / "kueue-config.yaml"
+    buffer = io.StringIO()
+    YAML().dump(config, buffer)
+    path.write_text(buffer.getvalue())
+    cluster.kubectl("create", "namespace", NAMESPACE)
+    cluster.processes.start("kueue", [str(cluster.tools["kueue"]), f"--config={path}", "--zap-log-level=2"],
+                            env=cluster.env)
+    wait_for(lambda: _ready(probe_port), 90, "Kueue's readiness probe")
+    refused = cluster.apply(webhook_configurations(webhook_port, cert.ca_pem))
+    if refused:
+        raise E2EError(f"Kueue's webhook configurations refused: {refused[0][1]}")
+    return config

@@ -1,0 +1,35 @@
+"""Run the suite inside a network namespace of its own, with loopback as its only interface.
+
+Everything the suite starts listens on 127.0.0.1; the API server's dials to Service addresses
+(webhooks, aggregated APIs) then fail inside the namespace instead of leaving the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+_MARK = "GPUPLAT_E2E_NETNS"
+
+
+def interfaces() -> list[str]:
+    return sorted(p.name for p in Path("/sys/class/net").iterdir())
+
+
+def enter(argv: list[str]) -> None:
+    """Re-run this process in a new network namespace, unless it already runs in one."""
+    if os.environ.get(_MARK) == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        if interfaces() != ["lo"]:
+            sys.exit(f"e2e: the network namespace has interfaces besides lo: {interfaces()}")
+        return
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        sys.exit("e2e: needs unshare (util-linux) and ip (iproute2) to make its network namespace")
+    env = {**os.environ, _MARK: "1"}
+    # --map-root-user lets a non-root user make the namespace; root keeps its own identity.
+    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    command = ["unshare", "--net", *userns, "--", sys.executable, "-m", "e2e", *argv]
+    sys.exit(subprocess.run(command, env=env).returncode)

@@ -1,0 +1,56 @@
+"""e2e/report.json: what the suite ran and what the engines said."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Scenario:
+    stack: str
+    scenario: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Journey:
+    stack: str
+    tenant: str
+    pool: str
+    resource: str
+    predicted: str
+    actual: str
+    reason: str
+
+
+@dataclass
+class Report:
+    tools: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    scenarios: list[Scenario] = field(default_factory=list)
+    journeys: list[Journey] = field(default_factory=list)
+
+    def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
+        self.scenarios.append(Scenario(stack, name, ok, detail))
+        print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name}: {detail[:400]}", flush=True)
+
+    def journey(self, journey: Journey) -> None:
+        self.journeys.append(journey)
+        agree = "ok  " if journey.predicted == journey.actual == "runs" else "FAIL"
+        print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}): "
+              f"verify {journey.predicted}, real {journey.actual}: {journey.reason[:300]}", flush=True)
+
+    @property
+    def failures(self) -> int:
+        return sum(not s.ok for s in self.scenarios) + sum(
+            j.predicted != j.actual or j.actual != "runs" for j in self.journeys)
+
+    def write(self, path: Path) -> None:
+        document = {"tools": self.tools, "seconds": round(self.seconds, 1),
+                    "scenarios": [asdict(s) for s in self.scenarios],
+                    "journeys": [asdict(j) for j in self.journeys]}
+        path.write_text(json.dumps(document, indent=2) + "\n")

@@ -1,0 +1,126 @@
+"""The scenarios run on one stack's cluster, each reporting what the real engines did."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from e2e import jobs
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.report import Journey, Report
+from e2e.stack import Stack
+
+TENANT_USER = "e2e-tenant-user"
+
+
+def tenant_identity(tenant: str) -> dict[str, Any]:
+    return {"as_user": f"{TENANT_USER}-{tenant}", "as_groups": [f"gpuplat:{tenant}", "system:authenticated"]}
+
+
+def tenants(stack: Stack) -> list[str]:
+    return sorted({j["tenant"] for j in stack.journeys} | {
+        o["metadata"]["namespace"] for o in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")})
+
+
+def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    """Each tenant submits one reference job per pool and resource verify follows."""
+    submitted: dict[tuple[str, str], dict[str, Any]] = {}
+    label = stack.target.label
+    for journey in stack.journeys:
+        job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"])
+        refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False,
+                                  **tenant_identity(journey["tenant"]))
+        key = (journey["tenant"], job["metadata"]["name"])
+        submitted[key] = journey
+        if refused.returncode != 0:
+            journey["refused"] = refused.stderr.strip()
+    outcomes = jobs.await_outcomes(cluster, [k for k, j in submitted.items() if "refused" not in j], timeout)
+    for key, journey in submitted.items():
+        predicted = "runs" if journey["ok"] else "blocked"
+        if "refused" in journey:
+            actual, reason = "blocked", f"API server refused the job: {journey['refused']}"
+        else:
+            outcome = outcomes[key]
+            actual, reason = outcome.actual, outcome.reason
+        report.journey(Journey(label, journey["tenant"], journey["pool"], journey["resource"],
+                               predicted, actual, reason))
+
+
+def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report) -> None:
+    """Karpenter counts a node as its own only once initialized: only then can it consolidate it."""
+    claims = cluster.items("nodeclaims.karpenter.sh")
+    stuck = []
+    for claim in claims:
+        conditions = {c["type"]: c for c in claim.get("status", {}).get("conditions", [])}
+        initialized = conditions.get("Initialized", {})
+        if initialized.get("status") != "True":
+            nodepool = claim["metadata"].get("labels", {}).get("karpenter.sh/nodepool")
+            why = initialized.get("message") or initialized.get("reason") or "no Initialized condition"
+            stuck.append(f"{claim['metadata']['name']} ({nodepool}): {why}")
+    report.scenario(stack.target.label, "nodeclaims-initialized", not stuck and bool(claims),
+                    "; ".join(stuck) if stuck else f"{len(claims)} NodeClaim(s) initialized")
+
+
+def isolation(cluster: Cluster, stack: Stack, report: Report) -> None:
+    """A tenant's group may create work in its namespace and nowhere else."""
+    names = tenants(stack)
+    wrong = []
+    for tenant in names:
+        for namespace in names:
+            answer = cluster.kubectl("auth", "can-i", "create", "jobs.batch", "-n", namespace, check=False,
+                                     **tenant_identity(tenant)).stdout.strip()
+            if (answer == "yes") != (namespace == tenant):
+                wrong.append(f"{tenant} in {namespace}: {answer}")
+        for verb, resource in (("create", "clusterqueues.kueue.x-k8s.io"), ("patch", "resourcequotas"),
+                               ("create", "priorityclasses")):
+            answer = cluster.kubectl("auth", "can-i", verb, resource, "-n", tenant, check=False,
+                                     **tenant_identity(tenant)).stdout.strip()
+            if answer == "yes":
+                wrong.append(f"{tenant} may {verb} {resource}")
+    report.scenario(stack.target.label, "tenant-isolation", not wrong,
+                    "; ".join(wrong) or f"{len(names)} tenant(s): own namespace only")
+
+
+def pod_security(cluster: Cluster, stack: Stack, report: Report) -> None:
+    """What admission must refuse in a tenant namespace, refused by the real API server."""
+    names = tenants(stack)
+    if not names:
+        return
+    tenant = names[0]
+    hostile = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "e2e-privileged", "namespace": tenant},
+               "spec": {"hostNetwork": True, "containers": [{"name": "x", "image": "registry.k8s.io/pause:3.10.2",
+                                                             "securityContext": {"privileged": True}}]}}
+    result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(hostile), check=False,
+                             **tenant_identity(tenant))
+    refused = result.returncode != 0 and ("forbidden" in result.stderr.lower() or "denied" in result.stderr.lower())
+    report.scenario(stack.target.label, "admission-refuses-privileged", refused,
+                    result.stderr.strip()[-300:] if refused else "a privileged hostNetwork pod was admitted")
+
+
+def floor(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    """`nodes.min` nodes stand with no job; the floor raised as KEDA would adds nodes."""
+    for deployment in stack.of_type("kubernetes:apps/v1:Deployment"):
+        name = deployment["metadata"]["name"]
+        if not name.startswith("capacity-floor-"):
+            continue
+        pool, namespace = deployment["metadata"]["labels"]["gpuplat.dev/pool"], deployment["metadata"]["namespace"]
+        replicas = int(deployment["spec"]["replicas"])
+        if replicas == 0:
+            continue
+
+        try:
+            wait_for(lambda n=name, ns=namespace, r=replicas: _ready_replicas(cluster, n, ns, r), timeout,
+                     f"{replicas} floor placeholder(s) of pool {pool} on nodes")
+            report.scenario(stack.target.label, f"capacity-floor-{pool}", True,
+                            f"{replicas} node(s) held for pool {pool} with no job running")
+        except E2EError as err:
+            pods = [p for p in cluster.items("pods", namespace) if p["metadata"]["name"].startswith(name)]
+            said = jobs.events_for(cluster, namespace, pods[0]["metadata"]["name"]) if pods else []
+            report.scenario(stack.target.label, f"capacity-floor-{pool}", False, f"{err}: {'; '.join(said[-2:])}")
+
+
+def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) -> int | None:
+    found = cluster.get("deployment", name, namespace) or {}
+    count = int(found.get("status", {}).get("readyReplicas", 0) or 0)
+    return count if count >= wanted else None

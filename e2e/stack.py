@@ -1,0 +1,67 @@
+"""A stack as the platform compiles it: the recorded resources, the plan and verify's
+predictions, all through the `gpuplat` command a user runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from e2e.cluster import E2EError
+
+ROOT = Path(__file__).resolve().parent.parent
+# The console script installed beside the interpreter running the suite (.venv/bin/gpuplat).
+GPUPLAT = [str(Path(sys.executable).parent / "gpuplat")]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to compile: a label for the report and the CLI's stack / spec arguments."""
+
+    label: str
+    stack: str = "dev"
+    spec: Path | None = None
+
+    def args(self) -> list[str]:
+        return ["--stack", self.stack, *(["--spec", str(self.spec)] if self.spec else [])]
+
+
+@dataclass(frozen=True)
+class Stack:
+    target: Target
+    resources: list[dict[str, Any]]
+    plan: dict[str, Any]
+    journeys: list[dict[str, Any]]
+
+    @property
+    def provider(self) -> str:
+        return "aws" if self.of_type("aws:eks/cluster:Cluster") else "kubernetes"
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        return [r["inputs"] for r in self.resources if r["type"] == type_]
+
+    def release(self, chart_key: str) -> dict[str, Any] | None:
+        for inputs in self.of_type("kubernetes:helm.sh/v3:Release"):
+            if inputs.get("name") == chart_key:
+                return inputs
+        return None
+
+
+def _gpuplat_json(*args: str) -> dict[str, Any]:
+    result = subprocess.run([*GPUPLAT, *args, "--format", "json"], cwd=ROOT, capture_output=True, text=True)
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise E2EError(f"gpuplat {args[0]} exited {result.returncode}: {result.stderr.strip()[-1500:]}") from None
+
+
+def compile_target(target: Target) -> Stack:
+    preview = _gpuplat_json("preview", *target.args())
+    if "resources" not in preview:
+        raise E2EError(f"gpuplat preview of {target.label} produced no resources: {preview}")
+    plan = _gpuplat_json("plan", *target.args())
+    verify = _gpuplat_json("verify", *target.args())
+    return Stack(target, preview["resources"], plan, verify.get("journeys", []))

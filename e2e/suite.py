@@ -1,0 +1,151 @@
+"""`make e2e`: every target stack on a fresh local control plane, real controllers, one report."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from e2e import gomod, karpenter, kueue, netns, nodes, scenarios
+from e2e.cluster import Cluster, E2EError
+from e2e.objects import emitted_objects, upstream_crds
+from e2e.report import Report
+from e2e.stack import ROOT, Stack, Target, compile_target
+from e2e.tools import build
+
+TARGETS = (
+    Target("dev", "dev"),
+    Target("staging", "staging"),
+    Target("prod", "prod"),
+    Target("kubernetes-example", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),
+)
+REPORT = Path(__file__).resolve().parent / "report.json"
+
+
+def gpu_labels(pool: dict[str, Any]) -> dict[str, str]:
+    """What NFD and GPU feature discovery put on a node of the pool."""
+    labels = {"feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.present": "true",
+              "nvidia.com/gpu.count": str(pool["gpusPerNode"]), "nvidia.com/gpu.product": pool["gpuModel"]}
+    if any(r.startswith("nvidia.com/mig-") for r in pool["units"].get("resources", {})):
+        labels["nvidia.com/mig.config.state"] = "success"
+    return labels
+
+
+def device_resources(stack: Stack, pool: dict[str, Any]) -> dict[str, str]:
+    """What the pool's device plugins register on each node."""
+    resources = {name: str(count) for name, count in pool["units"].get("resources", {}).items() if count}
+    from gpuplat.catalog.instances import instance_type
+
+    known = instance_type(pool.get("instanceType") or "")
+    if known is not None and known.efa_interfaces and pool["name"] in fabric_pools(stack):
+        resources["vpc.amazonaws.com/efa"] = str(known.efa_interfaces)
+    return resources
+
+
+def fabric_pools(stack: Stack) -> set[str]:
+    found = set()
+    for nodepool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool"):
+        labels = nodepool["spec"]["template"]["metadata"].get("labels", {})
+        if labels.get("gpuplat.dev/fabric") == "true":
+            found.add(labels["gpuplat.dev/pool"])
+    return found
+
+
+def agent_pools(stack: Stack) -> dict[str, dict[str, Any]]:
+    return {p["name"]: {"labels": gpu_labels(p), "resources": device_resources(stack, p)} for p in stack.plan["pools"]}
+
+
+def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:
+    """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them."""
+    assert stack.target.spec is not None
+    spec = YAML(typ="safe").load(stack.target.spec.read_text())
+    topology = spec.get("network", {}).get("fabric", {}).get("topologyLabels", [])
+    made = []
+    for pool in spec["gpuNodePools"]:
+        labels = {**pool.get("nodeSelector", {}), **pool.get("labels", {})}
+        taints = [{"key": t["key"], "value": str(t.get("value", "")), "effect": t["effect"]}
+                  for t in pool.get("taints", [])]
+        for i in range(int(pool["nodes"]["max"])):
+            site = {label: f"{label.rsplit('/', 1)[-1]}-{i // 4}" for label in topology} if pool.get("fabric") else {}
+            made.append(nodes.node(f"{pool['name']}-{i}", {**labels, **site},
+                                   {"cpu": "96", "memory": "1024Gi", "pods": "250"}, taints))
+    return made
+
+
+def bring_up(cluster: Cluster, stack: Stack, report: Report) -> None:
+    label = stack.target.label
+    crds = upstream_crds() + (karpenter.kwok_crds() if stack.provider == "aws" else [])
+    refused = cluster.apply(crds)
+    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    report.scenario(label, "crds", not refused, refused[0][1] if refused else f"{len(crds)} upstream CRDs established")
+    kueue.start(cluster, stack)
+    objects = emitted_objects(stack.resources)
+    refused = cluster.apply(objects)
+    detail = "; ".join(f"{o['kind']} {o['metadata'].get('name')}: {why[-300:]}" for o, why in refused[:5])
+    report.scenario(label, "server-side-apply", not refused,
+                    detail or f"{len(objects)} emitted objects applied, none refused")
+    if stack.provider == "aws":
+        nodes.create(cluster, nodes.system_nodes(stack))
+        karpenter.start(cluster, stack)
+        karpenter.point_at_kwok(cluster, stack)
+    else:
+        nodes.create(cluster, existing_gpu_nodes(stack))
+
+
+def run_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path, timeout: float) -> None:
+    print(f"e2e: {target.label}", flush=True)
+    try:
+        stack = compile_target(target)
+    except E2EError as err:
+        report.scenario(target.label, "compile", False, str(err))
+        return
+    cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, tools)
+    try:
+        cluster.create()
+        bring_up(cluster, stack, report)
+        with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
+            scenarios.floor(cluster, stack, report, timeout)
+            scenarios.journeys(cluster, stack, report, timeout)
+            if stack.provider == "aws":
+                scenarios.nodeclaims_initialized(cluster, stack, report)
+            if agents.errors:
+                report.scenario(target.label, "node-agents", False, agents.errors[-1])
+        scenarios.isolation(cluster, stack, report)
+        scenarios.pod_security(cluster, stack, report)
+        cluster.processes.check()
+    except E2EError as err:
+        report.scenario(target.label, "setup", False, str(err))
+    finally:
+        cluster.delete()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m e2e", description=__doc__)
+    parser.add_argument("--only", action="append", help="run only these target labels")
+    parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for each journey")
+    parser.add_argument("--keep", action="store_true", help="keep the clusters' work directories")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    tools = build.binaries()
+    gomod.resolve_before_netns()  # the module proxy is out of reach inside the namespace
+    netns.enter(argv)
+    report = Report(tools=build.summary())
+    workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
+    for target in TARGETS:
+        if args.only and target.label not in args.only:
+            continue
+        run_target(target, tools, report, workroot, args.timeout)
+    report.seconds = time.monotonic() - started
+    report.write(REPORT)
+    if not args.keep:
+        shutil.rmtree(workroot, ignore_errors=True)
+    else:
+        print(f"e2e: work directories kept in {workroot}")
+    print(f"e2e: {len(report.scenarios)} scenarios, {len(report.journeys)} journeys, "
+          f"{report.failures} failed; report in {REPORT.relative_to(ROOT)}")
+    return 1 if report.failures else 0

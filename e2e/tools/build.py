@@ -1,0 +1,167 @@
+"""Build the e2e suite's tools from their Go modules into a cache outside the clone.
+
+Each directory beside this file is a Go module of ours whose go.mod pins one upstream tool set
+(`tool` directives, or a small main of ours where upstream's own main cannot be required).
+A tool set is built once per machine into ``$GPUPLAT_E2E_CACHE`` (default
+``~/.cache/gpuplat/e2e``), in a directory keyed by a hash of everything that decides the
+binaries: the module files, our mains, the build flags and the Go version. Changing one pin
+rebuilds only that set.
+
+    python3 e2e/tools/build.py            # build what the cache lacks
+    python3 e2e/tools/build.py --check    # exit 1 when something is missing, build nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    name: str
+    module: str  # the upstream module whose version names the set
+    # package -> binary name; "tool" builds every `tool` directive under its own name
+    packages: dict[str, str] = field(default_factory=dict)
+    stamps: tuple[str, ...] = ()  # -X variables set to the module's version
+
+    @property
+    def dir(self) -> Path:
+        return HERE / self.name
+
+    def version(self) -> str:
+        gomod = (self.dir / "go.mod").read_text()
+        found = re.search(rf"^\s*(?:require\s+)?{re.escape(self.module)} (v\S+)", gomod, re.M)
+        if found is None:
+            raise SystemExit(f"{self.dir / 'go.mod'}: no version of {self.module}")
+        return found.group(1)
+
+    def ldflags(self) -> str:
+        version = self.version()
+        flags = ["-s", "-w", *(f"-X {var}={version}" for var in self.stamps)]
+        if self.name == "kubernetes":
+            major, minor = version.removeprefix("v").split(".")[:2]
+            for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+                flags += [f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
+                          f"-X {pkg}.gitTreeState=clean"]
+        return " ".join(flags)
+
+    def key(self) -> str:
+        digest = hashlib.sha256()
+        for path in sorted(self.dir.iterdir()):
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+        digest.update(f"{go_version}\0{self.ldflags()}\0{sorted(self.packages.items())}".encode())
+        return digest.hexdigest()[:16]
+
+
+_KUBE_VERSION_VARS = ("k8s.io/component-base/version.gitVersion",
+                      "k8s.io/client-go/pkg/version.gitVersion")
+
+TOOL_SETS = (
+    # Every version of Kubernetes' staging modules is pinned by the replace list modgen.py writes.
+    ToolSet("kubernetes", "k8s.io/kubernetes", {"tool": ""}, _KUBE_VERSION_VARS),
+    # etcd and kwok carry their versions in their code.
+    ToolSet("etcd", "go.etcd.io/etcd/server/v3", {".": "etcd"}),
+    ToolSet("kwok", "sigs.k8s.io/kwok", {"tool": ""}),
+    ToolSet("kueue", "sigs.k8s.io/kueue", {"tool": ""},
+            ("sigs.k8s.io/kueue/pkg/version.GitVersion",)),
+    # Karpenter's kwok provider through a main of ours (main.go there says why).
+    ToolSet("karpenter", "sigs.k8s.io/karpenter", {".": "karpenter-kwok"},
+            ("sigs.k8s.io/karpenter/pkg/operator.Version",)),
+)
+
+
+def cache_root() -> Path:
+    default = Path.home() / ".cache" / "gpuplat" / "e2e"
+    return Path(os.environ.get("GPUPLAT_E2E_CACHE", default))
+
+
+def set_dir(tool_set: ToolSet) -> Path:
+    return cache_root() / f"{tool_set.name}-{tool_set.key()}"
+
+
+def manifest(tool_set: ToolSet) -> dict[str, object] | None:
+    path = set_dir(tool_set) / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def build(tool_set: ToolSet) -> dict[str, object]:
+    target = set_dir(tool_set)
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "bin").mkdir(parents=True)
+    started = time.monotonic()
+    base = ["go", "build", "-trimpath", "-pgo=off", "-ldflags", tool_set.ldflags()]
+    for package, binary in tool_set.packages.items():
+        out = staging / "bin" / binary if binary else staging / "bin"
+        out_arg = str(out) + ("/" if not binary else "")
+        print(f"e2e-tools: building {tool_set.name} {tool_set.version()} ({package})", flush=True)
+        subprocess.run([*base, "-o", out_arg, package], cwd=tool_set.dir, check=True)
+    binaries = sorted(p.name for p in (staging / "bin").iterdir())
+    record: dict[str, object] = {
+        "name": tool_set.name,
+        "version": tool_set.version(),
+        "buildSeconds": round(time.monotonic() - started, 1),
+        "bytes": sum(p.stat().st_size for p in (staging / "bin").iterdir()),
+        "binaries": binaries,
+    }
+    (staging / "manifest.json").write_text(json.dumps(record, indent=2) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)  # a set is in the cache whole or not at all
+    return record
+
+
+def binaries() -> dict[str, Path]:
+    """Binary name -> path, for every tool set in the cache."""
+    found: dict[str, Path] = {}
+    for tool_set in TOOL_SETS:
+        record = manifest(tool_set)
+        if record is None:
+            raise SystemExit(f"e2e tools missing: {tool_set.name} (run `make e2e-tools`)")
+        for name in record["binaries"]:  # type: ignore[union-attr]
+            found[str(name)] = set_dir(tool_set) / "bin" / str(name)
+    return found
+
+
+def summary() -> dict[str, object]:
+    records = [manifest(tool_set) or {} for tool_set in TOOL_SETS]
+    return {
+        **{tool_set.name: tool_set.version() for tool_set in TOOL_SETS},
+        "buildSeconds": round(sum(float(r.get("buildSeconds", 0)) for r in records), 1),
+        "cacheBytes": sum(int(r.get("bytes", 0)) for r in records),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report what is missing")
+    parser.add_argument("sets", nargs="*", help="tool sets to build (default: all)")
+    args = parser.parse_args()
+    wanted = [t for t in TOOL_SETS if not args.sets or t.name in args.sets]
+    missing = [t for t in wanted if manifest(t) is None]
+    for tool_set in wanted:
+        state = "missing" if tool_set in missing else "cached"
+        print(f"e2e-tools: {tool_set.name} {tool_set.version()}: {state} ({set_dir(tool_set)})")
+    if args.check:
+        sys.exit(1 if missing else 0)
+    for tool_set in missing:
+        record = build(tool_set)
+        print(f"e2e-tools: {tool_set.name}: {record['buildSeconds']} s, {record['bytes']} bytes")
+
+
+if __name__ == "__main__":
+    main()
