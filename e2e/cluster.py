@@ -81,9 +81,9 @@ class Cluster:
             "--kube-controller-manager-binary", str(t["kube-controller-manager"]),
             "--kube-scheduler-binary", str(t["kube-scheduler"]),
             "--kwok-controller-binary", str(t["kwok"]),
-            "--kubectl-binary", str(t["kubectl"]),
         ]
-        result = subprocess.run(argv, env={**os.environ, **self.env}, capture_output=True, text=True)
+        env = {**os.environ, **self.env, "KWOK_KUBECTL_BINARY": str(t["kubectl"])}
+        result = subprocess.run(argv, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             raise E2EError(f"kwokctl create cluster failed: {result.stderr.strip()[-2000:]}")
 

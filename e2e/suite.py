@@ -23,6 +23,8 @@ TARGETS = (
     Target("staging", "staging"),
     Target("prod", "prod"),
     Target("kubernetes-example", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),
+    # Every sharing mode on aws, spot-only, a custom MIG layout, a reserved floor.
+    Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml"),
 )
 REPORT = Path(__file__).resolve().parent / "report.json"
 
