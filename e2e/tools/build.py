@@ -14,6 +14,7 @@ rebuilds only that set.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -158,9 +159,13 @@ def main() -> None:
         print(f"e2e-tools: {tool_set.name} {tool_set.version()}: {state} ({set_dir(tool_set)})")
     if args.check:
         sys.exit(1 if missing else 0)
-    for tool_set in missing:
-        record = build(tool_set)
-        print(f"e2e-tools: {tool_set.name}: {record['buildSeconds']} s, {record['bytes']} bytes")
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with (cache_root() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second build waits, then finds the first one's sets
+        for tool_set in wanted:
+            if manifest(tool_set) is None:
+                record = build(tool_set)
+                print(f"e2e-tools: {tool_set.name}: {record['buildSeconds']} s, {record['bytes']} bytes")
 
 
 if __name__ == "__main__":
