@@ -47,6 +47,7 @@ class Outcome:
     bound: bool = False
     completed: bool = False
     reason: str = ""
+    flavors: tuple[str, ...] = ()  # the ResourceFlavors Kueue admitted the job onto
 
     @property
     def actual(self) -> str:
@@ -87,6 +88,8 @@ def observe(cluster: Cluster, namespace: str, job: str) -> Outcome:
     if workload is None:
         outcome.reason = "Kueue made no Workload for the job: " + "; ".join(events_for(cluster, namespace, job)[-2:])
         return outcome
+    assignments = (workload or {}).get("status", {}).get("admission", {}).get("podSetAssignments", [])
+    outcome.flavors = tuple(sorted({f for a in assignments for f in a.get("flavors", {}).values()}))
     if not outcome.admitted:
         reserved = _condition(workload, "QuotaReserved")
         outcome.reason = f"Kueue: {(reserved or admitted or {}).get('message', 'not admitted yet')}"
@@ -104,8 +107,8 @@ def observe(cluster: Cluster, namespace: str, job: str) -> Outcome:
     job_obj = cluster.get("job", job, namespace)
     complete = _condition(job_obj, "Complete")
     outcome.completed = bool(complete and complete["status"] == "True")
-    outcome.reason = f"admitted by Kueue, bound to {pods[0]['spec'].get('nodeName')}" + \
-        (", completed" if outcome.completed else "")
+    outcome.reason = f"admitted by Kueue onto {', '.join(outcome.flavors)}, bound to " \
+        f"{pods[0]['spec'].get('nodeName')}" + (", completed" if outcome.completed else "")
     return outcome
 
 

@@ -35,6 +35,7 @@ def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
         if refused.returncode != 0:
             journey["refused"] = refused.stderr.strip()
     outcomes = jobs.await_outcomes(cluster, [k for k, j in submitted.items() if "refused" not in j], timeout)
+    spot_reachable(stack, report, [o for o in outcomes.values() if o.admitted])
     for key, journey in submitted.items():
         predicted = "runs" if journey["ok"] else "blocked"
         if "refused" in journey:
@@ -44,6 +45,18 @@ def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
             actual, reason = outcome.actual, outcome.reason
         report.journey(Journey(label, journey["tenant"], journey["pool"], journey["resource"],
                                predicted, actual, reason))
+
+
+def spot_reachable(stack: Stack, report: Report, admitted: list[jobs.Outcome]) -> None:
+    """The spot share is capacity only if some tenant's default job is admitted onto it."""
+    spot = sorted(f["metadata"]["name"] for f in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+                  if f["spec"].get("nodeLabels", {}).get("karpenter.sh/capacity-type") == "spot")
+    used = {flavor for outcome in admitted for flavor in outcome.flavors}
+    unreached = [flavor for flavor in spot if flavor not in used]
+    if spot:
+        report.scenario(stack.target.label, "spot-reachable", not unreached,
+                        f"no default job was admitted onto {', '.join(unreached)}" if unreached
+                        else f"default jobs admitted onto every spot flavor ({', '.join(spot)})")
 
 
 def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report) -> None:
