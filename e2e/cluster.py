@@ -81,6 +81,10 @@ class Cluster:
             "--kube-controller-manager-binary", str(t["kube-controller-manager"]),
             "--kube-scheduler-binary", str(t["kube-scheduler"]),
             "--kwok-controller-binary", str(t["kwok"]),
+            # The namespace has no default route, from which the API server would pick the
+            # address it advertises to the cluster (the kubernetes Service's endpoint).
+            "--extra-args", "kube-apiserver=advertise-address=127.0.0.1",
+            "--extra-args", "kube-apiserver=bind-address=127.0.0.1",
         ]
         env = {**os.environ, **self.env, "KWOK_KUBECTL_BINARY": str(t["kubectl"])}
         result = subprocess.run(argv, env=env, capture_output=True, text=True)

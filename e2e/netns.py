@@ -10,13 +10,14 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 _MARK = "GPUPLAT_E2E_NETNS"
 
 
 def interfaces() -> list[str]:
-    return sorted(p.name for p in Path("/sys/class/net").iterdir())
+    # From netlink, not /sys/class/net: sysfs keeps showing the namespace it was mounted in.
+    listing = subprocess.run(["ip", "-o", "link", "show"], check=True, capture_output=True, text=True).stdout
+    return sorted(line.split(":")[1].strip().split("@")[0] for line in listing.splitlines() if line.strip())
 
 
 def enter(argv: list[str]) -> None:
