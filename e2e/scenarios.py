@@ -137,3 +137,44 @@ def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) ->
     found = cluster.get("deployment", name, namespace) or {}
     count = int(found.get("status", {}).get("readyReplicas", 0) or 0)
     return count if count >= wanted else None
+
+
+def _quota_ceiling(queue: dict[str, Any], resource: str) -> int | None:
+    """The most of `resource` a ClusterQueue can ever hold: nominal plus borrowing, every flavor."""
+    total, bounded = 0, False
+    for group in queue["spec"].get("resourceGroups", []):
+        for flavor in group["flavors"]:
+            for quota in flavor["resources"]:
+                if quota["name"] == resource:
+                    if "borrowingLimit" not in quota and queue["spec"].get("cohortName"):
+                        return None  # may borrow all the cohort has: no ceiling of its own
+                    total += int(quota["nominalQuota"]) + int(quota.get("borrowingLimit", 0))
+                    bounded = True
+    return total if bounded else None
+
+
+def quota_waits(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    """A job asking for more than its tenant's quota and borrowing allow is held by Kueue."""
+    queues = {q["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]: q
+              for q in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")}
+    for journey in stack.journeys[:1]:
+        tenant, pool, resource = journey["tenant"], journey["pool"], journey["resource"]
+        ceiling = _quota_ceiling(queues.get(tenant, {"spec": {}}), resource)
+        if ceiling is None:
+            continue
+        job = jobs.reference_job(tenant, pool, resource, name="over-quota")
+        job["spec"]["parallelism"] = job["spec"]["completions"] = ceiling + 1
+        refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
+        if refused.returncode != 0:
+            report.scenario(stack.target.label, "quota-waits", False, f"job refused: {refused.stderr.strip()}")
+            continue
+        outcome = wait_for(lambda t=tenant: _reserved_or_held(cluster, t), timeout, "Kueue's verdict on over-quota")
+        held = not outcome.admitted
+        report.scenario(stack.target.label, "quota-waits", held,
+                        f"{ceiling + 1} x {resource} for {tenant} (ceiling {ceiling}): {outcome.reason}")
+        cluster.kubectl("delete", "job", "over-quota", "-n", tenant, "--wait=false", check=False)
+
+
+def _reserved_or_held(cluster: Cluster, namespace: str) -> jobs.Outcome | None:
+    outcome = jobs.observe(cluster, namespace, "over-quota")
+    return outcome if outcome.admitted or "quota" in outcome.reason.lower() else None

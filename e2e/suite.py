@@ -113,6 +113,7 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
         with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
+            scenarios.quota_waits(cluster, stack, report, timeout)
             if stack.provider == "aws":
                 scenarios.nodeclaims_initialized(cluster, stack, report)
             if agents.errors:
