@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gpuplat.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
@@ -102,7 +102,7 @@ def _simulate(args: argparse.Namespace) -> int:
     return cmd_simulate(args)
 
 
-def _add_simulate(sub: argparse._SubParsersAction[_Parser]) -> None:
+def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
     simulate = sub.add_parser("simulate", help="replay a GPU job trace: waste, waiting and cost of this spec")
     _common(simulate, ["text", "json", "markdown"])
     simulate.add_argument("--trace", required=True, metavar="FILE", help="job trace (canonical CSV, Philly, Helios)")

@@ -50,8 +50,8 @@ class Flavor:
     busy_gpu_s: float = 0.0
     ready_gpu_s: float = 0.0
     empty_since: float | None = None
-    waiting: list[int] = field(default_factory=list)  # admitted jobs whose pods wait for a node
-    spot_nodes: list[int] = field(default_factory=list)  # tokens of live spot nodes
+    waiting: list[int] = field(default_factory=lambda: [])  # admitted jobs whose pods wait for a node
+    spot_nodes: list[int] = field(default_factory=lambda: [])  # tokens of live spot nodes
     owner: SimPool | None = None
 
     @property
@@ -87,10 +87,10 @@ class SimPool:
     flavors: list[Flavor]
     bounds: tuple[int, int] | None  # the capacity floor's (min, max); None: no floor
     floor: int = 0
-    samples: deque[tuple[float, float, float, float]] = field(default_factory=deque)
-    rec_times: deque[float] = field(default_factory=deque)  # the HPA's recommendations in its window
-    rec_values: deque[int] = field(default_factory=deque)
-    steady: list[Flavor] = field(default_factory=list)  # where placeholders stand, in Karpenter's order
+    samples: deque[tuple[float, float, float, float]] = field(default_factory=lambda: deque())
+    rec_times: deque[float] = field(default_factory=lambda: deque())  # the HPA's recommendations in its window
+    rec_values: deque[int] = field(default_factory=lambda: deque())
+    steady: list[Flavor] = field(default_factory=lambda: [])  # where placeholders stand, in Karpenter's order
     last_change: float = 0.0
     # A pool whose state has not changed for longer than every window it reads would decide the
     # same at each poll: its polls are skipped until something changes (`wake`), which is exact.
@@ -99,10 +99,8 @@ class SimPool:
     poll: float = 30.0
 
     def __post_init__(self) -> None:
-        order = {m: i for i, m in enumerate(STEADY)}
-        self.steady = sorted(
-            (f for f in self.flavors if f.market is None or f.market in order), key=lambda f: order.get(f.market, 0)
-        )
+        order: dict[Market | None, int] = {None: 0, **{m: i for i, m in enumerate(STEADY)}}
+        self.steady = sorted((f for f in self.flavors if f.market in order), key=lambda f: order[f.market])
         for f in self.flavors:
             f.owner = self
 

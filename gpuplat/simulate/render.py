@@ -155,7 +155,10 @@ def _duration(seconds: float) -> str:
 
 def render_markdown(r: Result, base: Result | None = None) -> str:
     """The pull-request table: what this change does to waste, waiting and cost."""
-    title = f"### What this change does to waste, waiting and cost\n\nReplay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}).\n\n"
+    title = (
+        "### What this change does to waste, waiting and cost\n\n"
+        f"Replay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}).\n\n"
+    )
     if base is None:
         rows = "".join(f"| {k} | {v:,.2f} |\n" for k, v in headline(r).items())
         return title + "| metric | value |\n|---|---:|\n" + rows
