@@ -82,7 +82,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         sys.stderr.write(f"gpuplat simulate: error: cannot read the trace: {err}\n")
         return EXIT_USAGE
     except TraceError as err:
-        sys.stderr.write("".join(f"{err.path}:{line}:1: error GP501 $: {msg}\n" for line, msg in err.problems))
+        sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))
         return EXIT_INVALID
     except BaseError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")

@@ -22,6 +22,7 @@ from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
 
 ARRIVE, FINISH, READY, TICK, INTERRUPT = range(5)
+_OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
 
 
 class InvariantError(AssertionError):
@@ -54,6 +55,11 @@ class Engine:
         self.running: dict[str, dict[int, None]] = {f.key: {} for f in self.flavors}
         self.usage: list[dict[str, int]] = [dict.fromkeys(t.flavors, 0) for t in tenants]
         self.queues: list[list[tuple[int, float, int]]] = [[] for _ in tenants]
+        self.tenant_order = sorted(range(len(tenants)), key=lambda i: -tenants[i].rank)
+        self.sizes = [min((u for _, u in p), default=0) for p in placements]
+        self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
+        self.blocked = [-1] * len(tenants)
+        self.window_end: list[tuple[int, float, int]] = [(0, 0.0, 0)] * len(tenants)
         self.preempted = self.interrupted = self.node_token = 0
         self.lost_gpu_s = 0.0
         self.now = 0.0
@@ -84,6 +90,7 @@ class Engine:
         flavor.mutate(t)
         flavor.ready -= count
         del flavor.spot_nodes[len(flavor.spot_nodes) - min(count, len(flavor.spot_nodes)) :]
+        self.audit(flavor)
 
     def provision(self, flavor: Flavor, t: float) -> None:
         """Karpenter: nodes for pods that fit on no ready or booting node, up to the limit."""
@@ -146,6 +153,7 @@ class Engine:
             lost = ran % self.options.checkpoint_seconds
             self.remaining[job] -= ran - lost
             self.lost_gpu_s += lost * units / flavor.per_gpu
+        self.audit(flavor)
         return flavor
 
     def audit(self, flavor: Flavor) -> None:
@@ -164,17 +172,40 @@ class Engine:
     def enqueue(self, job: int) -> None:
         heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], self.jobs[job].submit, job))
 
-    def admit_all(self, t: float) -> None:
-        order = sorted(range(len(self.tenants)), key=lambda i: -self.tenants[i].rank)
-        for i in order:
+    def arrive(self, job: int, t: float) -> None:
+        i = self.tenant_of[job]
+        item = (-self.ranks[job], self.jobs[job].submit, job)
+        heapq.heappush(self.queues[i], item)
+        if item < self.window_end[i] or len(self.queues[i]) <= self.options.lookahead:
+            self.blocked[i] = -1  # the job is inside the window the last pass looked at
+        self.admit_all(t, only=i)
+
+    def admit_all(self, t: float, only: int | None = None) -> None:
+        """A Kueue pass over every tenant's queue (or only one's, when only its queue changed).
+
+        A pass admits what fits and skips over up to `lookahead` jobs that do not (BestEffortFIFO;
+        1: StrictFIFO), and stops at the first failure of the smallest size: a larger job fails
+        where a smaller one did (the same flavors, the same quota). As Kueue parks inadmissible
+        workloads until a requeue event, a queue is not tried again until quota is freed
+        (`epoch`) or a job lands inside the window the last pass looked at.
+        """
+        for i in [only] if only is not None else self.tenant_order:
             queue = self.queues[i]
+            if self.blocked[i] == self.epoch or not queue:
+                continue
             kept: list[tuple[int, float, int]] = []
-            for _ in range(min(self.options.lookahead, len(queue))):
+            smallest_failed = 1 << 30
+            while queue and len(kept) < self.options.lookahead:
                 item = heapq.heappop(queue)
-                if not self.admit(item[2], t):
-                    kept.append(item)
+                if self.sizes[item[2]] < smallest_failed and self.admit(item[2], t):
+                    continue
+                kept.append(item)
+                smallest_failed = min(smallest_failed, self.sizes[item[2]])
+                if smallest_failed <= 1:
+                    break
             for item in kept:
                 heapq.heappush(queue, item)
+            self.blocked[i], self.window_end[i] = self.epoch, max(kept) if kept else _OPEN
 
     def admit(self, job: int, t: float) -> bool:
         tenant = self.tenants[self.tenant_of[job]]
@@ -234,6 +265,7 @@ class Engine:
         flavor.admitted -= units
         self.usage[self.tenant_of[job]][flavor.key] -= units
         self.on[job] = None
+        self.epoch += 1
         self.enqueue(job)
 
     def release(self, job: int) -> None:
@@ -243,6 +275,7 @@ class Engine:
         flavor.admitted -= units
         self.usage[self.tenant_of[job]][flavor.key] -= units
         self.on[job] = None
+        self.epoch += 1
 
     def spot_tolerant(self, job: int) -> bool:
         return self.ranks[job] < SPOT_TOLERANT_BELOW

@@ -106,6 +106,7 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
         flavor.waiting.append(job)
     flavor.mutate(t)
     flavor.ready -= 1
+    engine.audit(flavor)
     if dynamic:
         engine.provision(flavor, t)
     else:
@@ -131,8 +132,7 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
         t, _, kind, a, b = heapq.heappop(engine.heap)
         engine.now = horizon = t
         if kind == ARRIVE:
-            engine.enqueue(a)
-            engine.admit_all(t)
+            engine.arrive(a, t)
         elif kind == FINISH:
             if engine.runs[a] != b:
                 continue  # evicted since; this finish is void
