@@ -176,3 +176,13 @@ def test_cli_reports_and_refuses_bad_traces(tmp_path: Path, capsys: pytest.Captu
     binary = tmp_path / "binary.csv"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     assert main(["simulate", "--stack", "prod", "--trace", str(binary)]) == 1
+
+
+def test_skipping_quiet_polls_changes_no_decision(philly: Trace, prod: tuple[Platform, Plan]) -> None:
+    """Polls of pools where nothing changed are skipped for speed; every decision stays the same."""
+    model, plan = prod
+    trace = _slice(philly, 1500)
+    fast, slow = (simulate(model, plan, trace, Options(skip_quiet=q)) for q in (True, False))
+    assert fast.total("provisioned_gpu_h") == slow.total("provisioned_gpu_h")
+    assert [w.seconds for w in fast.waits] == [w.seconds for w in slow.waits]
+    assert fast.waste == pytest.approx(slow.waste, rel=1e-9)

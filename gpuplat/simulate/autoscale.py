@@ -94,5 +94,5 @@ def tick(engine: Engine, auto: Autoscaling, t: float, stabilize: float) -> None:
             _hpa(pool, signal, auto, t, stabilize)
             hold_floor(pool, engine, t)
         consolidate(pool, engine, t, auto.cooldown_seconds)
-        if _settled(pool, t):
+        if engine.options.skip_quiet and _settled(pool, t):
             pool.quiet_since = t

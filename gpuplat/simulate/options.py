@@ -25,3 +25,4 @@ class Options:
     spot: bool = True  # spot interruptions
     tenant_map: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     audit: bool = False  # check provisioned >= allocated >= busy after every change (slower)
+    skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)
