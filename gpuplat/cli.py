@@ -105,7 +105,12 @@ def _simulate(args: argparse.Namespace) -> int:
 def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
     simulate = sub.add_parser("simulate", help="replay a GPU job trace: waste, waiting and cost of this spec")
     _common(simulate, ["text", "json", "markdown"])
-    simulate.add_argument("--trace", required=True, metavar="FILE", help="job trace (canonical CSV, Philly, Helios)")
+    simulate.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="job trace (canonical CSV, Philly, Helios); default: the stack's gpuplat:simulateTrace",
+    )
+    simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
     simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default 0)")
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")

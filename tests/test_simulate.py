@@ -186,3 +186,27 @@ def test_skipping_quiet_polls_changes_no_decision(philly: Trace, prod: tuple[Pla
     assert fast.total("provisioned_gpu_h") == slow.total("provisioned_gpu_h")
     assert [w.seconds for w in fast.waits] == [w.seconds for w in slow.waits]
     assert fast.waste == pytest.approx(slow.waste, rel=1e-9)
+
+
+def test_the_pull_request_table_for_a_stack_that_names_a_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplat.cli import main
+    from gpuplat.commands.simulate import TRACE_CONFIG_KEY, configured_trace
+
+    root = Path(__file__).resolve().parents[1]
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "platform").mkdir()
+    (project / "platform" / "platform.yaml").write_text((root / "platform" / "platform.yaml").read_text())
+    (project / "stacks" / "prod.yaml").write_text((root / "stacks" / "prod.yaml").read_text())
+    (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (project / "jobs.csv").write_text("submit,duration,gpus,tenant\n0,3600,8,a\n60,600,1,a\n")
+    monkeypatch.chdir(project)
+    assert configured_trace("prod") is None
+    assert main(["simulate", "--stack", "prod", "--format", "markdown", "--if-configured"]) == 0
+    assert capsys.readouterr().out == ""
+    (project / "stacks" / "Pulumi.prod.yaml").write_text(f"config:\n  {TRACE_CONFIG_KEY}: jobs.csv\n")
+    assert main(["simulate", "--stack", "prod", "--format", "markdown", "--if-configured"]) == 0
+    table = capsys.readouterr().out
+    assert "What this change does to waste, waiting and cost" in table and "| waste % |" in table

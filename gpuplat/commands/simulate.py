@@ -1,5 +1,9 @@
 """`gpuplat simulate`: replay a GPU job trace against the stack's plan and scaling policy.
 
+The trace is `--trace`, else the stack's own (`gpuplat:simulateTrace` in
+`stacks/Pulumi.<stack>.yaml`, a path from the project directory). `--if-configured` prints
+nothing when the stack names no trace: the pull-request workflow adds the "what this change does
+to waste, waiting and cost" table for the stacks that do.
 With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
 checkout's compiler and replayed on the same trace and seed: the deltas are the spec change's.
 """
@@ -11,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, cast
 
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
@@ -20,9 +25,30 @@ from gpuplat.simulate.render import render_json, render_markdown, render_text
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
+TRACE_CONFIG_KEY = "gpuplat:simulateTrace"
+
 
 class BaseError(Exception):
     pass
+
+
+def configured_trace(stack: str, root: Path = Path()) -> str | None:
+    """The stack's trace from its Pulumi settings, or None."""
+    path = root / "stacks" / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        return None
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    yaml: Any = YAML(typ="safe")
+    try:
+        loaded: Any = yaml.load(path.read_text(encoding="utf-8"))
+    except (YAMLError, OSError, UnicodeDecodeError):
+        return None  # the stack's settings are Pulumi's to report; here they only name no trace
+    settings = cast("dict[str, Any]", loaded) if isinstance(loaded, dict) else {}
+    config = settings.get("config")
+    value = cast("dict[str, Any]", config).get(TRACE_CONFIG_KEY) if isinstance(config, dict) else None
+    return str(root / value) if isinstance(value, str) and value else None
 
 
 def _tenant_map(pairs: list[str]) -> dict[str, str]:
@@ -63,6 +89,14 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    trace_path: str | None = args.trace or configured_trace(args.stack)
+    if trace_path is None:
+        if args.if_configured:
+            return EXIT_OK
+        sys.stderr.write(
+            f"gpuplat simulate: error: no --trace, and stack {args.stack} names none ({TRACE_CONFIG_KEY})\n"
+        )
+        return EXIT_USAGE
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         sys.stdout.write(diagnostics_json(compiled.diagnostics)) if args.format == "json" else None
@@ -75,9 +109,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             tenant_map=_tenant_map(args.tenant_map),
             lookahead=1 if args.strict_fifo else Options.lookahead,
         )
-        trace = load_trace(args.trace)
+        trace = load_trace(trace_path)
         result = simulate(compiled.model, compiled.plan, trace, options)
-        base = _base_result(args, args.trace, options) if args.base else None
+        base = _base_result(args, trace_path, options) if args.base else None
     except OSError as err:
         sys.stderr.write(f"gpuplat simulate: error: cannot read the trace: {err}\n")
         return EXIT_USAGE
