@@ -1,6 +1,7 @@
 """`gpuplat simulate`: the replay's honesty checks, on the public traces in ../shared/traces/.
 
-Slices of Philly keep the run short; bench/simulate.py replays the whole trace.
+Slices of Philly keep the run short; bench/simulate.py replays the whole trace. Tests that need
+the traces skip, saying why, where ../shared/traces/ is missing; the others use traces they write.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from gpuplat.simulate.render import render_json
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 PHILLY = TRACES / "philly-jobs.csv"
-pytestmark = pytest.mark.skipif(not PHILLY.exists(), reason=f"no public traces at {TRACES} (see docs/simulate.md)")
+needs_traces = pytest.mark.skipif(not PHILLY.exists(), reason=f"no public traces at {TRACES} (see docs/simulate.md)")
 
 # Philly's published queueing delay of GPU jobs (traces' SOURCES.md): average and median, seconds.
 PHILLY_MEAN_WAIT, PHILLY_MEDIAN_WAIT = 3761, 189
@@ -55,6 +56,7 @@ def _fleet(tmp: Path, nodes: int) -> tuple[Platform, Plan]:
     return compiled.model, compiled.plan
 
 
+@needs_traces
 def test_static_fleet_costs_what_the_plan_says(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     model, plan = prod
     assert plan.cost is not None
@@ -67,6 +69,7 @@ def test_static_fleet_costs_what_the_plan_says(philly: Trace, prod: tuple[Platfo
             assert simulated == pytest.approx(usd, rel=1e-9), (pool.name, market)
 
 
+@needs_traces
 def test_provisioned_allocated_busy_hold_at_every_instant(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     model, plan = prod
     # audit=True checks provisioned >= allocated >= busy after every change of every flavor.
@@ -74,6 +77,7 @@ def test_provisioned_allocated_busy_hold_at_every_instant(philly: Trace, prod: t
     assert result.total("provisioned_gpu_h") >= result.total("allocated_gpu_h") >= result.total("busy_gpu_h") > 0
 
 
+@needs_traces
 def test_same_seed_same_result_and_the_seed_matters(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     model, plan = prod
     trace = _slice(philly, 1500)
@@ -82,6 +86,7 @@ def test_same_seed_same_result_and_the_seed_matters(philly: Trace, prod: tuple[P
     assert json.loads(runs[0])["interrupted"] != json.loads(runs[2])["interrupted"] or runs[0] != runs[2]
 
 
+@needs_traces
 def test_more_capacity_never_lengthens_the_queue(philly: Trace, tmp_path: Path) -> None:
     trace = _slice(philly, 6000)
     options = Options(lookahead=1, spot=False)
@@ -94,6 +99,7 @@ def test_more_capacity_never_lengthens_the_queue(philly: Trace, tmp_path: Path) 
     assert means == sorted(means, reverse=True) and means[0] > means[-1]
 
 
+@needs_traces
 def test_more_nodes_max_in_a_spec_never_lengthens_the_queue(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     model, _ = prod
     trace = _slice(philly, 3000)
@@ -113,6 +119,7 @@ def test_more_nodes_max_in_a_spec_never_lengthens_the_queue(philly: Trace, prod:
     assert waits[1] <= waits[0]
 
 
+@needs_traces
 def test_philly_fifo_against_the_published_queueing(philly: Trace, tmp_path: Path) -> None:
     """FIFO reaches Philly's published average delay on a fleet of 720 GPUs, and shows none on
     2,000: docs/simulate.md says why (perfect packing, no per-VC quotas, no locality)."""
@@ -125,6 +132,7 @@ def test_philly_fifo_against_the_published_queueing(philly: Trace, tmp_path: Pat
     assert wait.mean_seconds < 0.1 * PHILLY_MEAN_WAIT
 
 
+@needs_traces
 def test_scale_down_threshold_moves_the_provisioned_hours(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     """The replay decides with the emitted policy: never shrinking (scaleDownBelow 0) keeps more
     GPU-hours than the default, and autoscaling provisions less than the static fleet."""
@@ -178,6 +186,7 @@ def test_cli_reports_and_refuses_bad_traces(tmp_path: Path, capsys: pytest.Captu
     assert main(["simulate", "--stack", "prod", "--trace", str(binary)]) == 1
 
 
+@needs_traces
 def test_skipping_quiet_polls_changes_no_decision(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     """Polls of pools where nothing changed are skipped for speed; every decision stays the same."""
     model, plan = prod
