@@ -1,4 +1,4 @@
-"""`gpuplat check | plan | preview | policy | verify | graph` — a thin shell over the pipeline.
+"""`gpuplat check | plan | preview | policy | verify | graph | simulate` — a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gpuplat.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
@@ -96,6 +96,31 @@ def _graph(args: argparse.Namespace) -> int:
     return cmd_graph(args)
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    from gpuplat.commands.simulate import cmd_simulate
+
+    return cmd_simulate(args)
+
+
+def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
+    simulate = sub.add_parser("simulate", help="replay a GPU job trace: waste, waiting and cost of this spec")
+    _common(simulate, ["text", "json", "markdown"])
+    simulate.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="job trace (canonical CSV, Philly, Helios); default: the stack's gpuplat:simulateTrace",
+    )
+    simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
+    simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default 0)")
+    simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
+    simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
+    simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
+    simulate.add_argument(
+        "--tenant-map", action="append", default=[], metavar="TRACE=TENANT", help="map a trace tenant to a spec tenant"
+    )
+    simulate.set_defaults(run=_simulate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
     parser.add_argument("--version", action="version", version=f"gpuplat {_version()}")
@@ -130,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)
+    _add_simulate(sub)
     return parser
 
 

@@ -19,6 +19,7 @@ from gpuplat.vocabulary import (
 
 Data = Mapping[str, Any]
 
+
 @dataclass(frozen=True)
 class HotTier:
     capacity_tib: float
@@ -69,8 +70,7 @@ def build_storage(raw: Data) -> Storage:
     hot, warm, cold = raw.get("hot"), raw.get("warm"), raw.get("cold")
     workload = raw.get("workload", {})
     return Storage(
-        hot=_hot(hot, has_cold=cold is not None) if hot is not None
-        else None,
+        hot=_hot(hot, has_cold=cold is not None) if hot is not None else None,
         warm=WarmTier(float(warm["capacityTiB"]), warm.get("storageClass"), warm.get("zoneId"))
         if warm is not None
         else None,
@@ -90,7 +90,6 @@ def build_storage(raw: Data) -> Storage:
         critical_iops_share=float(raw.get("qos", {}).get("criticalIopsShare", DEFAULT_CRITICAL_IOPS_SHARE)),
         workload=Workload(workload.get("checkpointGiB"), workload.get("modelGiB")),
     )
-
 
 
 def _hot(raw: Data, has_cold: bool) -> HotTier:

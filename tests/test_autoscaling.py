@@ -24,6 +24,7 @@ from components.kubernetes.capacity_floor import (
     signal_expr,
     signal_value,
 )
+from gpuplat import scaling
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Provider
 from gpuplat.plan.types import MarketShare
@@ -130,17 +131,29 @@ def test_hpa_arithmetic_on_the_signal() -> None:
 
 
 @pytest.mark.parametrize("which", SPECS)
-def test_signal_is_recorded_per_pool_after_the_averages(which: str) -> None:
+def test_signal_is_recorded_per_pool_after_its_inputs(which: str) -> None:
     model, _, resources = recorded(which)
     (rule,) = by_kind(resources, "PrometheusRule")
     rules = rule["spec"]["groups"][0]["rules"]
-    averages = [r for r in rules if r["record"] == utilization_record(model)]
-    signals = [r for r in rules if r["record"] == signal_record(model)]
-    assert rules == averages + signals  # one group, averages first: the signal reads this round's
+    window = model.autoscaling.window
+    order = [r["record"] for r in rules]
+    pools = sorted(p.name for p in model.pools)
+    collected = {scaling.metric_record(m, window) for m in scaling.DCGM_METRICS}
+    assert len(collected) >= 15 and collected <= set(order)
+    for pool in pools:
+
+        def at(record: str, pool: str = pool) -> int:
+            return next(i for i, r in enumerate(rules) if r["record"] == record and r.get("labels") == {"pool": pool})
+
+        # A group evaluates in order: the signal reads this round's pressure, which reads this
+        # round's utilisation and memory.
+        assert at(utilization_record(model)) < at(scaling.pressure_record(window)) < at(signal_record(model))
+        assert at(scaling.memory_record(window)) < at(scaling.pressure_record(window))
     auto = model.autoscaling
-    for signal, pool in zip(signals, sorted(model.pools, key=lambda p: p.name), strict=True):
-        assert signal["labels"] == {"pool": pool.name}
-        series = f'{utilization_record(model)}{{pool="{pool.name}"}}'
+    signals = [r for r in rules if r["record"] == signal_record(model)]
+    assert [s["labels"]["pool"] for s in signals] == pools
+    for signal in signals:
+        series = f'{scaling.pressure_record(window)}{{pool="{signal["labels"]["pool"]}"}}'
         assert signal["expr"] == signal_expr(series, auto.scale_up_above, auto.scale_down_below)
 
 

@@ -1,4 +1,4 @@
-"""Autoscaling: per pool, GPU utilization -> window average -> policy -> the pool's node count.
+"""Autoscaling: per pool, GPU metrics -> window averages -> pressure -> policy -> the pool's node count.
 
 Scraping: one ServiceMonitor for the GPU Operator's DCGM exporter (the operator's own is off,
 see GpuSharing). `honorLabels` keeps the exporter's `namespace` / `pod` / `container` labels,
@@ -7,14 +7,13 @@ which name the workload using the GPU, instead of overwriting them with the expo
 label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
 kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
 
-Window average per pool (`pool:gpu_utilization:ratio_avg_<window>`): `avg_over_time` over
-`autoscaling.window` of each GPU's utilization, averaged over the pool's GPUs, as a 0..1 ratio:
-- DCGM_FI_DEV_GPU_UTIL (percent, hence / 100) for whole, time-sliced, MPS and HAMi GPUs;
-- DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio) for MIG pools, where GPU_UTIL is not reported
-  per MIG device while the profiling metric is.
-Scaling signal per pool (`pool:gpu_floor_signal:ratio_avg_<window>`), recorded in the same rule
-group right after the averages (a group evaluates its rules in order, so the signal reads this
-evaluation's average): the policy with hysteresis, see capacity_floor.signal_expr.
+Recording rules (one group, in evaluation order; the metrics, their PromQL and the combination
+are gpuplat/scaling.py's, which the simulator reads too): per pool the window average of every
+collected DCGM metric, the pending GPU requests, utilisation
+(`pool:gpu_utilization:ratio_avg_<window>`: DCGM_FI_DEV_GPU_UTIL / 100, or
+DCGM_FI_PROF_GR_ENGINE_ACTIVE on MIG pools, where GPU_UTIL is not reported per MIG device),
+framebuffer used as a ratio, the pressure (their max) and the scaling signal
+(`pool:gpu_floor_signal:ratio_avg_<window>`: the policy with hysteresis).
 Policy -> nodes: KEDA and the capacity floor (capacity_floor.py) keep between `nodes.min` and
 `nodes.max` nodes per pool; the floor's docstring has the arithmetic.
 Alerts: waste when the average stays below `scaleDownBelow` for an hour, saturation when it
@@ -23,7 +22,7 @@ stays above `scaleUpAbove` for the window (the floor may already be at `nodes.ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +30,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.conventions import POOL_LABEL
+from gpuplat import scaling
 from gpuplat.catalog import CHARTS
-from gpuplat.model import GpuNodePool, Platform, SharingMode
+from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
 
 from .._common import child_opts
@@ -92,36 +92,45 @@ def service_monitor_spec() -> dict[str, Any]:
 
 
 def utilization_record(model: Platform) -> str:
-    return f"pool:gpu_utilization:ratio_avg_{model.autoscaling.window}"
+    return scaling.utilization_record(model.autoscaling.window)
 
 
 def signal_record(model: Platform) -> str:
-    return f"pool:gpu_floor_signal:ratio_avg_{model.autoscaling.window}"
+    return scaling.signal_record(model.autoscaling.window)
 
 
-def utilization_expr(pool: GpuNodePool, window: str) -> str:
-    if pool.sharing.mode is SharingMode.MIG:
-        return f'avg by (pool) (avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{{pool="{pool.name}"}}[{window}]))'
-    return f'avg by (pool) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{{pool="{pool.name}"}}[{window}])) / 100'
+def recording_rules(model: Platform) -> list[dict[str, Any]]:
+    """Per pool, in evaluation order: every collected metric, utilisation, memory, pressure, signal.
+
+    A group evaluates its rules in order, so each rule reads this round's value of the ones
+    before it. By pool name within each kind: reordering the spec's pools must not rewrite the object.
+    """
+    auto, window = model.autoscaling, model.autoscaling.window
+    pools = sorted(model.pools, key=lambda p: p.name)
+
+    def each(record: str, expr: Callable[[GpuNodePool], str]) -> list[dict[str, Any]]:
+        return [{"record": record, "expr": expr(p), "labels": {"pool": p.name}} for p in pools]
+
+    rules: list[dict[str, Any]] = []
+    for metric in scaling.DCGM_METRICS:
+        rules += each(scaling.metric_record(metric, window), lambda p, m=metric: scaling.metric_expr(m, p.name, window))
+    rules.append({"record": scaling.PENDING_RECORD, "expr": scaling.PENDING_EXPR})
+    rules += each(utilization_record(model), lambda p: scaling.utilization_expr(p, window))
+    rules += each(scaling.memory_record(window), lambda p: scaling.memory_expr(p.name, window))
+    rules += each(scaling.pressure_record(window), lambda p: scaling.pressure_expr(p.name, window))
+    pressure = scaling.pressure_record(window)
+    rules += each(
+        signal_record(model),
+        lambda p: signal_expr(f'{pressure}{{pool="{p.name}"}}', auto.scale_up_above, auto.scale_down_below),
+    )
+    return rules
 
 
 def prometheus_rule_spec(model: Platform) -> dict[str, Any]:
     auto = model.autoscaling
     record = utilization_record(model)
-    # By name: rules of one group are independent of each other, and reordering the spec's pools
-    # must not rewrite the object.
     pools = sorted(model.pools, key=lambda p: p.name)
-    records = [
-        {"record": record, "expr": utilization_expr(pool, auto.window), "labels": {"pool": pool.name}} for pool in pools
-    ]
-    records += [
-        {
-            "record": signal_record(model),
-            "expr": signal_expr(f'{record}{{pool="{pool.name}"}}', auto.scale_up_above, auto.scale_down_below),
-            "labels": {"pool": pool.name},
-        }
-        for pool in pools
-    ]
+    records = recording_rules(model)
     alerts: list[dict[str, Any]] = []
     for pool in pools:
         series = f'{record}{{pool="{pool.name}"}}'

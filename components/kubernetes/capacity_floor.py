@@ -1,4 +1,4 @@
-"""The capacity floor: how the GPU-utilization signal changes the node count of a pool.
+"""The capacity floor: how the pool's scaling signal changes its node count.
 
 Per GPU pool a Deployment of placeholder pods holds nodes, one placeholder per node, and a
 KEDA ScaledObject sizes it between `nodes.min` and `nodes.max` from the pool's scaling signal.
@@ -43,8 +43,9 @@ threshold `scaleUpAbove`): KEDA serves the pool's signal to the HPA it creates, 
     desired = ceil(ready placeholders x signal / scaleUpAbove)
 
 and leaves the floor alone while |signal / scaleUpAbove - 1| <= 0.1 (the HPA's default
-tolerance). The signal (recorded per pool by Autoscaling's PrometheusRule, see `signal_expr`) is
-- A, the window average, when A > scaleUpAbove: desired = ceil(n x A / scaleUpAbove), the
+tolerance). The signal (recorded per pool by Autoscaling's PrometheusRule; defined with its
+inputs in gpuplat/scaling.py) is, for A the window pressure (max of utilisation and memory used)
+- A when A > scaleUpAbove: desired = ceil(n x A / scaleUpAbove), the
   count at which the same work would run at scaleUpAbove;
 - A x scaleUpAbove / scaleDownBelow when A < scaleDownBelow: desired = ceil(n x A /
   scaleDownBelow), e.g. 10 nodes at 0.15 with scaleDownBelow 0.3 -> 5;
@@ -78,22 +79,22 @@ cannot turn dynamic again and take no weight nor GPU limits.
 
 from __future__ import annotations
 
-import math
 from typing import Any, cast
 
 import pulumi_kubernetes as k8s
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.catalog import CHARTS
-from gpuplat.model import GpuNodePool, Market, Platform, Provider
-from gpuplat.plan.types import PoolPlan
+from gpuplat.model import GpuNodePool, Platform, Provider
+from gpuplat.scaling import POLLING_SECONDS, floor_bounds, hpa_desired, signal_expr, signal_value, stabilization_seconds
 
 from ._common import PAUSE_IMAGE, prefix, toleration
 
+# The signal's arithmetic lives with its definition (gpuplat/scaling.py), which the simulator reads.
+__all__ = ["floor_bounds", "hpa_desired", "signal_expr", "signal_value"]
+
 APP = "capacity-floor"
 PRIORITY = -1
-POLLING_SECONDS = 30
-HPA_MAX_WINDOW_SECONDS = 3600
 # The kubelet's node label: one placeholder per node.
 HOSTNAME_KEY = "kubernetes.io/hostname"
 # kube-prometheus-stack's Prometheus Service: "<fullname>-prometheus" on prometheus.service.port
@@ -109,17 +110,6 @@ def floor_name(pool: GpuNodePool) -> str:
 
 def priority_class_name(model: Platform) -> str:
     return f"{prefix(model)}-{APP}"
-
-
-def floor_bounds(model: Platform, pool: GpuNodePool, plan_pool: PoolPlan) -> tuple[int, int] | None:
-    """(min, max) placeholders of the pool, or None when the floor has no capacity to stand on."""
-    low, high = pool.nodes.min, pool.nodes.max
-    if model.target.provider is Provider.AWS:
-        steady = sum(plan_pool.share(m).nodes for m in (Market.RESERVED, Market.ON_DEMAND))
-        if steady == 0:
-            return None
-        low, high = min(low, steady), min(high, steady)
-    return low, high
 
 
 def floor_node_selector(model: Platform, pool: GpuNodePool) -> dict[str, str]:
@@ -187,44 +177,11 @@ def deployment_spec(model: Platform, pool: GpuNodePool, replicas: int) -> k8s.ap
     }
 
 
-def signal_expr(series: str, up: float, down: float) -> str:
-    """PromQL of the scaling signal from the window-average `series` (one pool's selector).
-
-    Each branch filters the average (a comparison without `bool` drops the series where it
-    fails); `or` adds a right-hand series only where no left-hand one has the same labels
-    (the metric name aside), so exactly one branch answers for a pool with data, and none for
-    a pool without: no series, never a made-up value. scaleDownBelow 0 has no shrink branch
-    (utilization is never below 0).
-    """
-    branches = [f"({series} > {up})"]
-    if down > 0:
-        branches.append(f"({series} < {down}) * {up} / {down}")
-    branches.append(f"({series} * 0 + {up})")
-    return " or ".join(branches)
-
-
-def signal_value(average: float, up: float, down: float) -> float:
-    """What `signal_expr` yields for a pool whose window average is `average` (for tests, docs)."""
-    if average > up:
-        return average
-    if down > 0 and average < down:
-        return average * up / down
-    return up
-
-
-def hpa_desired(ready: int, signal: float, up: float, tolerance: float = 0.1) -> int:
-    """The HPA's replica count for an external metric of type Value (before min / max clamping)."""
-    ratio = signal / up
-    if abs(1.0 - ratio) <= tolerance:
-        return ready
-    return math.ceil(ready * ratio)
-
-
 def scaled_object_spec(
     model: Platform, pool: GpuNodePool, bounds: tuple[int, int], signal_series: str
 ) -> dict[str, Any]:
     auto = model.autoscaling
-    window = min(auto.cooldown_seconds, HPA_MAX_WINDOW_SECONDS)
+    window = stabilization_seconds(model)
     low, high = bounds
     return {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": floor_name(pool)},

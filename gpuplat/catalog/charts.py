@@ -114,8 +114,7 @@ _CHARTS = (
         "monitoring",
         ("monitoring.coreos.com/v1",),
         "v0.93.1",
-        "prometheus-community/helm-charts charts/kube-prometheus-stack "
-        "@ kube-prometheus-stack-88.5.3 (ea930bae)",
+        "prometheus-community/helm-charts charts/kube-prometheus-stack @ kube-prometheus-stack-88.5.3 (ea930bae)",
     ),
     Chart(
         "keda",
@@ -167,8 +166,7 @@ _CHARTS = (
         "sriov-network-operator",
         ("sriovnetwork.openshift.io/v1",),
         "v1.6.0",
-        "k8snetworkplumbingwg/sriov-network-operator deployment/sriov-network-operator-chart "
-        "@ v1.6.0 (1f5be4c5)",
+        "k8snetworkplumbingwg/sriov-network-operator deployment/sriov-network-operator-chart @ v1.6.0 (1f5be4c5)",
     ),
     # The chart renders no NicClusterPolicy since v24.10.0; we emit it ourselves.
     Chart(

@@ -99,9 +99,7 @@ class GpuModel:
 
 
 # mig-parted's balanced builder: instances per G value, keyed by the GPU's largest G.
-_BALANCED_FORMULA: Mapping[int, Mapping[int, int]] = MappingProxyType(
-    {7: {1: 2, 2: 1, 3: 1}, 4: {1: 2, 2: 1}}
-)
+_BALANCED_FORMULA: Mapping[int, Mapping[int, int]] = MappingProxyType({7: {1: 2, 2: 1, 3: 1}, 4: {1: 2, 2: 1}})
 
 
 def _balanced_layout(profiles: Sequence[MigProfile]) -> dict[str, int]:

@@ -183,7 +183,7 @@ def floor_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFindi
         if pool.nodes.min > held:
             findings.append(
                 MINIMUM_NOT_HELD.finding(
-                                        ("gpuNodePools", index, "nodes", "min"),
+                    ("gpuNodePools", index, "nodes", "min"),
                     f"pool {pool.name} keeps at most {held} of its {pool.nodes.min} minimum nodes: the minimum is "
                     f"held on reserved and on-demand capacity only (spot can be taken away at any time), and the "
                     f"split gives the pool {held} such nodes; allow on-demand or lower nodes.min",
@@ -197,7 +197,7 @@ def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFi
         return []
     return [
         TOPOLOGY_AWARE_OFF.finding(
-                        ("gpuNodePools", index, "nodes", "min"),
+            ("gpuNodePools", index, "nodes", "min"),
             f"fabric pool {pool.name} autoscales ({pool.nodes.min}-{pool.nodes.max} nodes), so its Kueue flavors are "
             f"not topology-aware: Kueue admits topology-aware work only onto nodes that exist, and Karpenter adds "
             f"nodes only for pods that exist, so a job larger than the idle nodes would wait forever; its jobs keep "
@@ -328,13 +328,13 @@ def _overcommitted(index: int, tenant: Tenant, allowed: Sequence[FlavorPlan], pl
     pools = ", ".join(sorted({f.pool for f in allowed}))
     if tenant.isolation == "hard":
         return HARD_QUOTA_UNPLACEABLE.finding(
-                        ("tenants", index, "gpus"),
+            ("tenants", index, "gpus"),
             f"hard-isolation tenant {tenant.name} is guaranteed {tenant.gpus} GPUs, but the pools it may use "
             f"({pools}) have only {placed} left after the other hard tenants' quotas: Kueue lends only unused "
             f"quota, so a guarantee beyond a pool's capacity cannot be kept; lower the quotas or raise the pools' max",
         )
     return SOFT_QUOTA_OVERSUBSCRIBED.finding(
-                ("tenants", index, "gpus"),
+        ("tenants", index, "gpus"),
         f"tenant {tenant.name} is promised {tenant.gpus} GPUs, but the pools it may use ({pools}) have only "
         f"{placed} left after the other tenants' quotas: the other {tenant.gpus - placed} oversubscribe them "
         f"and are there only while other tenants leave them idle",

@@ -55,7 +55,7 @@ def missing_prices(model: Platform) -> tuple[PlanFinding, ...]:
         if pool.instance_type is not None and hourly_price(model, pool.instance_type) is None:
             findings.append(
                 PROCUREMENT_PRICE_MISSING.finding(
-                                        ("gpuNodePools", i, "instanceType"),
+                    ("gpuNodePools", i, "instanceType"),
                     f"the catalog has no on-demand price for {pool.instance_type} (catalog prices as of "
                     f"{PRICES_AS_OF}); set procurement.prices.onDemandHourly: "
                     f"{{{pool.instance_type}: <USD per node-hour>}}",

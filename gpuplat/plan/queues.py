@@ -42,7 +42,7 @@ def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[
         if count > MAX_FLAVORS_PER_GROUP:
             findings.append(
                 KUEUE_FLAVORS_PER_GROUP.finding(
-                                        ("tenants", index, "name"),
+                    ("tenants", index, "name"),
                     f"tenant {tenant.name} would need {count} Kueue flavors offering {resource} (one per pool "
                     f"and market with nodes) in one ClusterQueue resource group, above Kueue's "
                     f"{MAX_FLAVORS_PER_GROUP}; give the tenant a `pools` allow-list with fewer pools",

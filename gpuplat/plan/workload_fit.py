@@ -218,7 +218,7 @@ def _hot_tier(model: Platform, plans: tuple[WorkloadPlan, ...], storage: Storage
         fix = f"raise storage.hot.capacityTiB to at least {need / fsx.GIB_PER_TIB:.2f}"
     return [
         HOT_TIER_CHECKPOINTS.finding(
-                        ("storage", "hot", "capacityTiB"),
+            ("storage", "hot", "capacityTiB"),
             f"keeping the last checkpoints of every training workload ({each} GiB) needs {need:.1f} GiB but the "
             f"hot tier holds {storage.hot.capacity_gib} GiB; {fix} or lower the workloads' keepCheckpoints",
         )
@@ -235,7 +235,7 @@ def capacity_findings(model: Platform) -> list[PlanFinding]:
         if w.gpus > most:
             findings.append(
                 WORKLOAD_GPUS_EXCEED_POOL.finding(
-                                        ("workloads", index, "gpus"),
+                    ("workloads", index, "gpus"),
                     f"workload {w.name} asks for {w.gpus} units but pool {pool.name} has {most} "
                     f"({unit.label}, {unit.per_node} per node x {pool.nodes.max} nodes at max size); "
                     f"raise the pool's nodes.max or lower gpus",

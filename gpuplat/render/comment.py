@@ -261,9 +261,7 @@ def _cost_section(head: Json, base: Json | None) -> str:
     now, before = _cost(head), _cost(base)
     table = None if now is None else _cost_table(now, before if base is not None else None)
     assumptions = cast("list[Json]", (now or {}).get("assumptions") or [])
-    return render(
-        "comment_cost.md.j2", table=None if table is None else block(table), assumptions=assumptions
-    )
+    return render("comment_cost.md.j2", table=None if table is None else block(table), assumptions=assumptions)
 
 
 def _policy_section(policy: PolicyResult) -> str:

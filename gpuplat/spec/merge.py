@@ -97,8 +97,12 @@ class _Merger:
             if name in seen:
                 # Two entries for one name would merge silently, the later winning: almost
                 # always a copy-paste slip, and the base file rejects the same (GP200).
-                self.error("GP014", f"{name!r} appears twice in this overlay list", (*item_path, "name"),
-                           item_pos.children.get("name", item_pos))
+                self.error(
+                    "GP014",
+                    f"{name!r} appears twice in this overlay list",
+                    (*item_path, "name"),
+                    item_pos.children.get("name", item_pos),
+                )
                 continue
             seen.add(name)
             remove = item.pop("remove", False)
@@ -108,12 +112,17 @@ class _Merger:
                 if name in index:
                     items[index[name]] = (None, item_pos)
                 else:
-                    self.error("GP010", f"`remove: true` names {name!r}, which the base does not define",
-                               item_path, item_pos)
+                    self.error(
+                        "GP010", f"`remove: true` names {name!r}, which the base does not define", item_path, item_pos
+                    )
                 continue
             if remove is not False:
-                self.error("GP012", "`remove` must be true or false", (*item_path, "remove"),
-                           item_pos.children.get("remove", item_pos))
+                self.error(
+                    "GP012",
+                    "`remove` must be true or false",
+                    (*item_path, "remove"),
+                    item_pos.children.get("remove", item_pos),
+                )
                 continue
             if name in index and items[index[name]][0] is not None:
                 j = index[name]

@@ -56,6 +56,7 @@ __all__ = [
     "tenants",
 ]
 
+
 def repeats(items: Iterable[tuple[int, Mapping[str, Any]]], key: str) -> Iterator[tuple[int, str, int]]:
     """(index, value, index of its first use) for every item whose string `key` an earlier item has."""
     first: dict[str, int] = {}

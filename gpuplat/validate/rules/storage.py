@@ -247,9 +247,7 @@ def critical_share_reachable(data: Data) -> Iterator[Finding]:
         return  # kubernetes owns no file system; broken values have errors of their own
     if not 0 < tib * fsx.GIB_PER_TIB <= fsx.MAX_GIB:
         return
-    standard = [
-        str(t.get("name")) for _, t in tenants(data) if priority(t) not in fsx.CRITICAL_PRIORITIES
-    ]
+    standard = [str(t.get("name")) for _, t in tenants(data) if priority(t) not in fsx.CRITICAL_PRIORITIES]
     critical_mbps = fsx.throughput_mbps(fsx.capacity_gib(tib * fsx.GIB_PER_TIB), int(rate))
     if not standard or fsx.standard_file_system(critical_mbps, float(share)) is not None:
         return

@@ -1,0 +1,61 @@
+"""Time `gpuplat simulate` on the whole Philly trace: loading, the static fleet, the autoscaled one.
+
+    .venv/bin/python bench/simulate.py [--trace ../shared/traces/philly-jobs.csv] [--stack prod] [--repeat 1]
+
+Prints wall and process CPU seconds per stage and the load average of the machine before the
+run (the 2-core machines are shared, so CPU time is the steadier number). Nothing asserts a
+time; bench/simulate.md keeps the last committed run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from gpuplat.compile import load_for_stack  # noqa: E402
+from gpuplat.simulate import Options, load_trace, simulate  # noqa: E402
+
+
+def _timed(run):  # type: ignore[no-untyped-def]
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = run()
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trace", default=str(ROOT.parent / "shared" / "traces" / "philly-jobs.csv"))
+    parser.add_argument("--stack", default="prod")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    os.chdir(ROOT)
+    load = os.getloadavg()[0]
+    model, plan = load_for_stack(args.stack)
+    rows = []
+    trace, wall, cpu = _timed(lambda: load_trace(args.trace))
+    rows.append(("load trace", wall, cpu))
+    for name, options in (("static fleet", Options(autoscaling=False)), ("autoscaled", Options())):
+        best = min(
+            (_timed(lambda o=options: simulate(model, plan, trace, o)) for _ in range(args.repeat)), key=lambda r: r[2]
+        )
+        rows.append((name, best[1], best[2]))
+    print(f"{len(trace.jobs):,} jobs, {trace.jobs[-1].submit / 86400:.0f} days of submissions; stack {args.stack}")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average {load:.1f}")
+    print(f"{'stage':<14} {'wall s':>8} {'cpu s':>8}")
+    for name, wall, cpu in rows:
+        print(f"{name:<14} {wall:>8.2f} {cpu:>8.2f}")
+    print(json.dumps({name: {"wall": round(w, 2), "cpu": round(c, 2)} for name, w, c in rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""`gpuplat simulate`: replay a GPU job trace against the stack's plan and scaling policy.
+
+The trace is `--trace`, else the stack's own (`gpuplat:simulateTrace` in
+`stacks/Pulumi.<stack>.yaml`, a path from the project directory). `--if-configured` prints
+nothing when the stack names no trace: the pull-request workflow adds the "what this change does
+to waste, waiting and cost" table for the stacks that do.
+With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
+checkout's compiler and replayed on the same trace and seed: the deltas are the spec change's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, cast
+
+from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.diagnostics import render_json as diagnostics_json
+from gpuplat.diagnostics import render_text as diagnostics_text
+from gpuplat.simulate import Options, Result, TraceError, load_trace, simulate
+from gpuplat.simulate.render import render_json, render_markdown, render_text
+
+from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+
+TRACE_CONFIG_KEY = "gpuplat:simulateTrace"
+
+
+class BaseError(Exception):
+    pass
+
+
+def configured_trace(stack: str, root: Path = Path()) -> str | None:
+    """The stack's trace from its Pulumi settings, or None."""
+    path = root / "stacks" / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        return None
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    yaml: Any = YAML(typ="safe")
+    try:
+        loaded: Any = yaml.load(path.read_text(encoding="utf-8"))
+    except (YAMLError, OSError, UnicodeDecodeError):
+        return None  # the stack's settings are Pulumi's to report; here they only name no trace
+    settings = cast("dict[str, Any]", loaded) if isinstance(loaded, dict) else {}
+    config = settings.get("config")
+    value = cast("dict[str, Any]", config).get(TRACE_CONFIG_KEY) if isinstance(config, dict) else None
+    return str(root / value) if isinstance(value, str) and value else None
+
+
+def _tenant_map(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        trace_tenant, sep, tenant = pair.partition("=")
+        if not sep or not trace_tenant or not tenant:
+            raise BaseError(f"--tenant-map {pair!r}: expected TRACE_TENANT=SPEC_TENANT")
+        out[trace_tenant] = tenant
+    return out
+
+
+def _git_show(ref: str, path: Path, into: Path) -> Path | None:
+    rel = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    done = subprocess.run(["git", "show", f"{ref}:{rel}"], capture_output=True, check=False)
+    if done.returncode != 0:
+        return None
+    target = into / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(done.stdout)
+    return target
+
+
+def _base_result(args: argparse.Namespace, trace_path: str, options: Options) -> Result:
+    sources = resolve_sources(args.stack, args.spec, args.overlay)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            spec = _git_show(args.base, sources.spec, Path(tmp))
+            overlay = _git_show(args.base, sources.overlay, Path(tmp)) if sources.overlay else None
+        except ValueError as err:
+            raise BaseError(f"--base {args.base}: the spec is outside this checkout ({err})") from None
+        if spec is None:
+            raise BaseError(f"--base {args.base}: no {sources.spec} at that ref (or not a git ref)")
+        compiled = compile_sources(type(sources)(spec, overlay))
+        if not compiled.ok or compiled.model is None or compiled.plan is None:
+            raise BaseError(f"--base {args.base}: the base spec does not compile")
+        return simulate(compiled.model, compiled.plan, load_trace(trace_path), options)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    trace_path: str | None = args.trace or configured_trace(args.stack)
+    if trace_path is None:
+        if args.if_configured:
+            return EXIT_OK
+        sys.stderr.write(
+            f"gpuplat simulate: error: no --trace, and stack {args.stack} names none ({TRACE_CONFIG_KEY})\n"
+        )
+        return EXIT_USAGE
+    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    if not compiled.ok or compiled.model is None or compiled.plan is None:
+        sys.stdout.write(diagnostics_json(compiled.diagnostics)) if args.format == "json" else None
+        sys.stderr.write(diagnostics_text(compiled.diagnostics))
+        return EXIT_INVALID
+    try:
+        options = Options(
+            seed=args.seed,
+            autoscaling=not args.static,
+            tenant_map=_tenant_map(args.tenant_map),
+            lookahead=1 if args.strict_fifo else Options.lookahead,
+        )
+        trace = load_trace(trace_path)
+        result = simulate(compiled.model, compiled.plan, trace, options)
+        base = _base_result(args, trace_path, options) if args.base else None
+    except OSError as err:
+        sys.stderr.write(f"gpuplat simulate: error: cannot read the trace: {err}\n")
+        return EXIT_USAGE
+    except TraceError as err:
+        sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))
+        return EXIT_INVALID
+    except BaseError as err:
+        sys.stderr.write(f"gpuplat simulate: error: {err}\n")
+        return EXIT_USAGE
+    render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
+    sys.stdout.write(render(result, base))
+    return EXIT_OK

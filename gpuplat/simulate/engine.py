@@ -1,0 +1,281 @@
+"""The event loop: a heap of (time, sequence, kind, a, b); one Random(seed) draws every spot
+interruption, so a seed fixes the replay. Jobs, Kueue admission, pods and nodes; the
+autoscaler's 30-second poll is autoscale.py's.
+
+Admission (Kueue): each tenant's queue in order of priority then submission; BestEffortFIFO
+looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of its tenant's
+flavors, in the plan's order, where the flavor's quota has room and the tenant stays within
+its borrowing limit; failing that, where the tenant is within its nominal quota, by
+preempting borrowers there (lowest priority, newest first: reclaimWithinCohort). Admitted
+work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
+ready `boot_seconds` later. Nodes are packed perfectly (units, not node-by-node placement).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+
+from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant
+from gpuplat.simulate.options import Options
+from gpuplat.simulate.trace import Job
+
+ARRIVE, FINISH, READY, TICK, INTERRUPT = range(5)
+_OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
+
+
+class InvariantError(AssertionError):
+    """provisioned >= allocated >= busy failed somewhere: a bug in the replay, never the input."""
+
+
+class Engine:
+    def __init__(
+        self,
+        jobs: list[Job],
+        ranks: list[int],
+        placements: list[list[tuple[Flavor, int]]],
+        tenants: list[SimTenant],
+        tenant_of: list[int],
+        pools: list[SimPool],
+        options: Options,
+    ) -> None:
+        self.jobs, self.ranks, self.placements = jobs, ranks, placements
+        self.tenants, self.tenant_of, self.pools, self.options = tenants, tenant_of, pools, options
+        self.flavors = [f for p in pools for f in p.flavors]
+        self.rng = random.Random(options.seed)
+        self.heap: list[tuple[float, int, int, int, int]] = []
+        self.seq = 0
+        n = len(jobs)
+        self.remaining = [j.duration for j in jobs]
+        self.started = [-1.0] * n  # first start
+        self.run_start = [0.0] * n
+        self.runs = [0] * n  # invalidates a FINISH after an eviction
+        self.on: list[tuple[Flavor, int] | None] = [None] * n
+        self.running: dict[str, dict[int, None]] = {f.key: {} for f in self.flavors}
+        self.usage: list[dict[str, int]] = [dict.fromkeys(t.flavors, 0) for t in tenants]
+        self.queues: list[list[tuple[int, float, int]]] = [[] for _ in tenants]
+        self.tenant_order = sorted(range(len(tenants)), key=lambda i: -tenants[i].rank)
+        self.sizes = [min((u for _, u in p), default=0) for p in placements]
+        self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
+        self.blocked = [-1] * len(tenants)
+        self.window_end: list[tuple[int, float, int]] = [(0, 0.0, 0)] * len(tenants)
+        self.preempted = self.interrupted = self.node_token = 0
+        self.lost_gpu_s = 0.0
+        self.now = 0.0
+
+    def push(self, t: float, kind: int, a: int = 0, b: int = 0) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, a, b))
+
+    # ------------------------------------------------------------------ nodes
+    def launch(self, flavor: Flavor, count: int, t: float) -> None:
+        flavor.mutate(t)
+        flavor.booting += count
+        for _ in range(count):
+            self.push(t + self.options.boot_seconds, READY, self.flavors.index(flavor))
+
+    def node_ready(self, flavor: Flavor, t: float) -> None:
+        flavor.mutate(t)
+        flavor.booting -= 1
+        flavor.ready += 1
+        if flavor.hazard > 0 and self.options.spot:
+            self.node_token += 1
+            flavor.spot_nodes.append(self.node_token)
+            when = t + self.rng.expovariate(flavor.hazard)
+            self.push(when, INTERRUPT, self.flavors.index(flavor), self.node_token)
+        self.start_pods(flavor, t)
+
+    def remove_nodes(self, flavor: Flavor, count: int, t: float) -> None:
+        flavor.mutate(t)
+        flavor.ready -= count
+        del flavor.spot_nodes[len(flavor.spot_nodes) - min(count, len(flavor.spot_nodes)) :]
+        self.audit(flavor)
+
+    def provision(self, flavor: Flavor, t: float) -> None:
+        """Karpenter: nodes for pods that fit on no ready or booting node, up to the limit."""
+        want = sum(self.placement_units(j, flavor) for j in flavor.waiting)
+        free = (flavor.ready + flavor.booting) * flavor.per_node - flavor.alloc
+        short = want - free
+        room = flavor.max_nodes - flavor.ready - flavor.booting
+        if short > 0 and room > 0:
+            self.launch(flavor, min(room, math.ceil(short / flavor.per_node)), t)
+
+    def placement_units(self, job: int, flavor: Flavor) -> int:
+        placed = self.on[job]
+        return placed[1] if placed is not None and placed[0] is flavor else 0
+
+    # ------------------------------------------------------------------ pods
+    def start_pods(self, flavor: Flavor, t: float) -> None:
+        free = flavor.ready * flavor.per_node - flavor.alloc
+        if not flavor.waiting or free <= 0:
+            return
+        still: list[int] = []
+        for job in flavor.waiting:
+            units = self.placement_units(job, flavor)
+            if units <= free:
+                free -= units
+                self.run(job, flavor, units, t)
+            else:
+                still.append(job)
+        flavor.waiting = still
+
+    def run(self, job: int, flavor: Flavor, units: int, t: float) -> None:
+        flavor.mutate(t)
+        flavor.alloc += units
+        flavor.busy += units / flavor.per_gpu * self.utilization(job)
+        if self.started[job] < 0:
+            self.started[job] = t
+        self.run_start[job] = t
+        self.running[flavor.key][job] = None
+        self.push(t + self.remaining[job], FINISH, job, self.runs[job])
+        self.audit(flavor)
+
+    def utilization(self, job: int) -> float:
+        util = self.jobs[job].utilization
+        return self.options.utilization if util is None else util
+
+    def stop(self, job: int, t: float, *, done: bool) -> Flavor:
+        """Take a running job off its flavor; not done: its work since the last checkpoint is lost."""
+        placed = self.on[job]
+        assert placed is not None
+        flavor, units = placed
+        flavor.mutate(t)
+        flavor.alloc -= units
+        flavor.busy -= units / flavor.per_gpu * self.utilization(job)
+        flavor.busy = max(flavor.busy, 0.0)  # float residue of many adds and subtracts
+        del self.running[flavor.key][job]
+        self.runs[job] += 1
+        ran = t - self.run_start[job]
+        if done:
+            self.remaining[job] = 0.0
+        else:
+            lost = ran % self.options.checkpoint_seconds
+            self.remaining[job] -= ran - lost
+            self.lost_gpu_s += lost * units / flavor.per_gpu
+        self.audit(flavor)
+        return flavor
+
+    def audit(self, flavor: Flavor) -> None:
+        if not self.options.audit:
+            return
+        gpus = (flavor.ready + flavor.booting) * flavor.gpus_per_node
+        alloc = flavor.alloc / flavor.per_gpu
+        if not (
+            gpus + 1e-9 >= alloc and alloc + 1e-9 >= flavor.busy and flavor.alloc <= flavor.ready * flavor.per_node
+        ):
+            raise InvariantError(
+                f"{flavor.key} at {self.now}: provisioned {gpus}, allocated {alloc}, busy {flavor.busy}"
+            )
+
+    # ------------------------------------------------------------------ admission
+    def enqueue(self, job: int) -> None:
+        heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], self.jobs[job].submit, job))
+
+    def arrive(self, job: int, t: float) -> None:
+        i = self.tenant_of[job]
+        item = (-self.ranks[job], self.jobs[job].submit, job)
+        heapq.heappush(self.queues[i], item)
+        if item < self.window_end[i] or len(self.queues[i]) <= self.options.lookahead:
+            self.blocked[i] = -1  # the job is inside the window the last pass looked at
+        self.admit_all(t, only=i)
+
+    def admit_all(self, t: float, only: int | None = None) -> None:
+        """A Kueue pass over every tenant's queue (or only one's, when only its queue changed).
+
+        A pass admits what fits and skips over up to `lookahead` jobs that do not (BestEffortFIFO;
+        1: StrictFIFO), and stops at the first failure of the smallest size: a larger job fails
+        where a smaller one did (the same flavors, the same quota). As Kueue parks inadmissible
+        workloads until a requeue event, a queue is not tried again until quota is freed
+        (`epoch`) or a job lands inside the window the last pass looked at.
+        """
+        for i in [only] if only is not None else self.tenant_order:
+            queue = self.queues[i]
+            if self.blocked[i] == self.epoch or not queue:
+                continue
+            kept: list[tuple[int, float, int]] = []
+            smallest_failed = 1 << 30
+            while queue and len(kept) < self.options.lookahead:
+                item = heapq.heappop(queue)
+                if self.sizes[item[2]] < smallest_failed and self.admit(item[2], t):
+                    continue
+                kept.append(item)
+                smallest_failed = min(smallest_failed, self.sizes[item[2]])
+                if smallest_failed <= 1:
+                    break
+            for item in kept:
+                heapq.heappush(queue, item)
+            self.blocked[i], self.window_end[i] = self.epoch, max(kept) if kept else _OPEN
+
+    def admit(self, job: int, t: float) -> bool:
+        tenant = self.tenants[self.tenant_of[job]]
+        usage = self.usage[self.tenant_of[job]]
+        for flavor, units in self.placements[job]:
+            within = usage[flavor.key] + units <= tenant.limit[flavor.key]
+            if within and flavor.admitted + units <= flavor.cap:
+                self.place(job, flavor, units, t)
+                return True
+        for flavor, units in self.placements[job]:
+            if usage[flavor.key] + units <= tenant.nominal[flavor.key] and self.reclaim(flavor, units, tenant, t):
+                self.place(job, flavor, units, t)
+                return True
+        return False
+
+    def place(self, job: int, flavor: Flavor, units: int, t: float) -> None:
+        flavor.admitted += units
+        self.usage[self.tenant_of[job]][flavor.key] += units
+        self.on[job] = (flavor, units)
+        flavor.waiting.append(job)
+        self.start_pods(flavor, t)
+        self.provision(flavor, t)
+
+    def reclaim(self, flavor: Flavor, units: int, tenant: SimTenant, t: float) -> bool:
+        """Preempt borrowers on `flavor` until `units` fit; False (and nothing preempted) if they cannot."""
+        over = {
+            i for i, u in enumerate(self.usage) if u.get(flavor.key, 0) > self.tenants[i].nominal.get(flavor.key, 0)
+        }
+        victims = [j for j in self.admitted_on(flavor) if self.tenant_of[j] in over]
+        victims.sort(key=lambda j: (self.ranks[j], -self.jobs[j].submit))
+        need = flavor.admitted + units - flavor.cap
+        chosen: list[int] = []
+        for job in victims:
+            if need <= 0:
+                break
+            chosen.append(job)
+            need -= self.on[job][1]  # type: ignore[index]
+        if need > 0:
+            return False
+        for job in chosen:
+            self.evict(job, t)
+            self.preempted += 1
+        return True
+
+    def admitted_on(self, flavor: Flavor) -> list[int]:
+        return [*self.running[flavor.key], *flavor.waiting]
+
+    def evict(self, job: int, t: float) -> None:
+        """Kueue evicts the workload: off the flavor and its quota, back to the tenant's queue."""
+        placed = self.on[job]
+        assert placed is not None
+        flavor, units = placed
+        if job in self.running[flavor.key]:
+            self.stop(job, t, done=False)
+        else:
+            flavor.waiting.remove(job)
+        flavor.admitted -= units
+        self.usage[self.tenant_of[job]][flavor.key] -= units
+        self.on[job] = None
+        self.epoch += 1
+        self.enqueue(job)
+
+    def release(self, job: int) -> None:
+        placed = self.on[job]
+        assert placed is not None
+        flavor, units = placed
+        flavor.admitted -= units
+        self.usage[self.tenant_of[job]][flavor.key] -= units
+        self.on[job] = None
+        self.epoch += 1
+
+    def spot_tolerant(self, job: int) -> bool:
+        return self.ranks[job] < SPOT_TOLERANT_BELOW

@@ -1,0 +1,28 @@
+"""What a replay assumes beyond the spec and the trace: every number here is printed with the result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# Philly's median GPU utilisation (per-minute nvidia-smi samples; Jeon et al., USENIX ATC 2019):
+# the busy share of a job whose trace row gives none.
+DEFAULT_UTILIZATION = 0.486
+DEFAULT_BOOT_SECONDS = 300.0  # launch to Ready of a GPU node (AMI with drivers, no image pulls)
+DEFAULT_CHECKPOINT_SECONDS = 1800.0  # a job loses the work since its last checkpoint when stopped
+DEFAULT_LOOKAHEAD = 16  # BestEffortFIFO: queue heads tried per tenant and pass
+
+
+@dataclass(frozen=True)
+class Options:
+    seed: int = 0
+    autoscaling: bool = True  # False: every pool at nodes.max from the start, nothing removed
+    boot_seconds: float = DEFAULT_BOOT_SECONDS
+    utilization: float = DEFAULT_UTILIZATION
+    checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS
+    lookahead: int = DEFAULT_LOOKAHEAD  # 1: StrictFIFO
+    spot: bool = True  # spot interruptions
+    tenant_map: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    audit: bool = False  # check provisioned >= allocated >= busy after every change (slower)
+    skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)

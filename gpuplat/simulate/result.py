@@ -1,0 +1,151 @@
+"""The replay's numbers: GPU-hours provisioned / allocated / busy, waste, waiting, cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuplat.catalog.prices import HOURS_PER_MONTH
+from gpuplat.model import Market, Platform
+from gpuplat.plan import Plan
+from gpuplat.scaling import utilization_record
+from gpuplat.simulate.options import Options
+from gpuplat.simulate.trace import Trace
+
+if TYPE_CHECKING:
+    from gpuplat.simulate.engine import Engine
+
+PERCENTILES = (50, 95, 99)
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    name: str
+    provisioned_gpu_h: float  # billed: running nodes, and reservations around the clock
+    allocated_gpu_h: float
+    busy_gpu_h: float
+    cost_usd: dict[str, float]  # by market
+    all_on_demand_usd: float  # the same node-hours at the on-demand rate
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    tenant: str
+    priority: str
+    jobs: int
+    seconds: dict[int, float]  # percentile -> queueing delay (submission to first start)
+    mean_seconds: float
+
+
+@dataclass(frozen=True)
+class Result:
+    trace: str
+    jobs: int
+    seed: int
+    options: Options
+    signal: str  # the recorded series the autoscaler reads
+    hours: float
+    pools: tuple[PoolResult, ...]
+    waits: tuple[WaitResult, ...]
+    unplaceable: dict[str, int]  # trace tenant -> jobs no pool of its mapped tenant can hold
+    mapping: dict[str, str]
+    preempted: int
+    interrupted: int
+    lost_gpu_h: float
+    static_usd: float  # every pool at nodes.max for the same hours, as the plan prices it
+
+    def total(self, field: str) -> float:
+        return sum(getattr(p, field) for p in self.pools)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(sum(p.cost_usd.values()) for p in self.pools)
+
+    @property
+    def monthly_usd(self) -> float:
+        return self.cost_usd * HOURS_PER_MONTH / self.hours if self.hours else 0.0
+
+    @property
+    def waste(self) -> dict[str, float]:
+        prov, alloc, busy = (self.total(f) for f in ("provisioned_gpu_h", "allocated_gpu_h", "busy_gpu_h"))
+        if prov <= 0:
+            return {"unallocated": 0.0, "idle": 0.0, "total": 0.0}
+        return {"unallocated": 1 - alloc / prov, "idle": (alloc - busy) / prov, "total": 1 - busy / prov}
+
+
+def percentile(ordered: list[float], p: int) -> float:
+    """Nearest rank: the smallest value with at least p % of the values at or below it."""
+    if not ordered:
+        return 0.0
+    rank = max(1, -(-p * len(ordered) // 100))
+    return ordered[rank - 1]
+
+
+def _waits(engine: Engine) -> tuple[WaitResult, ...]:
+    names = {v: k for k, v in {"low": 0, "normal": 1, "high": 2, "critical": 3}.items()}
+    groups: dict[tuple[str, str], list[float]] = {}
+    for i, job in enumerate(engine.jobs):
+        if engine.started[i] >= 0:
+            key = (engine.tenants[engine.tenant_of[i]].name, names[engine.ranks[i]])
+            groups.setdefault(key, []).append(engine.started[i] - job.submit)
+    out: list[WaitResult] = []
+    for (tenant, priority), waits in sorted(groups.items()):
+        waits.sort()
+        stats = {p: percentile(waits, p) for p in PERCENTILES}
+        out.append(WaitResult(tenant, priority, len(waits), stats, sum(waits) / len(waits)))
+    return tuple(out)
+
+
+def _pools(engine: Engine, plan: Plan, horizon: float) -> tuple[PoolResult, ...]:
+    out: list[PoolResult] = []
+    for pool in engine.pools:
+        prov = alloc = busy = on_demand = 0.0
+        cost: dict[str, float] = {}
+        od_hourly = (
+            next((c.on_demand_hourly_usd for c in plan.cost.pools if c.pool == pool.name), 0.0) if plan.cost else 0.0
+        )
+        for f in pool.flavors:
+            billed_h = f.billed_node_s(horizon) / 3600
+            prov += billed_h * f.gpus_per_node
+            alloc += f.alloc_gpu_s / 3600
+            busy += f.busy_gpu_s / 3600
+            market = f.market.value if f.market is not None else "existing"
+            cost[market] = cost.get(market, 0.0) + billed_h * f.hourly
+            on_demand += billed_h * od_hourly
+        out.append(PoolResult(pool.name, prov, alloc, busy, cost, on_demand))
+    return tuple(out)
+
+
+def summarise(
+    model: Platform,
+    plan: Plan,
+    trace: Trace,
+    engine: Engine,
+    options: Options,
+    mapping: dict[str, str],
+    unplaceable: list[int],
+    horizon: float,
+) -> Result:
+    lost: dict[str, int] = {}
+    for i in unplaceable:
+        lost[engine.jobs[i].tenant] = lost.get(engine.jobs[i].tenant, 0) + 1
+    static = plan.cost.monthly_usd * (horizon / 3600) / HOURS_PER_MONTH if plan.cost else 0.0
+    return Result(
+        trace=trace.path,
+        jobs=len(engine.jobs),
+        seed=options.seed,
+        options=options,
+        signal=utilization_record(model.autoscaling.window).replace("utilization", "floor_signal"),
+        hours=horizon / 3600,
+        pools=_pools(engine, plan, horizon),
+        waits=_waits(engine),
+        unplaceable=dict(sorted(lost.items())),
+        mapping=dict(sorted(mapping.items())),
+        preempted=engine.preempted,
+        interrupted=engine.interrupted,
+        lost_gpu_h=engine.lost_gpu_s / 3600,
+        static_usd=static,
+    )
+
+
+__all__ = ["Market", "PoolResult", "Result", "WaitResult", "percentile", "summarise"]

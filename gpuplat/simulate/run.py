@@ -1,0 +1,153 @@
+"""One replay: map the trace onto the platform, run the event loop, summarise."""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+
+from gpuplat.model import Platform, Provider
+from gpuplat.plan import Plan
+from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
+from gpuplat.simulate import autoscale
+from gpuplat.simulate.engine import ARRIVE, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.fleet import (
+    PRIORITY_RANK,
+    SPOT_TOLERANT_BELOW,
+    Flavor,
+    SimTenant,
+    build_flavors,
+    build_pools,
+    build_tenants,
+)
+from gpuplat.simulate.options import Options
+from gpuplat.simulate.result import Result, summarise
+from gpuplat.simulate.trace import Job, Trace
+
+
+def tenant_mapping(jobs: tuple[Job, ...], tenants: list[SimTenant], given: dict[str, str]) -> dict[str, str]:
+    """The trace's tenants -> the spec's: as given, the rest by job count round-robin over the
+    spec's tenants by quota (the busiest trace tenant to the largest spec tenant)."""
+    counts = Counter(j.tenant for j in jobs)
+    names = [t.name for t in sorted(tenants, key=lambda t: -sum(t.nominal.values()))]
+    out = {k: v for k, v in given.items() if k in counts}
+    rest = [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if k not in out]
+    for i, name in enumerate(rest):
+        out[name] = names[i % len(names)]
+    return out
+
+
+def _units(job: Job, flavor: Flavor) -> int | None:
+    """Units the job asks of a flavor's pool, or None where its shape does not go."""
+    if job.fraction < 1:
+        return max(1, round(job.fraction * flavor.per_gpu)) if flavor.per_gpu > 1 else 1
+    return job.gpus if flavor.per_gpu == 1 else None
+
+
+def placements(job: Job, rank: int, tenant: SimTenant, by_key: dict[str, Flavor]) -> list[tuple[Flavor, int]]:
+    out: list[tuple[Flavor, int]] = []
+    for key in tenant.flavors:
+        flavor = by_key[key]
+        units = _units(job, flavor)
+        if units is None or units > min(flavor.cap, tenant.limit[key]):
+            continue
+        if flavor.hazard > 0 and rank >= SPOT_TOLERANT_BELOW:
+            continue  # only preemptible work tolerates the spot taint
+        out.append((flavor, units))
+    return out
+
+
+def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], list[int]]:
+    flavors = build_flavors(model, plan)
+    pools = build_pools(model, plan, flavors)
+    tenants = build_tenants(model, plan, flavors)
+    mapping = tenant_mapping(trace.jobs, tenants, dict(options.tenant_map))
+    index = {t.name: i for i, t in enumerate(tenants)}
+    by_key = {f.key: f for f in flavors}
+    jobs = list(trace.jobs)
+    tenant_of = [index[mapping[j.tenant]] for j in jobs]
+    ranks = [PRIORITY_RANK[j.priority] if j.priority else tenants[tenant_of[i]].rank for i, j in enumerate(jobs)]
+    places = [placements(j, ranks[i], tenants[tenant_of[i]], by_key) for i, j in enumerate(jobs)]
+    engine = Engine(jobs, ranks, places, tenants, tenant_of, pools, options)
+    unplaceable = [i for i, p in enumerate(places) if not p]
+    return engine, mapping, unplaceable
+
+
+def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
+    for pool in engine.pools:
+        if not dynamic:
+            for f in pool.flavors:
+                f.ready = f.max_nodes  # the static fleet: every pool at nodes.max
+        elif pool.bounds is not None:
+            pool.floor = pool.bounds[0]  # the platform stood before the trace began
+            autoscale.hold_floor(pool, engine, 0.0)
+            for f in pool.flavors:
+                f.ready, f.booting = f.booting, 0
+    engine.heap.clear()  # the floor's initial nodes are Ready at 0, not booting
+    for f in engine.flavors:
+        for _ in range(f.ready if f.hazard > 0 and engine.options.spot else 0):
+            f.booting, f.ready = 1, f.ready - 1
+            engine.node_ready(f, 0.0)  # draws the node's interruption
+
+
+def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bool) -> None:
+    """A spot node's notice: its pods go (their work since the last checkpoint lost), back to wait for a node."""
+    if token not in flavor.spot_nodes:
+        return  # that node was already removed
+    flavor.spot_nodes.remove(token)
+    engine.interrupted += 1
+    share = -(-flavor.alloc // max(flavor.ready, 1))
+    free_needed = max(share, flavor.alloc - (flavor.ready - 1) * flavor.per_node)
+    victims = sorted(engine.running[flavor.key], key=lambda j: -engine.run_start[j])
+    for job in victims:
+        if free_needed <= 0:
+            break
+        free_needed -= engine.on[job][1]  # type: ignore[index]
+        engine.stop(job, t, done=False)
+        flavor.waiting.append(job)
+    flavor.mutate(t)
+    flavor.ready -= 1
+    engine.audit(flavor)
+    if dynamic:
+        engine.provision(flavor, t)
+    else:
+        engine.launch(flavor, 1, t)  # Karpenter replaces it at the notice
+
+
+def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None = None) -> Result:
+    options = options or Options()
+    engine, mapping, unplaceable = build(model, plan, trace, options)
+    # An existing cluster's nodes are there whether used or not: nothing scales them.
+    dynamic = options.autoscaling and model.target.provider is Provider.AWS
+    _start(engine, model, dynamic)
+    skip = set(unplaceable)
+    arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
+    engine.heap.extend(arrivals)
+    engine.seq = len(engine.jobs)
+    heapq.heapify(engine.heap)
+    if dynamic:
+        engine.push(0.0, TICK)
+    outstanding, horizon = len(arrivals), 0.0
+    stabilize = stabilization_seconds(model)
+    while engine.heap and outstanding:
+        t, _, kind, a, b = heapq.heappop(engine.heap)
+        engine.now = horizon = t
+        if kind == ARRIVE:
+            engine.arrive(a, t)
+        elif kind == FINISH:
+            if engine.runs[a] != b:
+                continue  # evicted since; this finish is void
+            flavor = engine.stop(a, t, done=True)
+            engine.release(a)
+            outstanding -= 1
+            engine.start_pods(flavor, t)
+            engine.admit_all(t)
+        elif kind == READY:
+            engine.node_ready(engine.flavors[a], t)
+        elif kind == TICK:
+            autoscale.tick(engine, model.autoscaling, t, stabilize)
+            engine.push(t + POLLING_SECONDS, TICK)
+        elif kind == INTERRUPT:
+            _interrupt(engine, engine.flavors[a], b, t, dynamic)
+    for f in engine.flavors:
+        f.advance(horizon)
+    return summarise(model, plan, trace, engine, options, mapping, unplaceable, horizon)
