@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from gpuplat.compile import Compiled, compile_sources, resolve_sources
-from gpuplat.diagnostics import render_json, render_text
+from gpuplat.compile import Compiled
 from gpuplat.policies.runner import evaluate, policy_config
 from gpuplat.preview import RecordedResource
 from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
@@ -34,6 +33,8 @@ from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
 from gpuplat.render.preview import blocked, drain_warning, refusal, render_changes, render_tree
+
+from .common import compiled_or_report
 
 
 @dataclass
@@ -166,13 +167,8 @@ def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResourc
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok and args.format == "json":
-        # Every command's --format json prints one JSON document, failures too (CI parses stdout).
-        sys.stdout.write(render_json(compiled.diagnostics))
-        return 1
-    sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans
-    if not compiled.ok:
+    compiled = compiled_or_report(args)
+    if compiled is None:
         return 1
     recorded = _record(args)
     if isinstance(recorded, int):

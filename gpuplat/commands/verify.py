@@ -10,23 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpuplat.compile import compile_sources, resolve_sources
-from gpuplat.diagnostics import render_json as diagnostics_json
-from gpuplat.diagnostics import render_text as diagnostics_text
 from gpuplat.verify.journeys import verify
 from gpuplat.verify.output import render_json, render_text
 from gpuplat.verify.render import RenderError, RenderUnavailable
+
+from .common import compiled_or_report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok and args.format == "json":
-        sys.stdout.write(diagnostics_json(compiled.diagnostics))
-        return EXIT_FAILED
-    sys.stderr.write(diagnostics_text(compiled.diagnostics))
-    if not compiled.ok or compiled.model is None or compiled.plan is None:
+    compiled = compiled_or_report(args)
+    if compiled is None or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
     from gpuplat.preview.stack import PreviewError, record_stack
 

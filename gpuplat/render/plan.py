@@ -127,7 +127,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
     fleet = plan.fleet_gpus
     cost = plan.cost
     return {
-        "kubernetes": kubernetes_json(model),
+        "kubernetes": kubernetes_json(model, plan),
         "pools": [_pool_json(p) for p in plan.pools],
         "fleet": {
             "gpus": fleet,
@@ -306,7 +306,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         "plan.txt.j2",
         name=model.metadata.name,
         where=f"{target.provider.value}" + (f", {target.region}" if target.region else ""),
-        kubernetes=kubernetes_facts(model),
+        kubernetes=kubernetes_facts(model, plan),
         owned=model.procurement is None,
         pools=block(_pools_table(model, plan)),
         sharing=block(_sharing_table(model, plan)),

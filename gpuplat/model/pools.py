@@ -1,6 +1,6 @@
 """GPU node pools as frozen dataclasses: their GPUs, node range, sharing and markets.
 
-Part of the model (gpuplat/model.py re-exports it); kept apart so each file stays readable.
+Part of the model (gpuplat/model/__init__.py re-exports it); kept apart so each file stays readable.
 """
 
 from __future__ import annotations

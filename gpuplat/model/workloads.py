@@ -1,6 +1,6 @@
 """The spec's reference workloads as frozen dataclasses, with their defaults.
 
-Part of the model (gpuplat/model.py re-exports it); kept apart so each file stays readable.
+Part of the model (gpuplat/model/__init__.py re-exports it); kept apart so each file stays readable.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ never look at raw YAML data or repeat a default. The spec's words (providers, ma
 sharing modes) and its defaults are gpuplat/vocabulary.py's; what the rules also read (a pool's
 GPUs, sharing mode and markets, a tenant's pools) is read through gpuplat/view.py, as the rules
 read it. Pools, storage and reference
-workloads have modules of their own (model_pools.py, model_storage.py, model_workloads.py),
-all re-exported here.
+workloads have modules of their own in this package (pools.py, storage.py, workloads.py),
+their public names re-exported here.
 """
 
 from __future__ import annotations
@@ -18,22 +18,22 @@ from types import MappingProxyType
 from typing import Any
 
 from gpuplat import vocabulary as vocab
-from gpuplat.model_pools import GpuNodePool as GpuNodePool
-from gpuplat.model_pools import NodeRange as NodeRange
-from gpuplat.model_pools import PoolReservation as PoolReservation
-from gpuplat.model_pools import ReservationKind as ReservationKind
-from gpuplat.model_pools import Sharing as Sharing
-from gpuplat.model_pools import Taint as Taint
-from gpuplat.model_pools import build_pool, frozen_map
-from gpuplat.model_pools import gpu_of as gpu_of
-from gpuplat.model_storage import ColdTier as ColdTier
-from gpuplat.model_storage import HotTier as HotTier
-from gpuplat.model_storage import Storage as Storage
-from gpuplat.model_storage import Transition as Transition
-from gpuplat.model_storage import WarmTier as WarmTier
-from gpuplat.model_storage import Workload as Workload
-from gpuplat.model_storage import build_storage
-from gpuplat.model_workloads import ReferenceWorkload, build_workloads
+from gpuplat.model.pools import GpuNodePool as GpuNodePool
+from gpuplat.model.pools import NodeRange as NodeRange
+from gpuplat.model.pools import PoolReservation as PoolReservation
+from gpuplat.model.pools import ReservationKind as ReservationKind
+from gpuplat.model.pools import Sharing as Sharing
+from gpuplat.model.pools import Taint as Taint
+from gpuplat.model.pools import build_pool, frozen_map
+from gpuplat.model.pools import gpu_of as gpu_of
+from gpuplat.model.storage import ColdTier as ColdTier
+from gpuplat.model.storage import HotTier as HotTier
+from gpuplat.model.storage import Storage as Storage
+from gpuplat.model.storage import Transition as Transition
+from gpuplat.model.storage import WarmTier as WarmTier
+from gpuplat.model.storage import Workload as Workload
+from gpuplat.model.storage import build_storage
+from gpuplat.model.workloads import ReferenceWorkload, build_workloads
 from gpuplat.view import allowed_pools, isolation, priority
 from gpuplat.vocabulary import MARKET_ORDER as MARKET_ORDER
 from gpuplat.vocabulary import SHARED_MODES as SHARED_MODES

@@ -1,6 +1,6 @@
 """The storage tiers as frozen dataclasses: hot (FSx for Lustre), warm (S3 Express), cold (S3).
 
-Part of the model (gpuplat/model.py re-exports it); kept apart so each file stays readable.
+Part of the model (gpuplat/model/__init__.py re-exports it); kept apart so each file stays readable.
 """
 
 from __future__ import annotations

@@ -1,0 +1,42 @@
+"""What the commands share: compiling the stack their arguments name and printing its diagnostics.
+
+Every command prints diagnostics the same way: under `--format json` a failure is one JSON
+document on stdout (CI parses stdout); otherwise they go to stderr, so warnings never mix with
+the output a command exists for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpuplat.compile import Compiled, compile_sources, resolve_sources
+from gpuplat.diagnostics import render_github, render_json, render_text
+
+
+def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
+    sources = resolve_sources(args.stack, args.spec, args.overlay)
+    return compile_sources(sources, suppress=args.suppress, with_plan=with_plan)
+
+
+def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:
+    diags = compiled.diagnostics
+    if only_if_any and not diags:
+        return
+    if fmt == "json":
+        sys.stdout.write(render_json(diags))
+    elif fmt == "github":
+        sys.stdout.write(render_github(diags))
+    else:
+        (sys.stderr if only_if_any else sys.stdout).write(render_text(diags))
+
+
+def compiled_or_report(args: argparse.Namespace) -> Compiled | None:
+    """The compiled stack, its warnings on stderr; or None after printing why it does not compile."""
+    compiled = compile_args(args)
+    failed = not compiled.ok or compiled.model is None or compiled.plan is None
+    if failed and args.format == "json":
+        sys.stdout.write(render_json(compiled.diagnostics))
+        return None
+    sys.stderr.write(render_text(compiled.diagnostics))
+    return None if failed else compiled
