@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     policy.set_defaults(run=_policy)
     verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
     _common(verify, ["text", "json"])
+    verify.add_argument(
+        "--charts",
+        metavar="DIR",
+        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts); "
+        "without charts the steps that read them are reported as not checked",
+    )
     verify.set_defaults(run=_verify)
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])

@@ -33,8 +33,9 @@ from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
 from gpuplat.render.preview import blocked, drain_warning, refusal, render_changes, render_tree
+from gpuplat.verify.render import NO_CHARTS, ChartDirectory
 
-from .common import compiled_or_report
+from .common import ChartsError, chart_directory, compiled_or_report
 
 
 @dataclass
@@ -142,8 +143,17 @@ def _report(
         base_plan=base.plan if base else None,
         policy=policy_result(resources, args.stack, tuple(model.metadata.tags), cost),
         allow_replace=args.allow_replace,
-        verify=markdown_section(model, plan, [r.to_json() for r in resources]),
+        verify=markdown_section(model, plan, [r.to_json() for r in resources], _charts(args)),
     )
+
+
+def _charts(args: argparse.Namespace) -> ChartDirectory:
+    """The comment's verify section renders from the stack's local charts, when it names some."""
+    try:
+        return chart_directory(args.stack, None)
+    except ChartsError as err:
+        sys.stderr.write(f"gpuplat preview: warning: {err}; verify renders no chart\n")
+        return NO_CHARTS
 
 
 def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResource]] | int:
