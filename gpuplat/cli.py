@@ -55,6 +55,15 @@ def _version() -> str:
         return __version__
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, reading the installed distribution's metadata only when asked: importlib.metadata
+    and the metadata scan would otherwise cost every command's start."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        sys.stdout.write(f"gpuplat {_version()}\n")
+        parser.exit(0)
+
+
 # Each command is imported when it runs, never at start-up: check, plan and graph stay fast and
 # pulumi-free, and preview, policy and verify (which record through gpuplat.preview) load
 # pulumi only when asked for.
@@ -98,7 +107,7 @@ def _graph(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
-    parser.add_argument("--version", action="version", version=f"gpuplat {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     check = sub.add_parser("check", help="validate the spec (schema + semantic rules)")
     _common(check, ["text", "json", "github"])

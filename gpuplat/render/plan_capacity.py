@@ -68,7 +68,7 @@ def capacity_table(plan: Plan, table: Table) -> str | None:
     for flavor in plan.flavors:
         shares = [gpus.get((t, flavor.key), 0) for t in tenants]
         mark = " (topology-aware)" if flavor.topology_aware else ""
-        rows.append([flavor.name + mark, str(flavor.gpus), *(str(s) if s else "-" for s in shares), str(sum(shares))])
+        rows.append([flavor.name + mark, str(flavor.gpus), *[str(s) if s else "-" for s in shares], str(sum(shares))])
     totals = [str(totals_by_tenant[t]) for t in tenants]
     rows.append(["total", str(sum(f.gpus for f in plan.flavors)), *totals, str(sum(q.gpus for q in plan.quotas))])
     right = frozenset(range(1, len(header)))
