@@ -47,6 +47,7 @@ for entry in (str(BENCH), str(ROOT)):  # this checkout's gpuplat and components,
         sys.path.insert(0, entry)
 
 from bare import replay, replay_order  # noqa: E402
+from commands import command_times  # noqa: E402
 from generate import PROVIDERS, SIZES, check_spec, generate, write_spec  # noqa: E402
 from timing import Timing, best_of  # noqa: E402
 
@@ -71,6 +72,8 @@ class Row:
     preview: Timing
     bare: Timing
     parse: Timing
+    # Each command as a user runs it (bench/commands.py): the process, start to rendered text.
+    commands: dict[str, Timing]
 
     @property
     def ratio(self) -> float:
@@ -119,7 +122,21 @@ def measure(size: str, provider: str, repeat: int, workdir: Path, log: Callable[
     log(f"  bare     {bare.cell()}  {registered} registrations")
     if registered != len(order):
         raise RuntimeError(f"bare replay registered {registered} of {len(order)} resources")
-    return Row(size, provider, spec_size.pools, spec_size.tenants, len(resources), check, plan_t, preview, bare, parse)
+    commands = command_times(path, repeat)
+    log("  " + ", ".join(f"{name} {t.cell()}" for name, t in commands.items()) + "  (whole processes)")
+    return Row(
+        size,
+        provider,
+        spec_size.pools,
+        spec_size.tenants,
+        len(resources),
+        check,
+        plan_t,
+        preview,
+        bare,
+        parse,
+        commands,
+    )
 
 
 def stage_times(path: Path, repeat: int) -> tuple[Timing, Timing, Timing]:
@@ -185,6 +202,22 @@ def table(rows: Sequence[Row]) -> str:
             f"{1000 * r.preview.wall / r.resources:.2f}",
             f"{1000 * r.bare.wall / r.resources:.2f}",
         )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+PROCESS_HEADER = ("size", "provider", "pools", "tenants", "start", "check", "plan", "graph", "preview")
+
+
+def process_table(rows: Sequence[Row]) -> str:
+    """Each command as a whole process (start = `gpuplat --version`: interpreter and CLI imports)."""
+    lines = [
+        "| " + " | ".join(PROCESS_HEADER) + " |",
+        "|" + "|".join("---:" if i > 1 else "---" for i in range(len(PROCESS_HEADER))) + "|",
+    ]
+    for r in rows:
+        cells = [r.size, r.provider, str(r.pools), str(r.tenants)]
+        cells += [r.commands[name].cell() if name in r.commands else "-" for name in PROCESS_HEADER[4:]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -255,6 +288,13 @@ def results_markdown(rows: Sequence[Row], argv: Sequence[str], repeat: int, load
         "by libyaml), preview / bare of wall time (and of CPU time).",
         "",
         table(rows),
+        "## Each command as a user runs it",
+        "",
+        "`gpuplat <command> --spec SPEC --overlay ''` as a process of its own (bench/commands.py):",
+        "interpreter start, imports, the work and the rendered text, output discarded. Wall clock",
+        "around the process, its CPU time (user + system) in parentheses; best of the same runs.",
+        "",
+        process_table(rows),
         "## Scaling",
         "",
         "Exponent k in cpu ~ resources^k between consecutive sizes (1 = linear; CPU time, as it is",
@@ -312,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(measure(size, provider, args.repeat, workdir, log))
     text = table(rows)
     print(text, end="")
+    print(process_table(rows), end="")
     for note in scaling(rows):
         print(note)
     if args.results:

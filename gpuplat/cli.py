@@ -55,6 +55,15 @@ def _version() -> str:
         return __version__
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, reading the installed distribution's metadata only when asked: importlib.metadata
+    and the metadata scan would otherwise cost every command's start."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        sys.stdout.write(f"gpuplat {_version()}\n")
+        parser.exit(0)
+
+
 # Each command is imported when it runs, never at start-up: check, plan and graph stay fast and
 # pulumi-free, and preview, policy and verify (which record through gpuplat.preview) load
 # pulumi only when asked for.
@@ -123,7 +132,7 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
-    parser.add_argument("--version", action="version", version=f"gpuplat {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     check = sub.add_parser("check", help="validate the spec (schema + semantic rules)")
     _common(check, ["text", "json", "github"])
@@ -151,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     policy.set_defaults(run=_policy)
     verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
     _common(verify, ["text", "json"])
+    verify.add_argument(
+        "--charts",
+        metavar="DIR",
+        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts); "
+        "without charts the steps that read them are reported as not checked",
+    )
     verify.set_defaults(run=_verify)
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])

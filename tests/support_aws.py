@@ -19,6 +19,7 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.preview import RecordedResource, record_program
 from tests import support_k8s
+from tests.upstream import chart_values_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-platform"
@@ -118,16 +119,10 @@ def crd_errors(kind: tuple[str, str], obj: dict[str, Any]) -> Iterator[str]:
 
 # ------------------------------------------------------------------------------ chart values
 
-# Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
-CHART_DIRS = (ROOT / "tests" / "charts",)
-
-
-def chart_values(key: str) -> dict[str, Any] | None:
-    for directory in CHART_DIRS:
-        path = directory / key / "values.yaml"
-        if path.is_file():
-            return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return None
+def chart_values(key: str) -> dict[str, Any]:
+    """Chart `key`'s upstream values.yaml (the test fails, naming it, when it is missing)."""
+    path = chart_values_dir(key) / "values.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
 def unknown_value_keys(values: Any, defaults: Any, path: str = "") -> Iterator[str]:

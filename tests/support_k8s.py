@@ -24,9 +24,9 @@ from gpuplat.compile import Sources, compile_sources, compile_stack
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.preview import RecordedResource, record_program
+from tests.upstream import chart_values_dir, crd_files, upstream_root
 
 ROOT = Path(__file__).resolve().parent.parent
-CRDS = Path(__file__).resolve().parent / "crds"
 KUBERNETES_EXAMPLE = ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"
 PROJECT = "gpu-platform"
 STACKS = ("dev", "staging", "prod")
@@ -122,7 +122,7 @@ def _strict(schema: Any) -> Any:
 @functools.cache
 def crd_validator(api_version: str, kind: str) -> Draft202012Validator:
     group, version = api_version.split("/")
-    for path in sorted(CRDS.rglob("*.yaml")):
+    for path in crd_files():
         crd = yaml.safe_load(path.read_text(encoding="utf-8"))
         if crd.get("kind") != "CustomResourceDefinition":
             continue
@@ -131,7 +131,7 @@ def crd_validator(api_version: str, kind: str) -> Draft202012Validator:
                 if served["name"] == version and served.get("served", False):
                     return Draft202012Validator(_strict(copy.deepcopy(served["schema"]["openAPIV3Schema"])))
             raise LookupError(f"{kind}: version {version} is not served by {path.name}")
-    raise LookupError(f"no CRD for {api_version} {kind} under {CRDS}")
+    raise LookupError(f"no CRD for {api_version} {kind} in the upstream data ({upstream_root()})")
 
 
 def crd_errors(obj: Mapping[str, Any]) -> list[str]:
@@ -141,11 +141,9 @@ def crd_errors(obj: Mapping[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------------------ chart values
 
-# Upstream values.yaml per chart, vendored under tests/charts (see its SOURCES.md).
-CHART_DIRS = (ROOT / "tests" / "charts",)
 # Keys the chart templates read that values.yaml lacks, by chart, at the pinned version; any other
-# key Helm ignores. Where the chart's templates are vendored (gpuplat/catalog/chart_sources/) a
-# test checks each key is read there; the others were read in the upstream chart's templates.
+# key Helm ignores. With the real charts at hand (GPUPLAT_CHARTS) a test checks each key is read
+# by the chart's templates.
 TEMPLATE_ONLY_KEYS: Mapping[str, tuple[str, ...]] = {
     "gpu-operator": (
         "dcgmExporter.config",
@@ -183,11 +181,9 @@ OPEN_MAPS = frozenset(
 )
 
 
-def chart_dir(key: str) -> Path | None:
-    for directory in CHART_DIRS:
-        if (directory / key / "values.yaml").is_file():
-            return directory / key
-    return None
+def chart_dir(key: str) -> Path:
+    """Chart `key`'s upstream values directory (the test fails, naming it, when it is missing)."""
+    return chart_values_dir(key)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -197,7 +193,6 @@ def _load(path: Path) -> dict[str, Any]:
 def unknown_value_keys(key: str, values: Mapping[str, Any]) -> list[str]:
     """Key paths of `values` that chart `key`'s values.yaml (or a vendored subchart's) lacks."""
     directory = chart_dir(key)
-    assert directory is not None, f"no values.yaml for chart {key}"
     allowed = TEMPLATE_ONLY_KEYS.get(key, ())
     return list(_walk(directory, _load(directory / "values.yaml"), values, "", allowed))
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
-from gpuplat.verify import Journey, Step, render_text, verify
+from gpuplat.verify import ChartDirectory, Journey, Step, render_text, verify
 from tests import support_aws, support_k8s
 
 SPECS = ("kubernetes", *support_aws.STACKS)
+# The project's own stand-ins of the charts verify reads (tests/fixtures/charts/README.md).
+FIXTURE_CHARTS = ChartDirectory(Path(__file__).resolve().parent / "fixtures" / "charts")
 Mutation = Callable[[list[dict[str, Any]]], None]
 
 
@@ -53,7 +56,7 @@ def run(which: str, *mutations: Mutation) -> list[Journey]:
     model, plan, resources = recorded(which)
     for mutate in mutations:
         mutate(resources)
-    return verify(model, plan, resources)
+    return verify(model, plan, resources, FIXTURE_CHARTS)
 
 
 def journey(journeys: list[Journey], tenant: str, pool: str, resource: str | None = None) -> Journey:

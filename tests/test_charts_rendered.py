@@ -2,10 +2,13 @@
 
 Values alone do not say what a chart installs: Helm merges them into the chart's defaults
 (maps deep-merged, `null` deleting a key), and templates add their own. So every release of
-every shipped stack whose chart sources are vendored (gpuplat/catalog/chart_sources) is rendered
-with Helm's own library, and what comes out is checked: core kinds against the Kubernetes
-schema of the target version (kubernetes-validate, strict), custom resources against their
-CRDs (tests/crds, else the CRD the chart itself ships).
+every shipped stack whose chart is in the real-chart directory (`GPUPLAT_CHARTS`, one chart per
+key; skipped without it) is rendered with Helm's own library, and what comes out is checked:
+core kinds against the Kubernetes schema of the target version (kubernetes-validate, strict),
+custom resources against their upstream CRDs (else the CRD the chart itself ships).
+
+Helm's value semantics that verify relies on, and the refusals of the renderer, are checked on
+the project's own stand-in charts (tests/fixtures/charts), which always run.
 """
 
 from __future__ import annotations
@@ -22,30 +25,46 @@ from jsonschema import Draft202012Validator
 
 from gpuplat.catalog import CHARTS
 from gpuplat.verify.render import (
-    CHART_SOURCES,
     RELEASE_TYPE,
-    VENDORED_VERSIONS,
+    ChartDirectory,
     RenderError,
+    catalog_chart,
+    chart_version,
     render_release,
-    renderable,
-    source_dir,
 )
 from tests import support_k8s
-from tests.support_verify import SPECS, recorded, release
+from tests.support_verify import FIXTURE_CHARTS, SPECS, recorded, release
+from tests.upstream import real_charts
 
-VENDORED = ("hami", "gpu-operator", "karpenter", "karpenter-crd", "kueue")
+CHECKED = ("hami", "gpu-operator", "karpenter", "karpenter-crd", "kueue")
 
 
-def _releases(which: str) -> list[dict[str, Any]]:
+def _real() -> ChartDirectory:
+    return ChartDirectory(real_charts())
+
+
+def _render(inputs: dict[str, Any], charts: ChartDirectory) -> list[dict[str, Any]]:
+    rendered = render_release(inputs, charts)
+    assert rendered is not None, f"no chart {inputs['name']} under {charts.root}"
+    return rendered
+
+
+def _releases(which: str, charts: ChartDirectory) -> list[dict[str, Any]]:
     _, _, resources = recorded(which)
-    return [r["inputs"] for r in resources if r["type"] == RELEASE_TYPE and renderable(r["inputs"])]
+    return [
+        r["inputs"]
+        for r in resources
+        if r["type"] == RELEASE_TYPE
+        and (chart := catalog_chart(r["inputs"])) is not None
+        and charts.chart_dir(chart) is not None
+    ]
 
 
 @functools.cache
-def _chart_crd_validator(api_version: str, kind: str) -> Draft202012Validator:
+def _chart_crd_validator(root: Path, api_version: str, kind: str) -> Draft202012Validator:
     """The CRD a chart ships in its crds/ folder (plain YAML, installed before its templates)."""
     group, version = api_version.split("/")
-    for path in sorted(CHART_SOURCES.glob("*/crds/*.yaml")):
+    for path in sorted(root.glob("*/crds/*.yaml")):
         for crd in yaml.safe_load_all(path.read_text(encoding="utf-8")):
             if not crd or crd["spec"]["group"] != group or crd["spec"]["names"]["kind"] != kind:
                 continue
@@ -54,11 +73,11 @@ def _chart_crd_validator(api_version: str, kind: str) -> Draft202012Validator:
     raise LookupError(f"no CRD for {api_version} {kind}")
 
 
-def _custom_errors(obj: dict[str, Any]) -> list[str]:
+def _custom_errors(obj: dict[str, Any], root: Path) -> list[str]:
     try:
         return support_k8s.crd_errors(obj)
     except LookupError:
-        validator = _chart_crd_validator(obj["apiVersion"], obj["kind"])
+        validator = _chart_crd_validator(root, obj["apiVersion"], obj["kind"])
         return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
 
 
@@ -67,33 +86,32 @@ def _is_custom(obj: dict[str, Any]) -> bool:
     return "." in group and not group.endswith(".k8s.io")
 
 
-def test_every_vendored_chart_is_the_catalog_version() -> None:
-    assert set(VENDORED_VERSIONS) == set(VENDORED)
-    for key in VENDORED:
-        assert VENDORED_VERSIONS[key] == CHARTS[key].version, key
-        directory = source_dir(CHARTS[key])
-        assert directory is not None, key
+def test_every_real_chart_is_the_catalog_version() -> None:
+    charts = _real()
+    present = [key for key in CHECKED if charts.chart_dir(CHARTS[key]) is not None]
+    assert present, f"none of {CHECKED} is under {charts.root}"
+    for key in present:
+        directory = charts.chart_dir(CHARTS[key])
+        assert directory is not None
+        assert chart_version(directory) == CHARTS[key].version, key
         chart = yaml.safe_load((directory / "Chart.yaml").read_text(encoding="utf-8"))
         assert chart["name"] == CHARTS[key].chart
-        # gpu-operator and the Karpenter charts rewrite `version` at release time; appVersion
-        # or the SOURCES.md row ties the sources to the pinned release.
-        notes = (CHART_SOURCES / "SOURCES.md").read_text(encoding="utf-8")
-        assert f"| {key} | {CHARTS[key].version}" in notes, key
 
 
 @pytest.mark.parametrize("which", SPECS)
-def test_every_vendored_release_renders(which: str) -> None:
-    rendered = {r["name"]: render_release(r) for r in _releases(which)}
-    expected = {"gpu-operator", "kueue"} | ({"hami"} if which == "kubernetes" else {"karpenter", "karpenter-crd"})
-    assert expected <= set(rendered)
+def test_every_release_renders(which: str) -> None:
+    charts = _real()
+    rendered = {r["name"]: _render(r, charts) for r in _releases(which, charts)}
+    assert rendered, f"no chart of a {which} release is under {charts.root}"
     assert all(rendered.values())
 
 
 @pytest.mark.parametrize("which", SPECS)
 def test_rendered_core_objects_match_the_kubernetes_schema(which: str) -> None:
+    charts = _real()
     model, _, _ = recorded(which)
-    for inputs in _releases(which):
-        for obj in render_release(inputs):
+    for inputs in _releases(which, charts):
+        for obj in _render(inputs, charts):
             if _is_custom(obj):
                 continue
             try:
@@ -104,23 +122,28 @@ def test_rendered_core_objects_match_the_kubernetes_schema(which: str) -> None:
 
 @pytest.mark.parametrize("which", SPECS)
 def test_rendered_custom_resources_match_their_crds(which: str) -> None:
-    custom = [obj for inputs in _releases(which) for obj in render_release(inputs) if _is_custom(obj)]
-    assert any(obj["kind"] == "ClusterPolicy" for obj in custom)
+    charts = _real()
+    assert charts.root is not None
+    custom = [obj for inputs in _releases(which, charts) for obj in _render(inputs, charts) if _is_custom(obj)]
     for obj in custom:
-        assert _custom_errors(obj) == [], (obj["kind"], obj["metadata"].get("name"))
+        assert _custom_errors(obj, charts.root) == [], (obj["kind"], obj["metadata"].get("name"))
 
 
 def test_the_crd_check_catches_a_misspelt_cluster_policy_field() -> None:
-    policy = next(
-        o for o in render_release(release(recorded("dev")[2], "gpu-operator")) if o["kind"] == "ClusterPolicy"
-    )
+    charts = _real()
+    assert charts.root is not None
+    rendered = _render(release(recorded("dev")[2], "gpu-operator"), charts)
+    policy = next(o for o in rendered if o["kind"] == "ClusterPolicy")
+    assert _custom_errors(policy, charts.root) == []
     policy["spec"]["devicePlugin"]["confg"] = {}
-    assert any("confg" in e for e in _custom_errors(policy))
+    assert any("confg" in e for e in _custom_errors(policy, charts.root))
 
 
-def test_rendered_cluster_policy_carries_the_emitted_sharing_configs() -> None:
+@pytest.mark.parametrize("charts", ["real", "stand-in"])
+def test_rendered_cluster_policy_carries_the_emitted_sharing_configs(charts: str) -> None:
+    directory = _real() if charts == "real" else FIXTURE_CHARTS
     _, _, resources = recorded("kubernetes")
-    objs = render_release(release(resources, "gpu-operator"))
+    objs = _render(release(resources, "gpu-operator"), directory)
     policy = next(o for o in objs if o["kind"] == "ClusterPolicy")
     assert policy["spec"]["mig"]["strategy"] == "mixed"
     names = {o["metadata"]["name"] for o in objs if o["kind"] == "ConfigMap"}
@@ -131,10 +154,12 @@ def test_rendered_cluster_policy_carries_the_emitted_sharing_configs() -> None:
 # ---- Helm's value semantics, and the HAMi defect they cause -----------------------------------
 
 
-def _hami_plugin(values: dict[str, Any]) -> dict[str, Any]:
+def _hami_plugin(values: dict[str, Any], charts: ChartDirectory = FIXTURE_CHARTS) -> dict[str, Any]:
     inputs = {**release(recorded("kubernetes")[2], "hami"), "values": values}
     return next(
-        o for o in render_release(inputs) if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "hami-device-plugin"
+        o
+        for o in _render(inputs, charts)
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "hami-device-plugin"
     )
 
 
@@ -161,10 +186,14 @@ def test_hami_device_plugin_runs_on_the_fractional_pool_nodes() -> None:
     assert {k: v for k, v in selector.items() if labels.get(k) != v} == {}
 
 
-def test_chart_sources_are_package_data() -> None:
-    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8")
-    assert "catalog/chart_sources/**/*" in pyproject
-    assert (CHART_SOURCES / "SOURCES.md").is_file()
+def test_the_stand_in_hami_merges_as_the_real_chart_does() -> None:
+    """The stand-in reproduces the behaviour verify relies on: checked against the real chart."""
+    real = _real()
+    if real.chart_dir(CHARTS["hami"]) is None:
+        pytest.skip(f"no hami chart under {real.root}")
+    for values in ({"devicePlugin": {"nvidiaNodeSelector": {"pool": "lab"}}}, {}):
+        ours, theirs = _hami_plugin(values), _hami_plugin(values, real)
+        assert ours["spec"]["template"]["spec"]["nodeSelector"] == theirs["spec"]["template"]["spec"]["nodeSelector"]
 
 
 def test_a_null_in_release_values_never_reaches_helm() -> None:
@@ -188,11 +217,17 @@ def test_a_null_in_release_values_never_reaches_helm() -> None:
 
 def test_a_release_of_another_version_is_refused_not_rendered_from_the_wrong_templates() -> None:
     inputs = {**release(recorded("kubernetes")[2], "hami"), "version": "2.11.0"}
-    with pytest.raises(RenderError, match=r"installs hami 2.11.0, but the vendored sources are 2.10.0"):
-        render_release(inputs)
+    with pytest.raises(RenderError, match=r"installs hami 2.11.0, but .*hami holds version 2.10.0"):
+        render_release(inputs, FIXTURE_CHARTS)
+
+
+def test_a_release_whose_chart_is_not_given_is_not_rendered(tmp_path: Path) -> None:
+    inputs = release(recorded("kubernetes")[2], "hami")
+    assert render_release(inputs, ChartDirectory(None)) is None
+    assert render_release(inputs, ChartDirectory(tmp_path)) is None
 
 
 def test_value_yaml_files_are_refused_rather_than_guessed() -> None:
     inputs = {**release(recorded("kubernetes")[2], "hami"), "valueYamlFiles": [{"$asset": {"text": "a: 1\n"}}]}
     with pytest.raises(RenderError, match="valueYamlFiles are not read"):
-        render_release(inputs)
+        render_release(inputs, FIXTURE_CHARTS)

@@ -18,7 +18,6 @@ from gpuplat.model import Platform
 from gpuplat.preview import RecordedResource
 from tests.support_k8s import (
     KUBERNETES_EXAMPLE,
-    ROOT,
     STACKS,
     by_kind,
     compile_kubernetes_example,
@@ -27,6 +26,7 @@ from tests.support_k8s import (
     recorded,
     releases,
 )
+from tests.upstream import chart_values_dir
 
 HOST = "kubernetes.io/hostname"
 MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
@@ -182,7 +182,7 @@ def test_sriov_config_daemon_waits_for_the_ofed_driver() -> None:
     ]
     assert selector == {FABRIC_LABEL: "true", MOFED_WAIT: "false"}
     # The label is the network operator's own: its bundled SR-IOV chart selects on it the same way.
-    values = yaml.safe_load((ROOT / "tests" / "charts" / "network-operator" / "values.yaml").read_text())
+    values = yaml.safe_load((chart_values_dir("network-operator") / "values.yaml").read_text(encoding="utf-8"))
     bundled = values["sriov-network-operator"]["sriovOperatorConfig"]["configDaemonNodeSelector"]
     assert bundled[MOFED_WAIT] == "false"
 

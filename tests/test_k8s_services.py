@@ -157,7 +157,6 @@ KUEUE_CHANGES = {"resources", "manageJobsWithoutQueueName", "managedJobsNamespac
 
 def test_kueue_configuration_keeps_the_chart_default() -> None:
     directory = chart_dir("kueue")
-    assert directory is not None
     values = yaml.safe_load((directory / "values.yaml").read_text(encoding="utf-8"))
     default = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     ours = kueue_config()

@@ -3,8 +3,9 @@ no function of gpuplat/ past 60.
 
 The import graph is read from the source (ast), module-level and function-level imports alike:
 a cycle through a function-level import still ties the two modules together, and only works
-until someone moves the import up. Imports under `if TYPE_CHECKING:` are left out: they never
-run (a record may name its neighbour's type in an annotation). `from pkg import name` counts as
+until someone moves the import up. Imports under `if TYPE_CHECKING:` count too: they never run,
+but a types module that names the types of the steps filling it still has its arrows backwards
+(the records go below the steps that compute them). `from pkg import name` counts as
 an import of `pkg.name` when that is a module, else of `pkg`.
 """
 
@@ -32,27 +33,9 @@ def _modules(package: Path) -> dict[str, Path]:
     return {_name(p, package): p for p in sorted(package.rglob("*.py"))}
 
 
-def _type_checking(node: ast.AST) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node below `node`, except what only runs under a type checker."""
-    for child in ast.iter_child_nodes(node):
-        if _type_checking(child):
-            assert isinstance(child, ast.If)
-            yield from (n for other in child.orelse for n in (other, *_nodes(other)))
-            continue
-        yield child
-        yield from _nodes(child)
-
-
 def _imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
     is_package = path.name == "__init__.py"
-    for node in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -119,7 +102,7 @@ def test_the_cycle_check_finds_one(tmp_path: Path) -> None:
     (package / "d.py").write_text("from .c import *\n")
     graph = import_graph(package)
     assert graph["gpuplat.a"] == {"gpuplat.a.x"}
-    assert (graph["gpuplat.c"], graph["gpuplat.d"]) == (set(), {"gpuplat.c"})
+    assert (graph["gpuplat.c"], graph["gpuplat.d"]) == ({"gpuplat.b"}, {"gpuplat.c"})
     assert [sorted(c) for c in cycles(graph)] == [["gpuplat.a.x", "gpuplat.b"]]
 
 

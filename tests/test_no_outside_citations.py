@@ -1,5 +1,6 @@
 """Code cites the repository (docs/, README, the catalog's upstream URLs), never a file a user of
-the repository does not have: the team's design notes or a shared upstream mirror beside it."""
+the repository does not have: the team's design notes or a shared upstream mirror beside it.
+The one place that names where the upstream data sits is the tests' helper that reads it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ FORBIDDEN = re.compile(r"DESIGN|CHARTS\.md|FORMATS\.md|shared/upstream")
 FOLDERS = ("gpuplat", "components", "policy", "tests", "bench", "docs")
 SUFFIXES = {".py", ".md", ".yaml", ".yml", ".j2", ".toml"}
 SKIP = ("tests/snapshots/",)
+# Where the tests read upstream CRDs and values from (its default location, named once).
+READS_UPSTREAM = {"tests/upstream.py": re.compile(r"DESIGN|CHARTS\.md|FORMATS\.md")}
 
 
 def offending_lines(root: Path) -> list[str]:
@@ -22,8 +25,9 @@ def offending_lines(root: Path) -> list[str]:
         rel = path.relative_to(root).as_posix()
         if not path.is_file() or rel.startswith(SKIP) or path == Path(__file__).resolve():
             continue
+        forbidden = READS_UPSTREAM.get(rel, FORBIDDEN)
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            if FORBIDDEN.search(line):
+            if forbidden.search(line):
                 hits.append(f"{rel}:{number}: {line.strip()}")
     return hits
 

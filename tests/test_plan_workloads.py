@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from gpuplat.cli import main
 from gpuplat.compile import Compiled, Sources, compile_sources
 from gpuplat.model import GpuNodePool, NodeRange, Sharing, SharingMode
-from gpuplat.model_workloads import ReferenceWorkload
+from gpuplat.model.workloads import ReferenceWorkload
 from gpuplat.plan.workloads import (
     GIB,
     fits,

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from gpuplat.cli import main
-from gpuplat.verify import Journey, Step, render_json, render_text, verify
+from gpuplat.commands.common import ChartsError, chart_directory
+from gpuplat.verify import ChartDirectory, Journey, Step, render_json, render_text, verify
 from gpuplat.verify import types as steps_
-from tests.support_verify import SPECS, run, shared_hot_handle, small_default_limits
+from tests.support_verify import FIXTURE_CHARTS, SPECS, recorded, run, shared_hot_handle, small_default_limits
 
 # ---- output and the CLI ---------------------------------------------------------------------------
 
@@ -23,7 +24,7 @@ def test_output_formats() -> None:
     assert set(document) == {"journeys"}
     first = document["journeys"][0]
     assert set(first) == {"tenant", "pool", "resource", "ok", "steps"}
-    assert set(first["steps"][0]) == {"step", "ok", "detail"}
+    assert set(first["steps"][0]) == {"step", "ok", "checked", "detail"}
     text = render_text(journeys)
     assert "FAILED research -> train (nvidia.com/gpu)" in text
     assert "    FAIL admission: LimitRange research/container-defaults defaults the cpu limit" in text
@@ -35,9 +36,9 @@ def test_cli_text_and_json_exit_one_when_a_journey_fails(
 ) -> None:
     import gpuplat.commands.verify as command
 
-    def with_defect(model: Any, plan: Any, resources: list[dict[str, Any]]) -> list[Journey]:
+    def with_defect(model: Any, plan: Any, resources: list[dict[str, Any]], charts: ChartDirectory) -> list[Journey]:
         small_default_limits(resources)
-        return verify(model, plan, resources)
+        return verify(model, plan, resources, charts)
 
     monkeypatch.setattr(command, "verify", with_defect)  # the real recording, one defect put in
     assert main(["verify", "--stack", "dev"]) == 1
@@ -80,7 +81,7 @@ def test_cli_without_helm_python(capsys: pytest.CaptureFixture[str], monkeypatch
 
     render._render_cached.cache_clear()
     monkeypatch.setitem(sys.modules, "helm_python", None)  # `import helm_python` raises ImportError
-    assert main(["verify", "--stack", "dev"]) == 2
+    assert main(["verify", "--stack", "dev", "--charts", str(FIXTURE_CHARTS.root)]) == 2
     assert "needs helm-python-sdk; install it with `pip install 'gpuplat[verify]'`" in capsys.readouterr().err
     render._render_cached.cache_clear()
 
@@ -109,3 +110,53 @@ def test_preview_markdown_carries_the_verify_section(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "journey(s) reach a GPU." in out.split("### Verify\n\n", 1)[1]
     assert out.index("### Policy") < out.index("### Verify") < out.index("### Platform")
+
+
+# ---- where the charts come from ------------------------------------------------------------------
+
+
+def test_without_charts_the_steps_reading_them_are_not_checked_and_not_failures() -> None:
+    model, plan, resources = recorded("dev")
+    journeys = verify(model, plan, resources)
+    assert all(j.ok for j in journeys), render_text([j for j in journeys if not j.ok])
+    skipped = {s.step for j in journeys for s in j.unchecked}
+    assert skipped == {steps_.DEVICE_PLUGIN, steps_.CAPACITY}
+    text = render_text(journeys)
+    assert "    skip device-plugin: flavor " in text
+    assert "step(s) not checked (not failures):\n" in text
+    assert "    device-plugin: no chart directory to render gpu-operator from (give --charts DIR or set" in text
+    document = json.loads(render_json(journeys))
+    assert any(s["checked"] is False and s["ok"] for j in document["journeys"] for s in j["steps"])
+    with_charts = verify(model, plan, resources, FIXTURE_CHARTS)
+    assert all(j.ok and not j.unchecked for j in with_charts)
+
+
+def test_a_chart_directory_without_one_chart_names_it(tmp_path: Path) -> None:
+    model, plan, resources = recorded("kubernetes")
+    journeys = verify(model, plan, resources, ChartDirectory(tmp_path))
+    details = {s.detail for j in journeys for s in j.unchecked}
+    assert any(f"no chart hami under {tmp_path} ({tmp_path}/hami/Chart.yaml)" in d for d in details), details
+    assert any(f"no chart gpu-operator under {tmp_path}" in d for d in details), details
+
+
+def test_cli_charts_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["verify", "--stack", "dev", "--charts", str(FIXTURE_CHARTS.root)]) == 0
+    out = capsys.readouterr().out
+    assert "not checked" not in out and "skip" not in out
+    assert main(["verify", "--stack", "dev"]) == 0
+    assert "step(s) not checked (not failures)" in capsys.readouterr().out
+    assert main(["verify", "--stack", "dev", "--charts", str(tmp_path / "nowhere")]) == 2
+    assert f"--charts: {tmp_path / 'nowhere'} is not a directory" in capsys.readouterr().err
+
+
+def test_the_stack_setting_names_the_chart_directory(tmp_path: Path) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "charts").mkdir()
+    settings = tmp_path / "stacks" / "Pulumi.lab.yaml"
+    settings.write_text("config:\n  gpuplat:localCharts: charts\n", encoding="utf-8")
+    assert chart_directory("lab", None, tmp_path) == ChartDirectory(tmp_path / "charts")
+    assert chart_directory("lab", str(FIXTURE_CHARTS.root), tmp_path) == FIXTURE_CHARTS  # the flag wins
+    assert chart_directory("other", None, tmp_path).root is None
+    settings.write_text("config:\n  gpuplat:localCharts: gone\n", encoding="utf-8")
+    with pytest.raises(ChartsError, match="stack setting gpuplat:localCharts of stack lab: gone is not a directory"):
+        chart_directory("lab", None, tmp_path)

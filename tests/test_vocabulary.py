@@ -18,7 +18,7 @@ import pytest
 from gpuplat import view
 from gpuplat import vocabulary as vocab
 from gpuplat.catalog import SHARING_OVERHEAD
-from gpuplat.model_workloads import SHARDING_STAGES
+from gpuplat.model.workloads import SHARDING_STAGES
 from gpuplat.validate.schema import schema
 
 SCHEMA: dict[str, Any] = json.loads(vocab.SCHEMA_PATH.read_text(encoding="utf-8"))

@@ -60,7 +60,7 @@ from gpuplat.catalog.eks import node_ami_alias
 from gpuplat.model import GpuNodePool as PoolModel
 from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
-from gpuplat.plan.capacity import NodeOverlayPlan, NodePoolPlan
+from gpuplat.plan.types import NodeOverlayPlan, NodePoolPlan
 
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG

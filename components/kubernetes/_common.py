@@ -8,6 +8,7 @@ ClusterQueue, a ClusterQueue by its LocalQueue, a ConfigMap by the GPU Operator)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import pulumi
@@ -16,6 +17,7 @@ import pulumi_kubernetes as k8s
 from components._common import child_opts
 from components.conventions import GPU_TAINT_KEY, OWNER, PART_OF_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.catalog import CHARTS, KUBERNETES_NAMESPACES, platform_namespaces
+from gpuplat.catalog.charts import LOCAL_CHARTS_KEY, LOCAL_CHARTS_NAMESPACE, local_chart
 from gpuplat.catalog.labels import TENANT_LABEL as _TENANT_LABEL
 from gpuplat.model import GpuNodePool, Market, Platform, Provider
 from gpuplat.plan import Plan
@@ -65,6 +67,16 @@ def reserved_namespaces(model: Platform) -> frozenset[str]:
 NamespaceOwner = Literal["platform", "helm", "existing"]
 
 
+def local_charts() -> str | None:
+    """The stack setting `gpuplat:localCharts`, made absolute: a directory holding one chart per
+    catalog key (DIR/kueue, DIR/hami, ...) to install from instead of the charts' repositories,
+    for a cluster that cannot reach them (docs/charts.md). Relative to the project directory,
+    where Pulumi runs the program; absolute, because Helm resolves a local chart against the
+    provider's working directory, not the program's."""
+    configured = pulumi.Config(LOCAL_CHARTS_NAMESPACE).get(LOCAL_CHARTS_KEY)
+    return str(Path(configured).resolve()) if configured else None
+
+
 def helm_release(
     parent: pulumi.Resource,
     name: str,
@@ -78,7 +90,8 @@ def helm_release(
     suffix: str | None = None,
     **extra: Any,
 ) -> k8s.helm.v3.Release:
-    """The pinned catalog chart `key` as release `<name>-<suffix or key>` (the one Helm helper).
+    """The pinned catalog chart `key` as release `<name>-<suffix or key>` (the one Helm helper):
+    from its repository, or from `gpuplat:localCharts`/<key> when that stack setting is set.
 
     With `namespace="platform"` the namespace is ours rather than Helm's (`create_namespace`),
     so it carries the Pod Security label its node agents need and Pulumi shows and diffs it like
@@ -94,11 +107,12 @@ def helm_release(
             opts=child_opts(parent, provider),
         )
         deps.append(ns)
-    repo = chart.release_repo
+    local = local_charts()
+    repo = None if local else chart.release_repo
     return k8s.helm.v3.Release(
         f"{name}-{suffix or key}",
         name=key,
-        chart=chart.release_chart,
+        chart=local_chart(local, key) if local else chart.release_chart,
         version=chart.version,
         namespace=chart.namespace,
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo is not None else None,

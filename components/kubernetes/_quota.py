@@ -28,8 +28,8 @@ from typing import Any
 from components.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.model import Market, Platform, Tenant
 from gpuplat.plan import Plan
-from gpuplat.plan.capacity import FlavorPlan
 from gpuplat.plan.capacity import tenant_flavors as _tenant_flavors
+from gpuplat.plan.types import FlavorPlan
 
 from ._common import toleration, topology_name
 

@@ -2,11 +2,14 @@
 """Helm charts the platform installs: where from, which version, into which namespace.
 
 Source: each chart's upstream repository at the tag and commit its entry names (chart name,
-install location, chart version, appVersion). Each chart's values.yaml is vendored under
-tests/charts/<Chart.key>/ (provenance in tests/charts/SOURCES.md), and the full sources of
-the charts `verify` renders under gpuplat/catalog/chart_sources/. The newest stable release
-of each chart as of 2026-08-21. CRD API versions: the CRD files under tests/crds/ (provenance
-in tests/crds/SOURCES.md), which the tests validate against.
+install location, chart version, appVersion). The newest stable release of each chart as of
+2026-08-21. The tests read each chart's values.yaml and the CRDs of these versions from the
+upstream data directory beside the clone (tests/upstream.py); the repository holds no copy.
+
+Local charts: the stack setting `gpuplat:localCharts` names a directory holding one
+subdirectory per chart key (DIR/kueue, DIR/hami, ...), e.g. charts pulled with `helm pull
+--untar` at the versions below. The components then install from there (no repository), and
+`gpuplat verify` renders from there (docs/charts.md).
 
 Versions are the published chart versions, not the ``Chart.yaml`` at the tag: gpu-operator,
 karpenter, karpenter-crd and sriov-network-operator rewrite theirs at release time.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from types import MappingProxyType
 
 
@@ -47,6 +51,28 @@ class Chart:
     def release_repo(self) -> str | None:
         """``repository_opts.repo`` of ``helm.v3.Release``; None for OCI charts."""
         return None if self.is_oci else self.repo
+
+
+LOCAL_CHARTS_NAMESPACE, LOCAL_CHARTS_KEY = "gpuplat", "localCharts"
+LOCAL_CHARTS_SETTING = f"{LOCAL_CHARTS_NAMESPACE}:{LOCAL_CHARTS_KEY}"
+
+
+def local_chart(directory: str, key: str) -> str:
+    """The ``chart`` argument of a release installed from a local chart directory."""
+    return str(PurePath(directory) / key)
+
+
+def chart_of_release(chart_ref: object) -> Chart | None:
+    """The catalog chart a release's ``chart`` argument names: its repository reference, or a
+    local chart directory named after the chart's key."""
+    if not isinstance(chart_ref, str) or not chart_ref:
+        return None
+    for chart in CHARTS.values():
+        if chart_ref == chart.release_chart:
+            return chart
+    local = PurePath(chart_ref)
+    chart = CHARTS.get(local.name)
+    return chart if chart is not None and len(local.parts) > 1 else None
 
 
 _NGC = "https://helm.ngc.nvidia.com/nvidia"

@@ -1,35 +1,14 @@
-"""`gpuplat check`: validate the spec and print every diagnostic; the compile and print helpers
-`plan` shares."""
+"""`gpuplat check`: validate the spec and print every diagnostic."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from gpuplat.compile import Compiled, compile_sources, compile_stack, resolve_sources
-from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
+from gpuplat.diagnostics import has_errors, printable
 
 from . import EXIT_INVALID, EXIT_OK
-
-
-def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:
-    diags = compiled.diagnostics
-    if only_if_any and not diags:
-        return
-    if fmt == "json":
-        sys.stdout.write(render_json(diags))
-    elif fmt == "github":
-        sys.stdout.write(render_github(diags))
-    else:
-        (sys.stderr if only_if_any else sys.stdout).write(render_text(diags))
-
-
-def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
-    if args.suppress or not with_plan:
-        return compile_sources(
-            resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress, with_plan=with_plan
-        )
-    return compile_stack(args.stack, args.spec, args.overlay)
+from .common import compile_args, print_diagnostics
 
 
 def cmd_check(args: argparse.Namespace) -> int:

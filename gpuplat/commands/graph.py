@@ -6,23 +6,19 @@ import argparse
 import json
 import sys
 
-from gpuplat.compile import compile_sources, resolve_sources
-from gpuplat.diagnostics import render_json, render_text
 from gpuplat.render.graph import platform_graph, render_mermaid
+
+from . import EXIT_INVALID, EXIT_OK
+from .common import compiled_or_report
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok or compiled.model is None or compiled.plan is None:
-        if args.format == "json":
-            sys.stdout.write(render_json(compiled.diagnostics))
-        else:
-            sys.stderr.write(render_text(compiled.diagnostics))
-        return 1
-    sys.stderr.write(render_text(compiled.diagnostics))  # warnings only: the picture is still drawn
+    compiled = compiled_or_report(args)
+    if compiled is None or compiled.model is None or compiled.plan is None:
+        return EXIT_INVALID
     graph = platform_graph(compiled.model, compiled.plan)
     if args.format == "json":
         sys.stdout.write(json.dumps(graph.to_json(), indent=2) + "\n")
     else:
         sys.stdout.write(render_mermaid(graph))
-    return 0
+    return EXIT_OK

@@ -9,7 +9,7 @@ import sys
 from gpuplat.render.plan import plan_json, plan_text
 
 from . import EXIT_INVALID, EXIT_OK
-from .check import compile_args, print_diagnostics
+from .common import compile_args, print_diagnostics
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -11,13 +11,14 @@ import argparse
 import json
 import sys
 
-from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_text
 from gpuplat.policies.config import PolicyConfigError
 from gpuplat.policies.runner import evaluate, policy_config
 from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.policy import render_violations
+
+from .common import compile_args
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -26,7 +27,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
     except PolicyConfigError as err:
         sys.stderr.write(f"gpuplat policy: error: {err}\n")
         return 2
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
+    compiled = compile_args(args)
     sys.stderr.write(render_text(compiled.diagnostics))  # warnings too, away from stdout
     if not compiled.ok or compiled.model is None:
         return 1

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from gpuplat.compile import Compiled, compile_sources, resolve_sources
-from gpuplat.diagnostics import render_json, render_text
+from gpuplat.compile import Compiled
 from gpuplat.policies.runner import evaluate, policy_config
 from gpuplat.preview import RecordedResource
 from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
@@ -34,6 +33,9 @@ from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
 from gpuplat.render.preview import blocked, drain_warning, refusal, render_changes, render_tree
+from gpuplat.verify.render import NO_CHARTS, ChartDirectory
+
+from .common import ChartsError, chart_directory, compiled_or_report
 
 
 @dataclass
@@ -141,8 +143,17 @@ def _report(
         base_plan=base.plan if base else None,
         policy=policy_result(resources, args.stack, tuple(model.metadata.tags), cost),
         allow_replace=args.allow_replace,
-        verify=markdown_section(model, plan, [r.to_json() for r in resources]),
+        verify=markdown_section(model, plan, [r.to_json() for r in resources], _charts(args)),
     )
+
+
+def _charts(args: argparse.Namespace) -> ChartDirectory:
+    """The comment's verify section renders from the stack's local charts, when it names some."""
+    try:
+        return chart_directory(args.stack, None)
+    except ChartsError as err:
+        sys.stderr.write(f"gpuplat preview: warning: {err}; verify renders no chart\n")
+        return NO_CHARTS
 
 
 def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResource]] | int:
@@ -166,13 +177,8 @@ def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResourc
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok and args.format == "json":
-        # Every command's --format json prints one JSON document, failures too (CI parses stdout).
-        sys.stdout.write(render_json(compiled.diagnostics))
-        return 1
-    sys.stderr.write(render_text(compiled.diagnostics))  # warnings too: a preview is read by humans
-    if not compiled.ok:
+    compiled = compiled_or_report(args)
+    if compiled is None:
         return 1
     recorded = _record(args)
     if isinstance(recorded, int):

@@ -2,7 +2,9 @@
 
 Imported only when the command runs: recording drives pulumi through the preview engine.
 Exit codes: 0 every journey reaches a GPU, 1 a journey fails (or the spec is invalid, or the
-program fails), 2 usage or IO (no Pulumi program here, helm-python-sdk missing).
+program fails), 2 usage or IO (no Pulumi program here, no such chart directory, helm-python-sdk
+missing while charts are given). Charts: `--charts DIR`, else the stack setting
+`gpuplat:localCharts`; without either, the steps that read a rendered chart are not checked.
 """
 
 from __future__ import annotations
@@ -10,29 +12,29 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpuplat.compile import compile_sources, resolve_sources
-from gpuplat.diagnostics import render_json as diagnostics_json
-from gpuplat.diagnostics import render_text as diagnostics_text
 from gpuplat.verify.journeys import verify
 from gpuplat.verify.output import render_json, render_text
 from gpuplat.verify.render import RenderError, RenderUnavailable
+
+from .common import ChartsError, chart_directory, compiled_or_report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
-    if not compiled.ok and args.format == "json":
-        sys.stdout.write(diagnostics_json(compiled.diagnostics))
-        return EXIT_FAILED
-    sys.stderr.write(diagnostics_text(compiled.diagnostics))
-    if not compiled.ok or compiled.model is None or compiled.plan is None:
+    compiled = compiled_or_report(args)
+    if compiled is None or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
     from gpuplat.preview.stack import PreviewError, record_stack
 
     try:
+        charts = chart_directory(args.stack, args.charts)
+    except ChartsError as err:
+        sys.stderr.write(f"gpuplat verify: error: {err}\n")
+        return EXIT_USAGE
+    try:
         resources = record_stack(args.stack, args.spec, args.overlay)
-        journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources])
+        journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources], charts)
     except (PreviewError, RenderUnavailable) as err:
         sys.stderr.write(f"gpuplat verify: error: {err}\n")
         return EXIT_USAGE

@@ -11,6 +11,7 @@ from gpuplat.diagnostics import Level
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan.capacity import flavors, floor_findings, node_overlays, node_pools, quotas, topology_findings
 from gpuplat.plan.cost import missing_prices, plan_cost
+from gpuplat.plan.eks_support import eks_support
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
 from gpuplat.plan.queues import flavor_limit_findings
@@ -80,6 +81,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         quotas=planned_quotas,
         workloads=workloads,
         fabric_zone=zone,
+        eks_support=eks_support(model),
     )
     return PlanOutcome(plan, findings)
 

@@ -39,53 +39,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
 from gpuplat.model import MARKET_ORDER, Market, Platform, Provider, Tenant, isolation_permits
 from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
 from gpuplat.plan.procurement import pool_order
-from gpuplat.plan.types import PlanFinding, PoolPlan
+from gpuplat.plan.types import FlavorPlan, NodeOverlayPlan, NodePoolPlan, PlanFinding, PoolPlan, QuotaPlan
 
 MARKET_WEIGHT: Mapping[Market, int] = {Market.RESERVED: 100, Market.SPOT: 50, Market.ON_DEMAND: 10}
-
-
-@dataclass(frozen=True)
-class NodePoolPlan:
-    pool: str
-    market: Market
-    name: str  # the NodePool's metadata.name
-    nodes: int
-    gpus: int  # its nvidia.com/gpu limit
-    weight: int
-
-
-@dataclass(frozen=True)
-class NodeOverlayPlan:
-    pool: str
-    name: str
-    node_pools: tuple[str, ...]  # the NodePools whose instance types it applies to
-    capacity: Mapping[str, int]  # extended resource -> units one node advertises
-
-
-@dataclass(frozen=True)
-class FlavorPlan:
-    key: str  # stable suffix of Pulumi names: pool, or pool-market
-    name: str  # the ResourceFlavor's metadata.name
-    pool: str
-    market: Market | None  # None on provider kubernetes
-    gpus: int  # capacity
-    units: Mapping[str, int]  # resource -> units one GPU of the pool advertises
-    topology_aware: bool = False  # names the fabric's Kueue Topology
-
-
-@dataclass(frozen=True)
-class QuotaPlan:
-    """A tenant's nominal GPUs on one flavor."""
-
-    tenant: str
-    flavor: str  # FlavorPlan.key
-    gpus: int
 
 
 def node_pool_name(pool: str, market: Market) -> str:

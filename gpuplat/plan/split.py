@@ -45,35 +45,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from gpuplat.model import MARKET_ORDER, Market
 from gpuplat.plan.split_cheap import cheap_run
 from gpuplat.plan.split_nodes import decompose
 from gpuplat.plan.split_search import EPS, SizeClass, State, Vec, best_total, budget_of, run_search
+from gpuplat.plan.split_types import Split, SplitPool
 
 __all__ = ["EPS", "Split", "SplitPool", "State", "Vec", "ideal_split", "split_fleet", "targets_of", "tolerance_of"]
-
-
-@dataclass(frozen=True)
-class SplitPool:
-    gpus_per_node: int
-    max_nodes: int
-    markets: tuple[Market, ...]
-
-    @property
-    def gpus(self) -> int:
-        return self.gpus_per_node * self.max_nodes
-
-
-@dataclass(frozen=True)
-class Split:
-    nodes: tuple[Mapping[Market, int], ...]  # per pool, every allowed market; () when infeasible
-    totals: Mapping[Market, int]  # GPUs per market; zeros when infeasible
-    targets: Mapping[Market, float]
-    tolerance: Mapping[Market, int]
-    feasible: bool
-    exact: bool  # the search was exhaustive, so `feasible=False` is a proof
 
 
 def targets_of(pools: Sequence[SplitPool], shares: Mapping[Market, float]) -> dict[Market, float]:

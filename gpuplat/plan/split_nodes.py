@@ -10,12 +10,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from gpuplat.model import MARKET_ORDER, Market
-
-if TYPE_CHECKING:
-    from gpuplat.plan.split import SplitPool
+from gpuplat.plan.split_types import SplitPool
 
 EPS = 1e-9
 

@@ -9,15 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
+from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
-
-if TYPE_CHECKING:
-    from gpuplat.plan.capacity import FlavorPlan, NodeOverlayPlan, NodePoolPlan, QuotaPlan
-    from gpuplat.plan.workloads import WorkloadPlan
 
 
 @dataclass(frozen=True)
@@ -149,6 +145,17 @@ class StoragePlan:
 
 
 @dataclass(frozen=True)
+class EksSupport:
+    """The cluster's Kubernetes minor on the EKS support calendar (provider aws)."""
+
+    phase: str  # standard | extended | ended | unknown (a minor the calendar does not list)
+    standard_end: str | None  # None when the calendar does not list the minor
+    extended_end: str | None
+    calendar_as_of: str  # the calendar's date: a reader of an old plan sees how old the facts are
+    calendar_source: str
+
+
+@dataclass(frozen=True)
 class PoolCost:
     pool: str
     monthly_usd: Mapping[Market, float]
@@ -206,6 +213,47 @@ class CostPlan:
         return self.monthly_usd + self.services_monthly_usd
 
 
+# ---- what gets provisioned from the numbers (gpuplat/plan/capacity.py fills these) ----------
+
+
+@dataclass(frozen=True)
+class NodePoolPlan:
+    pool: str
+    market: Market
+    name: str  # the NodePool's metadata.name
+    nodes: int
+    gpus: int  # its nvidia.com/gpu limit
+    weight: int
+
+
+@dataclass(frozen=True)
+class NodeOverlayPlan:
+    pool: str
+    name: str
+    node_pools: tuple[str, ...]  # the NodePools whose instance types it applies to
+    capacity: Mapping[str, int]  # extended resource -> units one node advertises
+
+
+@dataclass(frozen=True)
+class FlavorPlan:
+    key: str  # stable suffix of Pulumi names: pool, or pool-market
+    name: str  # the ResourceFlavor's metadata.name
+    pool: str
+    market: Market | None  # None on provider kubernetes
+    gpus: int  # capacity
+    units: Mapping[str, int]  # resource -> units one GPU of the pool advertises
+    topology_aware: bool = False  # names the fabric's Kueue Topology
+
+
+@dataclass(frozen=True)
+class QuotaPlan:
+    """A tenant's nominal GPUs on one flavor."""
+
+    tenant: str
+    flavor: str  # FlavorPlan.key
+    gpus: int
+
+
 @dataclass(frozen=True)
 class Plan:
     pools: tuple[PoolPlan, ...]
@@ -230,6 +278,7 @@ class Plan:
     # storage.warm.zoneId) the directory bucket (gpuplat/plan/zones.py); None on kubernetes.
     fabric_zone: str | None = None
     capacity_blocks: tuple[CapacityBlockUse, ...] = ()  # reserved nodes held in bought Capacity Blocks
+    eks_support: EksSupport | None = None  # None on provider kubernetes
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from gpuplat.catalog import fsx
 from gpuplat.catalog.precision import FP8_GPUS, INFERENCE_BYTES
 from gpuplat.model import GpuNodePool, Platform, Provider
-from gpuplat.model_workloads import SHARDING_STAGES, ReferenceWorkload
+from gpuplat.model.workloads import SHARDING_STAGES, ReferenceWorkload
 from gpuplat.plan.codes import HOT_TIER_CHECKPOINTS, WORKLOAD_DOES_NOT_FIT, WORKLOAD_GPUS_EXCEED_POOL
 from gpuplat.plan.types import PlanFinding, StoragePlan
-from gpuplat.plan.workloads import Unit, WorkloadPlan, capacity, fits, larger_profiles, memory, pool_unit
+from gpuplat.plan.workload_types import Unit, WorkloadPlan
+from gpuplat.plan.workloads import capacity, fits, larger_profiles, memory, pool_unit
 
 MAX_REMEDIES = 3
 

@@ -61,18 +61,17 @@ pull request 3347). Unknown (None) on provider kubernetes or without a warm tier
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from gpuplat.catalog import instance_type
 from gpuplat.catalog.precision import INFERENCE_BYTES, TRAINING
 from gpuplat.model import GpuNodePool, Platform, SharingMode, gpu_of
-from gpuplat.model_workloads import ReferenceWorkload
+from gpuplat.model.workloads import ReferenceWorkload
 from gpuplat.plan.sharing import mig_devices
 from gpuplat.plan.storage import MB_PER_GIB, transfer_seconds
 from gpuplat.plan.types import StoragePlan
+from gpuplat.plan.workload_types import Memory, Unit, Variant, WorkloadPlan
 
 GIB = 2**30
-USABLE_FRACTION = 0.9  # of a unit's memory; the rest is CUDA context, buffers, fragmentation
 
 
 # ---- the papers' formulas, in bytes ----------------------------------------------------------
@@ -110,25 +109,6 @@ def kv_cache_bytes_per_token(layers: int, hidden: int, heads: int, kv_heads: int
 # ---- memory per GPU --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Memory:
-    """GiB per unit of the pool."""
-
-    weights: float
-    gradients: float
-    optimizer: float
-    activations: float
-    kv_cache: float
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
-
-    @property
-    def states(self) -> float:
-        return self.total - self.activations
-
-
 def memory(w: ReferenceWorkload) -> Memory:
     if w.training:
         weights, gradients, states = model_state_bytes(w.parameters, w.precision, w.optimizer, w.zero_stage, w.gpus)
@@ -150,19 +130,6 @@ def max_micro_batch(w: ReferenceWorkload, available_gib: float) -> int | None:
 
 
 # ---- the unit a workload's GPU count counts --------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Unit:
-    kind: str  # gpu | mig | share
-    label: str  # "H100-SXM-80GB GPU", "1g.10gb MIG instance", "1/4 share of L40S-48GB"
-    memory_gib: float
-    per_node: int  # such units on one node of the pool
-    profile: str | None = None  # MIG profile
-
-    @property
-    def usable_gib(self) -> float:
-        return self.memory_gib * USABLE_FRACTION
 
 
 def pool_unit(pool: GpuNodePool) -> Unit:
@@ -208,38 +175,6 @@ def capacity(pool: GpuNodePool, unit: Unit) -> int:
 
 
 # ---- the plan of one workload ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Variant:
-    """The same workload with one choice changed (without AMP, without checkpointing)."""
-
-    memory: Memory
-    fits: bool
-    max_micro_batch: int | None
-
-
-@dataclass(frozen=True)
-class WorkloadPlan:
-    name: str
-    kind: str
-    pool: str
-    gpus: int
-    precision: str
-    unit: Unit
-    memory: Memory
-    fits: bool
-    max_micro_batch: int | None
-    checkpoint_gib: float | None  # training only
-    keep_checkpoints: int  # 0 for inference
-    checkpoint_write_seconds: float | None
-    model_gib: float
-    model_load_seconds: float | None
-    without_amp: Variant
-    without_checkpointing: Variant | None  # None for inference
-    # What the workload would gain: AMP for an fp32 training run, checkpointing when it is off.
-    with_amp: Variant | None = None
-    with_checkpointing: Variant | None = None
 
 
 def fits(mem: Memory, unit: Unit) -> bool:

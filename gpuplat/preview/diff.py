@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
+from .changes import Change as Change
+from .changes import FieldChange as FieldChange
 from .engine import RecordedResource
 from .gate import annotate
 from .replacements import replacing_fields
@@ -108,53 +110,6 @@ def checkout(ref: str, cwd: Path = Path()) -> Generator[Path]:
 
 
 # ---- diff -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    path: str  # dot-joined input path ("options.protect" for an option)
-    old: Any
-    new: Any
-    replaces: bool = False
-    via: str | None = None  # URN of a replaced resource whose new id/ARN lands here
-
-
-@dataclass(frozen=True)
-class Change:
-    urn: str
-    type: str
-    name: str
-    op: str  # create | update | replace | delete
-    stateful: bool
-    fields: tuple[FieldChange, ...] = ()
-    delete_before_replace: bool = False
-    previous_urn: str | None = None  # matched through an alias
-    blocked: tuple[str, ...] = ()  # why AWS would refuse the change (gate.py): never accepted
-    drains: str | None = None  # a deleted or replaced NodePool's name: Karpenter drains its nodes
-
-    @property
-    def refused(self) -> bool:
-        """Losing this resource loses data: only with --allow-replace."""
-        return self.stateful and self.op in ("replace", "delete")
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "urn": self.urn,
-            "op": self.op,
-            "stateful": self.stateful,
-            "fields": [f.path for f in self.fields],
-            "type": self.type,
-            "name": self.name,
-        }
-        if self.op == "replace":
-            out["replaceFields"] = [f.path for f in self.fields if f.replaces]
-        if self.previous_urn:
-            out["previousUrn"] = self.previous_urn
-        if self.blocked:
-            out["blocked"] = list(self.blocked)
-        if self.drains:
-            out["drainsNodePool"] = self.drains
-        return out
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-if TYPE_CHECKING:  # diff.py runs annotate() on its changes
-    from .diff import Change, FieldChange
-    from .engine import RecordedResource
+from .changes import Change, FieldChange
+from .records import RecordedResource
 
 EKS = "aws:eks/cluster:Cluster"
 VPC = "aws:ec2/vpc:Vpc"

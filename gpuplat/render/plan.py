@@ -127,7 +127,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
     fleet = plan.fleet_gpus
     cost = plan.cost
     return {
-        "kubernetes": kubernetes_json(model),
+        "kubernetes": kubernetes_json(model, plan),
         "pools": [_pool_json(p) for p in plan.pools],
         "fleet": {
             "gpus": fleet,
@@ -160,11 +160,13 @@ def plan_json(model: Platform, plan: Plan) -> Json:
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:
     """Columns padded to their widest cell; `right` columns (numbers) right-aligned."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    # Column by column (zip(*rows)), padders chosen once per column: the capacity table of a large
+    # spec has a column per tenant and a row per flavor, 10^5 cells.
+    widths = [max(map(len, column)) for column in zip(header, *rows, strict=True)]
+    pads = [str.rjust if i in right else str.ljust for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        out = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
-        return "  ".join(out).rstrip()
+        return "  ".join([pad(c, w) for pad, c, w in zip(pads, cells, widths, strict=True)]).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]) + "\n"
 
@@ -306,7 +308,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         "plan.txt.j2",
         name=model.metadata.name,
         where=f"{target.provider.value}" + (f", {target.region}" if target.region else ""),
-        kubernetes=kubernetes_facts(model),
+        kubernetes=kubernetes_facts(model, plan),
         owned=model.procurement is None,
         pools=block(_pools_table(model, plan)),
         sharing=block(_sharing_table(model, plan)),

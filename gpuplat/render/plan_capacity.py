@@ -58,12 +58,18 @@ def capacity_table(plan: Plan, table: Table) -> str | None:
         return None
     tenants = list(dict.fromkeys(q.tenant for q in plan.quotas))
     header = ["flavor", "GPUs", *tenants, "promised"]
+    # One pass over the quotas, then look-ups: a scan per cell is flavors x tenants x quotas.
+    gpus: dict[tuple[str, str], int] = {}
+    totals_by_tenant: dict[str, int] = dict.fromkeys(tenants, 0)
+    for q in plan.quotas:
+        gpus.setdefault((q.tenant, q.flavor), q.gpus)  # the first, as the scan found it
+        totals_by_tenant[q.tenant] += q.gpus
     rows: list[list[str]] = []
     for flavor in plan.flavors:
-        shares = [next((q.gpus for q in plan.quotas if q.tenant == t and q.flavor == flavor.key), 0) for t in tenants]
+        shares = [gpus.get((t, flavor.key), 0) for t in tenants]
         mark = " (topology-aware)" if flavor.topology_aware else ""
-        rows.append([flavor.name + mark, str(flavor.gpus), *(str(s) if s else "-" for s in shares), str(sum(shares))])
-    totals = [str(sum(q.gpus for q in plan.quotas if q.tenant == t)) for t in tenants]
+        rows.append([flavor.name + mark, str(flavor.gpus), *[str(s) if s else "-" for s in shares], str(sum(shares))])
+    totals = [str(totals_by_tenant[t]) for t in tenants]
     rows.append(["total", str(sum(f.gpus for f in plan.flavors)), *totals, str(sum(q.gpus for q in plan.quotas))])
     right = frozenset(range(1, len(header)))
     return table(header, rows, right)

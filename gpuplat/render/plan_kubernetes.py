@@ -1,44 +1,41 @@
-"""The cluster's Kubernetes version against the EKS support calendar, for the plan.
-
-The plan says which support phase the version is in and until when, next to the date of the
-calendar it was measured against: a reader of an old plan sees how old the facts are.
+"""The plan's Kubernetes line: the cluster's version and, on aws, its EKS support phase (the
+plan computes the phase; this module only shapes it for the JSON document and the text).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_CALENDAR_SOURCE, EKS_VERSIONS, support_phase
-from gpuplat.model import Platform, Provider
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
 
 Json = dict[str, Any]
 
 
-def kubernetes_json(model: Platform) -> Json:
+def kubernetes_json(model: Platform, plan: Plan) -> Json:
     version = model.target.kubernetes_version
-    if model.target.provider is not Provider.AWS:
+    support = plan.eks_support
+    if support is None:
         return {"version": version}
-    known = EKS_VERSIONS.get(version)
     return {
         "version": version,
-        "eksSupport": support_phase(version),
-        "standardSupportEnds": known.standard_end if known else None,
-        "extendedSupportEnds": known.extended_end if known else None,
-        "calendarAsOf": EKS_CALENDAR_AS_OF,
-        "calendarSource": EKS_CALENDAR_SOURCE,
+        "eksSupport": support.phase,
+        "standardSupportEnds": support.standard_end,
+        "extendedSupportEnds": support.extended_end,
+        "calendarAsOf": support.calendar_as_of,
+        "calendarSource": support.calendar_source,
     }
 
 
-def kubernetes_facts(model: Platform) -> Json:
+def kubernetes_facts(model: Platform, plan: Plan) -> Json:
     """What the plan's Kubernetes line says (templates/plan.txt.j2): the version, on aws its phase."""
-    version = model.target.kubernetes_version
-    known = EKS_VERSIONS.get(version) if model.target.provider is Provider.AWS else None
+    support = plan.eks_support
     return {
-        "version": version,
-        "aws": model.target.provider is Provider.AWS,
-        "known": known is not None,
-        "phase": support_phase(version) if model.target.provider is Provider.AWS else None,
-        "standard_end": known.standard_end if known else None,
-        "extended_end": known.extended_end if known else None,
-        "as_of": EKS_CALENDAR_AS_OF,
+        "version": model.target.kubernetes_version,
+        "aws": support is not None,
+        "known": support is not None and support.phase != "unknown",
+        "phase": support.phase if support else None,
+        "standard_end": support.standard_end if support else None,
+        "extended_end": support.extended_end if support else None,
+        "as_of": support.calendar_as_of if support else None,
     }

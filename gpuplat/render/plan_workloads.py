@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuplat.plan.workloads import Memory, Variant, WorkloadPlan
+from gpuplat.plan.workload_types import Memory, Variant, WorkloadPlan
 
 Json = dict[str, Any]
 

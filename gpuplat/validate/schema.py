@@ -7,15 +7,18 @@ import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import Any, cast
-
-from jsonschema import Draft202012Validator, exceptions, validators
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
 from gpuplat.spec.positions import PathPart, Pos
 from gpuplat.validate.schema_fast import compile_schema
 from gpuplat.vocabulary import SCHEMA_PATH
+
+if TYPE_CHECKING:
+    # jsonschema is imported only to word the errors of a spec the fast check rejected: its
+    # import is a fifth of a valid `gpuplat plan` of a large spec (bench/results.md).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 
 @cache
@@ -70,6 +73,8 @@ def _inlined(node: Any, defs: dict[str, Any], done: dict[str, Any], open_: froze
 
 @cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator, validators
+
     checker: Any = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     untyped: Any = validators  # jsonschema's extend() is unannotated
     strict: Any = untyped.extend(Draft202012Validator, type_checker=checker)
@@ -206,6 +211,8 @@ def _form_hint(description: str) -> str:
 
 
 def _best_match(errors: list[ValidationError]) -> ValidationError:
+    from jsonschema import exceptions
+
     module: Any = exceptions  # best_match's return type is untyped upstream
     return cast("ValidationError", module.best_match(errors))
 

@@ -27,7 +27,7 @@ from gpuplat.catalog.labels import DEVICE_PLUGIN_CONFIG_LABEL, DEVICE_PLUGIN_DEP
 from gpuplat.model import GpuNodePool, SharingMode
 
 from .k8s import Obj, as_list, as_map, describe, dig, labels_text, untolerated
-from .types import DEVICE_PLUGIN, Nodes, Step
+from .types import DEVICE_PLUGIN, Nodes, Step, not_checked
 from .view import View
 
 
@@ -152,6 +152,9 @@ def _operator_problem(policy: Obj, nodes: Nodes) -> str | None:
 
 def gpu_operator_step(view: View, pool: GpuNodePool, nodes: Nodes, resource: str) -> Step:
     release = view.release_of_chart("gpu-operator")
+    unknown = view.not_rendered(release) if release else None
+    if unknown:
+        return not_checked(DEVICE_PLUGIN, unknown)
     policies = view.find_rendered(release, "ClusterPolicy") if release else []
     if not policies:
         return Step(DEVICE_PLUGIN, False, "no GPU Operator release renders a ClusterPolicy")
@@ -210,6 +213,9 @@ def _hami_resource(view: View, release: str) -> str | None:
 
 def hami_step(view: View, nodes: Nodes, resource: str) -> Step:
     release = view.release_of_chart("hami")
+    unknown = view.not_rendered(release) if release else None
+    if unknown:
+        return not_checked(DEVICE_PLUGIN, unknown)
     plugin = _hami_plugin(view, release) if release else None
     if release is None or plugin is None:
         return Step(DEVICE_PLUGIN, False, "no HAMi release renders its device-plugin DaemonSet")
@@ -243,4 +249,4 @@ def device_plugin_step(view: View, pool: GpuNodePool, nodes: Nodes, resource: st
         step = hami_step(view, nodes, resource)
     else:
         step = gpu_operator_step(view, pool, nodes, resource)
-    return Step(step.step, step.ok, f"flavor {flavor}: {step.detail}")
+    return Step(step.step, step.ok, f"flavor {flavor}: {step.detail}", step.checked)

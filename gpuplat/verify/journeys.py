@@ -23,8 +23,9 @@ from .devices import device_plugin_step
 from .k8s import Obj
 from .nodes import capacity_step, existing_nodes_step, karpenter_nodes_step
 from .queues import placement_step, queue_step, quota_step
+from .render import NO_CHARTS, ChartDirectory
 from .types import QUEUE, Journey, Nodes, Placement, Step
-from .view import Renderer, View, build_view
+from .view import View, build_view
 from .volumes import volumes_step
 
 
@@ -90,8 +91,9 @@ def verify(
     model: Platform,
     plan: Plan,
     resources: Sequence[Mapping[str, Any]],
-    renderer: Renderer | None = None,
+    charts: ChartDirectory = NO_CHARTS,
 ) -> list[Journey]:
-    """Every journey over recorded resources (plain dicts with `type` and `inputs`)."""
-    view = build_view(resources, renderer) if renderer is not None else build_view(resources)
+    """Every journey over recorded resources (plain dicts with `type` and `inputs`), the Helm
+    releases rendered from `charts` (steps that need a chart it lacks are not checked)."""
+    view = build_view(resources, charts)
     return [follow(view, model, tenant, pool, resource) for tenant, pool, resource in journey_targets(model, plan)]

@@ -21,7 +21,7 @@ from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.model import GpuNodePool
 
 from .k8s import Obj, as_list, as_map, describe, dig, labels_text, quantity, requirement_allows, untolerated
-from .types import CAPACITY, NODES, Nodes, Outcome, Placement, Step
+from .types import CAPACITY, NODES, Nodes, Outcome, Placement, Step, not_checked
 from .view import View
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -189,10 +189,14 @@ def _overlay_matches(overlay: Obj, nodes: Nodes) -> bool:
     return all(requirement_allows(r, labels) for r in reqs)
 
 
-def _feature_gate_on(view: View) -> tuple[bool, str]:
+def _feature_gate_on(view: View) -> tuple[bool | None, str]:
+    """Whether Karpenter runs with the NodeOverlay gate on (None: unknown, its chart not given)."""
     release = view.release_of_chart("karpenter")
     if release is None:
         return False, "no Karpenter release is emitted"
+    unknown = view.not_rendered(release)
+    if unknown:
+        return None, unknown
     for deployment in view.find_rendered(release, "Deployment"):
         for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
             for env in as_list(as_map(container).get("env")):
@@ -224,6 +228,8 @@ def capacity_step(view: View, nodes: Nodes, resource: str, flavor: str) -> Step:
         )
     on, gates = _feature_gate_on(view)
     names = ", ".join(describe(o) for o in overlays)
+    if on is None:
+        return not_checked(CAPACITY, f"{prefix}: {names} adds {resource}; whether its feature gate is on: {gates}")
     if not on:
         return Step(
             CAPACITY, False, f"{prefix}: {names} adds {resource}, but the NodeOverlay feature gate is off ({gates})"

@@ -10,6 +10,7 @@ from typing import Any
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
+from .render import NO_CHARTS, ChartDirectory, RenderError, RenderUnavailable
 from .types import Journey
 
 
@@ -22,10 +23,28 @@ def render_text(journeys: Sequence[Journey]) -> str:
     for j in journeys:
         out.append(f"{'ok    ' if j.ok else 'FAILED'} {j.tenant} -> {j.pool} ({j.resource})\n")
         for step in j.steps:
-            out.append(f"    {'ok  ' if step.ok else 'FAIL'} {step.step}: {step.detail}\n")
+            mark = "ok  " if step.ok and step.checked else "skip" if step.ok else "FAIL"
+            out.append(f"    {mark} {step.step}: {step.detail}\n")
     failed = sum(not j.ok for j in journeys)
     out.append(f"{len(journeys)} journey(s): {len(journeys) - failed} ok, {failed} failed\n")
+    out += [f"{line}\n" for line in not_checked_lines(journeys)]
     return "".join(out)
+
+
+def not_checked_lines(journeys: Sequence[Journey]) -> list[str]:
+    """What could not be checked here, once per step and reason (none when everything was)."""
+    reasons: dict[str, set[str]] = {}
+    count = 0
+    for j in journeys:
+        for step in j.unchecked:
+            count += 1
+            why = step.detail.rpartition("not checked: ")[2]
+            reasons.setdefault(step.step, set()).add(why.rpartition("; whether its feature gate is on: ")[2])
+    if not count:
+        return []
+    lines = [f"{count} step(s) not checked (not failures):"]
+    lines += [f"    {step}: {why}" for step, whys in reasons.items() for why in sorted(whys)]
+    return lines
 
 
 def _cell(text: str) -> str:
@@ -36,6 +55,9 @@ def render_markdown(journeys: Sequence[Journey]) -> str:
     """The pull-request comment's section: journeys ok / failed, the failing steps folded below."""
     failed = [j for j in journeys if not j.ok]
     out = ["### Verify\n\n", f"{len(journeys) - len(failed)} of {len(journeys)} journey(s) reach a GPU.\n"]
+    unchecked = not_checked_lines(journeys)
+    if unchecked:
+        out.append("\n" + "".join(f"> {line.strip()}\n" for line in unchecked))
     if not failed:
         return "".join(out)
     out.append("\n| tenant | pool | resource | failing steps |\n| --- | --- | --- | --- |\n")
@@ -50,12 +72,13 @@ def render_markdown(journeys: Sequence[Journey]) -> str:
     return "".join(out)
 
 
-def markdown_section(model: Platform, plan: Plan, resources: Sequence[Mapping[str, Any]]) -> str:
+def markdown_section(
+    model: Platform, plan: Plan, resources: Sequence[Mapping[str, Any]], charts: ChartDirectory = NO_CHARTS
+) -> str:
     """The section for a recorded stack, or a note when the charts cannot be rendered here."""
     from .journeys import verify
-    from .render import RenderError, RenderUnavailable
 
     try:
-        return render_markdown(verify(model, plan, resources))
+        return render_markdown(verify(model, plan, resources, charts))
     except (RenderUnavailable, RenderError) as err:
         return f"### Verify\n\n> [!NOTE]\n> Not verified: {err}\n"

@@ -1,15 +1,17 @@
 # pyright: strict
 """Render a recorded `kubernetes:helm.sh/v3:Release` with Helm's own library, offline.
 
-The chart comes from the sources vendored under gpuplat/catalog/chart_sources/<chart>/ (the
-catalog pins which chart and version a release installs); the values, release name and
-namespace are the release's recorded inputs. Helm merges the values into the chart's defaults
-(maps deep-merged, `null` deleting a default), which is exactly where emitted values and what
-a cluster really runs part ways: so verify and the tests read the rendered objects, never the
-values alone.
+The chart comes from a chart directory the user gives (`gpuplat verify --charts DIR`, or the
+stack setting `gpuplat:localCharts`): one subdirectory per catalog chart key, e.g. DIR/hami,
+holding that chart at the version the catalog pins. The values, release name and namespace
+are the release's recorded inputs. Helm merges the values into the chart's defaults (maps
+deep-merged, `null` deleting a default), which is exactly where emitted values and what a
+cluster really runs part ways: so verify reads the rendered objects, never the values alone.
 
-helm-python-sdk (import `helm_python`) is an optional dependency (`pip install gpuplat[verify]`);
-without it rendering raises RenderUnavailable, which the CLI reports as a usage error.
+Without a chart directory, or without a chart in it, a release is not rendered: verify then
+says which steps it could not check (not a failure). helm-python-sdk (import `helm_python`)
+is an optional dependency (`pip install gpuplat[verify]`); rendering without it raises
+RenderUnavailable, which the CLI reports as a usage error.
 """
 
 from __future__ import annotations
@@ -17,22 +19,17 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, cast
 
 import yaml
 
-from gpuplat.catalog import CHARTS, Chart
+from gpuplat.catalog import Chart
+from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING, chart_of_release
 
-CHART_SOURCES = Path(__file__).resolve().parent.parent / "catalog" / "chart_sources"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-# The published chart version of each vendored source (chart_sources/SOURCES.md). Some upstream
-# Chart.yaml files carry a development version, so the version is recorded here; a release of
-# another version is refused, never rendered from the wrong templates.
-VENDORED_VERSIONS: Mapping[str, str] = MappingProxyType(
-    {"hami": "2.10.0", "gpu-operator": "v26.7.0", "karpenter": "1.14.1", "karpenter-crd": "1.14.1", "kueue": "0.19.2"}
-)
+HOW_TO_GIVE = f"give --charts DIR or set the stack setting {LOCAL_CHARTS_SETTING}"
 
 
 class RenderUnavailable(Exception):
@@ -40,30 +37,38 @@ class RenderUnavailable(Exception):
 
 
 class RenderError(Exception):
-    """A chart failed to render with the recorded values."""
+    """A chart failed to render with the recorded values, or is not the pinned version."""
+
+
+@dataclass(frozen=True)
+class ChartDirectory:
+    """Where charts are read from: `root`/<chart key>/Chart.yaml, or nowhere (root None)."""
+
+    root: Path | None
+
+    def chart_dir(self, chart: Chart) -> Path | None:
+        if self.root is None:
+            return None
+        directory = self.root / chart.key
+        return directory if (directory / "Chart.yaml").is_file() else None
+
+    def missing(self, chart: Chart) -> str:
+        """Why `chart` cannot be rendered here (for a step that could not be checked)."""
+        if self.root is None:
+            return f"no chart directory to render {chart.key} from ({HOW_TO_GIVE})"
+        return f"no chart {chart.key} under {self.root} ({self.root / chart.key}/Chart.yaml)"
+
+
+NO_CHARTS = ChartDirectory(None)
 
 
 def catalog_chart(release: Mapping[str, Any]) -> Chart | None:
-    """The catalog chart a release installs (matched on its chart reference)."""
-    for chart in CHARTS.values():
-        if release.get("chart") == chart.release_chart:
-            return chart
-    return None
-
-
-def source_dir(chart: Chart) -> Path | None:
-    """The vendored chart sources of `chart`, or None when they are not vendored."""
-    directory = CHART_SOURCES / chart.key
-    return directory if chart.key in VENDORED_VERSIONS and (directory / "Chart.yaml").is_file() else None
+    """The catalog chart a release installs (its repository reference or local directory)."""
+    return chart_of_release(release.get("chart"))
 
 
 def as_values(value: Any) -> dict[str, Any]:
     return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
-
-
-def renderable(release: Mapping[str, Any]) -> bool:
-    chart = catalog_chart(release)
-    return chart is not None and source_dir(chart) is not None
 
 
 def _helm() -> Any:
@@ -99,23 +104,29 @@ def parse_manifests(manifests: Mapping[str, str]) -> list[dict[str, Any]]:
     return objects
 
 
-def render_release(release: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The objects a recorded release installs (its `inputs`), parsed; [] without vendored sources."""
+def chart_version(directory: Path) -> str:
+    loaded = yaml.safe_load((directory / "Chart.yaml").read_text(encoding="utf-8"))
+    return str(as_values(loaded).get("version", ""))
+
+
+def render_release(release: Mapping[str, Any], charts: ChartDirectory) -> list[dict[str, Any]] | None:
+    """The objects a recorded release installs (its `inputs`), parsed; None when `charts` has no
+    chart for it. A chart of another version than the release's is refused, never rendered."""
     chart = catalog_chart(release)
-    directory = source_dir(chart) if chart is not None else None
-    if directory is None:
-        return []
-    vendored = VENDORED_VERSIONS[chart.key] if chart else ""
-    if release.get("version") != vendored:
+    directory = charts.chart_dir(chart) if chart is not None else None
+    if chart is None or directory is None:
+        return None
+    found = chart_version(directory)
+    if release.get("version") != found:
         raise RenderError(
-            f"release {release.get('name')} installs {release.get('chart')} {release.get('version')}, but the "
-            f"vendored sources are {vendored}: vendor that version under {directory}"
+            f"release {release.get('name')} installs {chart.key} {release.get('version')}, but {directory} "
+            f"holds version {found or '(none)'}: put that version there"
         )
     if release.get("valueYamlFiles"):
         # Their merge with `values` is the provider's, not Helm's; guessing it could pass a broken chart.
         raise RenderError(f"release {release.get('name')}: valueYamlFiles are not read; pass the values inline")
     values = as_values(release.get("values"))
-    name = str(release.get("name") or (chart.key if chart else ""))
+    name = str(release.get("name") or chart.key)
     namespace = str(release.get("namespace") or "default")
     manifests = _render_cached(str(directory), json.dumps(values, sort_keys=True), name, namespace)
     return parse_manifests(dict(manifests))

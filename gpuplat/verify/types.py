@@ -23,9 +23,16 @@ class Step:
     step: str
     ok: bool
     detail: str
+    # False: what the step reads could not be known here (a chart not given to render); the
+    # step is then not a failure (ok), and the output says it was not checked.
+    checked: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"step": self.step, "ok": self.ok, "detail": self.detail}
+        return {"step": self.step, "ok": self.ok, "checked": self.checked, "detail": self.detail}
+
+
+def not_checked(step: str, why: str) -> Step:
+    return Step(step, True, f"not checked: {why}", checked=False)
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,10 @@ class Journey:
     @property
     def failed(self) -> tuple[Step, ...]:
         return tuple(s for s in self.steps if not s.ok)
+
+    @property
+    def unchecked(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if not s.checked)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,68 @@
+"""What the commands share: compiling the stack their arguments name and printing its diagnostics.
+
+Every command prints diagnostics the same way: under `--format json` a failure is one JSON
+document on stdout (CI parses stdout); otherwise they go to stderr, so warnings never mix with
+the output a command exists for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
+from gpuplat.compile import Compiled, compile_sources, resolve_sources
+from gpuplat.diagnostics import render_github, render_json, render_text
+
+if TYPE_CHECKING:  # verify and preview only: its renderer is imported when they run
+    from gpuplat.verify.render import ChartDirectory
+
+
+def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
+    sources = resolve_sources(args.stack, args.spec, args.overlay)
+    return compile_sources(sources, suppress=args.suppress, with_plan=with_plan)
+
+
+def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:
+    diags = compiled.diagnostics
+    if only_if_any and not diags:
+        return
+    if fmt == "json":
+        sys.stdout.write(render_json(diags))
+    elif fmt == "github":
+        sys.stdout.write(render_github(diags))
+    else:
+        (sys.stderr if only_if_any else sys.stdout).write(render_text(diags))
+
+
+def compiled_or_report(args: argparse.Namespace) -> Compiled | None:
+    """The compiled stack, its warnings on stderr; or None after printing why it does not compile."""
+    compiled = compile_args(args)
+    failed = not compiled.ok or compiled.model is None or compiled.plan is None
+    if failed and args.format == "json":
+        sys.stdout.write(render_json(compiled.diagnostics))
+        return None
+    sys.stderr.write(render_text(compiled.diagnostics))
+    return None if failed else compiled
+
+
+class ChartsError(Exception):
+    """The chart directory named does not exist (a usage error)."""
+
+
+def chart_directory(stack: str, given: str | None, root: Path = Path()) -> ChartDirectory:
+    """Where verify renders charts from: `--charts DIR`, else the stack setting
+    `gpuplat:localCharts` (relative to the project, as the program reads it), else nowhere."""
+    from gpuplat.preview.stack import stack_config
+    from gpuplat.verify.render import NO_CHARTS, ChartDirectory
+
+    source, where = (given, "--charts") if given else (stack_config(stack, root).get(LOCAL_CHARTS_SETTING), None)
+    if not source:
+        return NO_CHARTS
+    directory = Path(source) if where else root / source
+    if not directory.is_dir():
+        named = where or f"stack setting {LOCAL_CHARTS_SETTING} of stack {stack}"
+        raise ChartsError(f"{named}: {source} is not a directory")
+    return ChartDirectory(directory)
