@@ -1,4 +1,4 @@
-"""`gpuplat check | plan | preview | policy | verify | graph` — a thin shell over the pipeline.
+"""`gpuplat check | plan | preview | policy | verify | graph | preflight` — a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -90,6 +90,20 @@ def _verify(args: argparse.Namespace) -> int:
     return cmd_verify(args)
 
 
+def _preflight(args: argparse.Namespace) -> int:
+    from gpuplat.commands.preflight import cmd_preflight
+
+    return cmd_preflight(args)
+
+
+def _account_facts(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--account-facts",
+        metavar="FILE",
+        help="answer the program's account lookups from facts `gpuplat preflight --save` wrote",
+    )
+
+
 def _graph(args: argparse.Namespace) -> int:
     from gpuplat.commands.graph import cmd_graph
 
@@ -115,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --base: do not fail on replacing or deleting stateful resources (changes AWS refuses still fail)",
     )
+    _account_facts(preview)
     preview.set_defaults(run=_preview)
     policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
     _common(policy, ["text", "json"])
@@ -126,7 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     policy.set_defaults(run=_policy)
     verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
     _common(verify, ["text", "json"])
+    _account_facts(verify)
     verify.set_defaults(run=_verify)
+    preflight = sub.add_parser("preflight", help="check the account's offerings, versions and quotas for the stack")
+    _common(preflight, ["text", "json"])
+    _account_facts(preflight)
+    preflight.add_argument("--save", metavar="FILE", help="write the facts read, for preview --account-facts")
+    preflight.set_defaults(run=_preflight)
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)

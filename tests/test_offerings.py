@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
 from components.aws.offerings import offering_problem, required_zones
+
 from gpuplat.catalog.zones import INDEPENDENTLY_MAPPED_REGIONS, names_are_per_account
 from gpuplat.model import Market, PoolReservation, ReservationKind
 from gpuplat.preview import _invokes

@@ -13,6 +13,7 @@ import sys
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
+from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.verify.journeys import verify
 from gpuplat.verify.output import render_json, render_text
 from gpuplat.verify.render import RenderError, RenderUnavailable
@@ -28,11 +29,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     sys.stderr.write(diagnostics_text(compiled.diagnostics))
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
-    from gpuplat.preview.stack import PreviewError, record_stack
+    from gpuplat.preview.stack import PreflightStop, PreviewError, record_stack
 
     try:
-        resources = record_stack(args.stack, args.spec, args.overlay)
+        resources = record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))
         journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources])
+    except PreflightStop as err:
+        sys.stderr.write(f"gpuplat verify: {err}\n")
+        return EXIT_FAILED
+    except FactsError as err:
+        sys.stderr.write(f"gpuplat verify: error: {err}\n")
+        return EXIT_USAGE
     except (PreviewError, RenderUnavailable) as err:
         sys.stderr.write(f"gpuplat verify: error: {err}\n")
         return EXIT_USAGE
