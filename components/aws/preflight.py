@@ -77,7 +77,7 @@ def _quotas(region: str) -> dict[str, float] | None:
 
 
 def _capacity_blocks(plan: Plan, region: str) -> tuple[CapacityBlock, ...] | None:
-    if any(not use.ids for use in plan.capacity_blocks):
+    if any(use.tags for use in plan.capacity_blocks):
         return None
     blocks: list[CapacityBlock] = []
     for block_id in sorted({i for use in plan.capacity_blocks for i in use.ids}):

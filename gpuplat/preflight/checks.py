@@ -49,9 +49,8 @@ def _eks_problem(model: Platform, versions: tuple[str, ...]) -> str | None:
 
 
 def _selected(block: CapacityBlock, ids: tuple[str, ...], tags: dict[str, str]) -> bool:
-    if ids:
-        return block.id in ids
-    return bool(tags) and all(block.tags.get(k) == v for k, v in tags.items())
+    # Karpenter's capacityReservationSelectorTerms: any term selects (ids or the whole tag set).
+    return block.id in ids or (bool(tags) and all(block.tags.get(k) == v for k, v in tags.items()))
 
 
 def _block_problems(plan: Plan, blocks: tuple[CapacityBlock, ...]) -> list[str]:
@@ -64,7 +63,7 @@ def _block_problems(plan: Plan, blocks: tuple[CapacityBlock, ...]) -> list[str]:
         ]
         held = sum(b.instances for b in found)
         if held < use.nodes:
-            which = ", ".join(use.ids) if use.ids else ", ".join(f"{k}={v}" for k, v in sorted(use.tags.items()))
+            which = ", ".join([*use.ids, *(f"{k}={v}" for k, v in sorted(use.tags.items()))])
             problems.append(
                 f"pool {use.pool}: the Capacity Blocks selected by {which} hold {held} {use.instance_type} "
                 f"instance(s) in this account, and the plan puts {use.nodes} reserved node(s) in them; buy "
