@@ -28,12 +28,13 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
 from .aws._common import cluster_name
-from .aws.api_access import api_access
+from .aws.api_access import ApiAccess, api_access
 from .aws.cluster import Cluster, ClusterArgs
 from .aws.fabric import Fabric, FabricArgs, fabric_zone
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from .aws.karpenter import Karpenter, KarpenterArgs
 from .aws.network import Network, NetworkArgs
+from .aws.preflight import preflight
 from .aws.procurement import Procurement, ProcurementArgs
 from .aws.storage import StorageTiers, StorageTiersArgs
 from .aws.tenant_access import TenantAccess, TenantAccessArgs
@@ -63,14 +64,22 @@ class AwsOutputs:
     tenant_access: TenantAccess | None = None
 
 
+def _stack_api_access() -> ApiAccess:
+    config = pulumi.Config(CONFIG_NAMESPACE)
+    return api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
+
+
 class GpuPlatform(pulumi.ComponentResource):
     provider: k8s.Provider
     aws: AwsOutputs | None
     kubernetes: KubernetesSide
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpuplat:index:GpuPlatform", name, None, opts)
         model, plan = args.model, args.plan
+        if model.target.provider is Provider.AWS:
+            # Before super().__init__: a stack the account would refuse registers nothing at all.
+            preflight(model, plan, _stack_api_access())
+        super().__init__("gpuplat:index:GpuPlatform", name, None, opts)
         if model.target.provider is Provider.AWS:
             self.aws, self.provider = self._aws(name, model, plan)
         else:
@@ -155,15 +164,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self, name: str, model: Platform, cluster: str, network: Network, opts: pulumi.ResourceOptions
     ) -> Cluster:
         """The EKS cluster, reachable from the runners the stack's settings name."""
-        config = pulumi.Config(CONFIG_NAMESPACE)
-        api = api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
-        if model.target.endpoint != "public" and not (api.cidrs or api.security_group_ids):
-            pulumi.log.warn(
-                "the API endpoint is private and no gpu-platform:apiAccessCidrs or apiAccessSecurityGroupIds is "
-                "set: only machines inside the VPC that the cluster security group admits can apply the "
-                "Kubernetes objects (README: running a private stack)",
-                resource=self,
-            )
+        api = _stack_api_access()  # a private endpoint without any was refused at preflight
         subnets = [network.private_subnet_ids[z] for z in model.target.zones]
         return Cluster(f"{name}-cluster", ClusterArgs(model, cluster, subnets, api), opts)
 

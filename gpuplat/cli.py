@@ -1,4 +1,4 @@
-"""`gpuplat check | plan | preview | policy | verify | graph | simulate` — a thin shell over the pipeline.
+"""`gpuplat check | plan | preview | policy | verify | graph | preflight | simulate` — a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -99,6 +99,20 @@ def _verify(args: argparse.Namespace) -> int:
     return cmd_verify(args)
 
 
+def _preflight(args: argparse.Namespace) -> int:
+    from gpuplat.commands.preflight import cmd_preflight
+
+    return cmd_preflight(args)
+
+
+def _account_facts(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--account-facts",
+        metavar="FILE",
+        help="answer the program's account lookups from facts `gpuplat preflight --save` wrote",
+    )
+
+
 def _graph(args: argparse.Namespace) -> int:
     from gpuplat.commands.graph import cmd_graph
 
@@ -149,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --base: do not fail on replacing or deleting stateful resources (changes AWS refuses still fail)",
     )
+    _account_facts(preview)
     preview.set_defaults(run=_preview)
     policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
     _common(policy, ["text", "json"])
@@ -166,7 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts); "
         "without charts the steps that read them are reported as not checked",
     )
+    _account_facts(verify)
     verify.set_defaults(run=_verify)
+    preflight = sub.add_parser("preflight", help="check the account's offerings, versions and quotas for the stack")
+    _common(preflight, ["text", "json"])
+    _account_facts(preflight)
+    preflight.add_argument("--save", metavar="FILE", help="write the facts read, for preview --account-facts")
+    preflight.set_defaults(run=_preflight)
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)

@@ -18,6 +18,7 @@ from gpuplat.compile import compile_stack
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.preview import RecordedResource, record_program
+from gpuplat.preview.stack import stack_config
 from tests import support_k8s
 from tests.upstream import chart_values_dir
 
@@ -38,12 +39,14 @@ def compile_model(stack: str, overlay: Path | None = None) -> tuple[Platform, Pl
 
 
 def record(model: Platform, plan: Plan, stack: str, config: dict[str, str] | None = None) -> list[RecordedResource]:
-    """Record GpuPlatform; the stack config defaults to the spec's region, as in a matching stack."""
+    """Record GpuPlatform; the stack config defaults to the spec's region, as in a matching stack,
+    and the stack's declared runner access (a private endpoint without one stops at preflight)."""
 
     def program() -> None:
         GpuPlatform(model.metadata.name, GpuPlatformArgs(model, plan))
 
-    settings = config if config is not None else {"aws:region": model.target.region or ""}
+    access = {k: v for k, v in stack_config(stack, ROOT).items() if k.startswith("gpu-platform:apiAccess")}
+    settings = config if config is not None else {"aws:region": model.target.region or "", **access}
     return record_program(program, project=PROJECT, stack=stack, config=settings)
 
 

@@ -63,9 +63,23 @@ def test_the_kubernetes_side_waits_for_the_runners_access() -> None:
     assert karpenter_crds and all(rule.urn in r.options.get("dependsOn", []) for r in karpenter_crds)
 
 
-def test_without_settings_no_rule_is_added() -> None:
-    rules, _ = _api_rules("prod", {})
+def test_without_settings_a_public_stack_gets_no_rule() -> None:
+    rules, _ = _api_rules("dev", {})
     assert rules == []
+
+
+def test_a_private_stack_without_runner_access_stops_before_anything_is_registered() -> None:
+    model, plan = compile_model("prod")
+    with pytest.raises(Exception, match=r"the API endpoint is private and the stack declares no way in"):
+        record(model, plan, "prod", config={"aws:region": "us-east-1"})
+
+
+def test_the_shipped_private_stacks_declare_their_runner() -> None:
+    for stack in ("staging", "prod"):
+        model, plan = compile_model(stack)
+        assert model.target.endpoint == "private"
+        rules = [r for r in of_type(record(model, plan, stack), INGRESS) if "-cluster-api-" in r.name]
+        assert [r.inputs["cidrIpv4"] for r in rules] == ["10.40.0.0/16"]
 
 
 def test_a_public_endpoint_is_restricted_to_the_configured_cidrs() -> None:

@@ -392,14 +392,15 @@ def test_s3_csi_driver_reaches_exactly_the_platform_buckets(stack: str) -> None:
 def test_warm_tier_finds_its_zone_id_in_the_spec_region(
     tmp_path: Path, region: str, zones: list[str], zone_id: str
 ) -> None:
-    model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target={"region": region, "zones": zones}))
+    target = {"region": region, "zones": zones, "endpoint": "public"}
+    model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target=target))
     resources = record(model, plan, "dev", config={"aws:region": "us-east-1"})  # the stack says us-east-1
     warm = single(tuple(resources), "aws:s3/directoryBucket:DirectoryBucket").inputs
     assert warm["location"]["name"] == zone_id and warm["bucket"] == f"atlas-dev-warm-{ACCOUNT_ID}--{zone_id}--x-s3"
 
 
 def test_the_spec_region_wins_over_the_stack_region_through_one_explicit_provider(tmp_path: Path) -> None:
-    target = {"region": "eu-west-1", "zones": ["eu-west-1a", "eu-west-1b"]}
+    target = {"region": "eu-west-1", "zones": ["eu-west-1a", "eu-west-1b"], "endpoint": "public"}
     model, plan = compile_model("dev", overlay_with(tmp_path, "dev", target=target))
     stack_tags = {"tags": {"environment": "dev", "team": "from-stack"}}
     config = {"aws:region": "us-east-1", "aws:defaultTags": json.dumps(stack_tags)}

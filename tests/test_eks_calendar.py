@@ -30,7 +30,8 @@ def _codes(version: str) -> list[str]:
         ("1.33", ["GP300"]),
         ("1.34", ["GP300"]),  # standard ended 2026-12-02
         ("1.35", []),  # standard until 2027-03-27
-        ("1.36", ["GP300"]),  # newer than the calendar knows
+        ("1.36", []),  # released 2026-06, standard support
+        ("1.37", ["GP300"]),  # newer than the calendar knows
     ],
 )
 def test_versions_against_the_calendar(version: str, codes: list[str]) -> None:
@@ -42,10 +43,12 @@ def test_the_calendar_is_ordered_and_each_phase_follows_the_last() -> None:
     assert minors == sorted(minors, key=lambda m: int(m.split(".")[1]))
     for v in EKS_VERSIONS.values():
         assert v.standard_end < v.extended_end
-    assert support_phase("1.35", "2027-03-27") == "standard"
-    assert support_phase("1.35", "2027-03-28") == "extended"
-    assert support_phase("1.35", "2028-03-28") == "ended"
-    assert offered() == ("1.32", "1.33", "1.34", "1.35")
+    # Extended billing starts on the day standard support ends; no cluster on the day extended ends.
+    assert support_phase("1.35", "2027-03-26") == "standard"
+    assert support_phase("1.35", "2027-03-27") == "extended"
+    assert support_phase("1.35", "2028-03-26") == "extended"
+    assert support_phase("1.35", "2028-03-27") == "ended"
+    assert offered() == ("1.32", "1.33", "1.34", "1.35", "1.36")
 
 
 def test_the_plan_shows_the_version_phase_and_calendar_date() -> None:

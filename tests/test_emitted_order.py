@@ -56,6 +56,8 @@ def test_reordering_pools_and_tenants_changes_nothing(
     spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = YAML().load(SPECS[spec].read_text(encoding="utf-8"))
+    if spec == "aws":  # recorded as dev, whose config declares no runner access for a private endpoint
+        data["target"]["endpoint"] = "public"
     base = _record(data, tmp_path / "base.yaml", monkeypatch)
     data["gpuNodePools"] = list(reversed(data["gpuNodePools"]))
     data["tenants"] = list(reversed(data["tenants"]))

@@ -1,4 +1,4 @@
-"""Instance offerings per zone: the program asks EC2 and stops, naming pool, type and zone, before
+"""Instance offerings per zone: preflight asks EC2 and stops, naming pool, type and zone, before
 creating anything where a pool's instance type is not offered."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from components.aws.offerings import offering_problem, required_zones
 from gpuplat.catalog.zones import INDEPENDENTLY_MAPPED_REGIONS, names_are_per_account
 from gpuplat.model import Market, PoolReservation, ReservationKind
+from gpuplat.preflight.offerings import offering_problem, required_zones
 from gpuplat.preview import _invokes
 from gpuplat.preview._mockdata import MockContext
 from tests.support_aws import compile_model, record
@@ -61,11 +61,11 @@ def test_the_sentences_name_pool_type_and_zone() -> None:
     assert offering_problem(model, plan, train, ["us-east-1a"]) is None
     problem = offering_problem(model, plan, train, ["us-east-1b", "us-east-1c"])
     assert problem is not None
-    assert problem.startswith("pool train: instance type p5.48xlarge is not offered in us-east-1a (the fabric zone)")
+    assert problem.startswith("pool train: p5.48xlarge is not offered in us-east-1a (the fabric zone)")
     assert "offers it in us-east-1b, us-east-1c" in problem and "this account's own" in problem
     assert offering_problem(model, plan, dev, ["us-east-1c"]) is None  # Karpenter launches where it exists
     problem = offering_problem(model, plan, dev, [])
-    assert problem is not None and "pool dev: instance type g6e.12xlarge is offered in none of the zones" in problem
+    assert problem is not None and "pool dev: g6e.12xlarge is offered in none of the zones" in problem
 
 
 def test_the_program_stops_before_anything_when_the_fabric_zone_lacks_the_type(
@@ -84,5 +84,5 @@ def test_the_program_stops_before_anything_when_the_fabric_zone_lacks_the_type(
 
     monkeypatch.setitem(_invokes._INVOKES, OFFERINGS, without_p5_in_a)  # pyright: ignore[reportPrivateUsage]
     model, plan = compile_model("dev")
-    with pytest.raises(Exception, match=r"pool train: instance type p5\.48xlarge is not offered in us-east-1a"):
+    with pytest.raises(Exception, match=r"pool train: p5\.48xlarge is not offered in us-east-1a"):
         record(model, plan, "dev")

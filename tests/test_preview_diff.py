@@ -257,7 +257,11 @@ def make_project(root: Path) -> Iterator[Project]:
 
     record = command.record_stack
 
-    def cached(stack: str, spec: str | None = None, overlay: str | None = None, root: Path = Path()) -> Any:
+    def cached(
+        stack: str, spec: str | None = None, overlay: str | None = None, root: Path = Path(), facts: Any = None
+    ) -> Any:
+        if facts is not None:
+            return record(stack, spec, overlay, root, facts=facts)
         key = (_tree_digest(root.resolve()), stack, str(spec), str(overlay))
         if key not in _RECORDINGS:
             _RECORDINGS[key] = record(stack, spec, overlay, root)

@@ -53,7 +53,7 @@ def test_the_mock_account_maps_its_first_zone_to_an_s3_express_id(region: str) -
 
 def test_the_program_stops_when_the_fabric_zone_has_no_s3_express(tmp_path: Path) -> None:
     # The mock account maps us-east-1d to use1-az1, where S3 Express does not run.
-    overlay = overlay_with(tmp_path, "dev", target={"zones": ["us-east-1d", "us-east-1e"]})
+    overlay = overlay_with(tmp_path, "dev", target={"zones": ["us-east-1d", "us-east-1e"], "endpoint": "public"})
     model, plan = compile_model("dev", overlay)
     with pytest.raises(Exception, match=r"us-east-1d is use1-az1 in this AWS account"):
         record(model, plan, "dev")
@@ -62,7 +62,8 @@ def test_the_program_stops_when_the_fabric_zone_has_no_s3_express(tmp_path: Path
 def test_a_spec_named_zone_id_places_the_bucket(tmp_path: Path) -> None:
     storage = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text(encoding="utf-8"))["storage"]
     storage.setdefault("warm", {})["zoneId"] = "use1-az6"  # the overlay merges into the spec's warm tier
-    path = overlay_with(tmp_path, "dev", target={"zones": ["us-east-1d", "us-east-1e"]}, storage=storage)
+    target = {"zones": ["us-east-1d", "us-east-1e"], "endpoint": "public"}
+    path = overlay_with(tmp_path, "dev", target=target, storage=storage)
     model, plan = compile_model("dev", path)
     (bucket,) = of_type(record(model, plan, "dev"), "aws:s3/directoryBucket:DirectoryBucket")
     assert bucket.inputs["location"]["name"] == "use1-az6"

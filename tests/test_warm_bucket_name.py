@@ -17,7 +17,8 @@ DIRECTORY_BUCKET = "aws:s3/directoryBucket:DirectoryBucket"
 
 def _bucket(stack: str, config: dict[str, str]) -> tuple[str, list[RecordedResource]]:
     model, plan = compile_model(stack)
-    resources = record(model, plan, stack, config={"aws:region": "us-east-1", **config})
+    access = {k: v for k, v in stack_config(stack, ROOT).items() if k.startswith("gpu-platform:apiAccess")}
+    resources = record(model, plan, stack, config={"aws:region": "us-east-1", **access, **config})
     (bucket,) = of_type(resources, DIRECTORY_BUCKET)
     return bucket.inputs["bucket"], resources
 

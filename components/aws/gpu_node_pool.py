@@ -65,7 +65,6 @@ from gpuplat.plan.types import NodeOverlayPlan, NodePoolPlan
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
-from .offerings import offered_instance_type
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -184,10 +183,9 @@ def node_pool_spec(
     pool: PoolModel,
     planned: NodePoolPlan,
     node_class: str,
-    instance_type: pulumi.Input[str] | None = None,  # the pool's type, as checked against EC2's offerings
 ) -> dict[str, Any]:
     market = planned.market
-    itype = instance_type if instance_type is not None else pool.instance_type
+    itype = pool.instance_type
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [itype]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [market.value]},
@@ -249,8 +247,6 @@ class GpuNodePool(pulumi.ComponentResource):
         self.node_class_name = pool.name
         classes = self._node_classes(name, args, pool, labels)
         self.node_pool_names = {}
-        # Stops the program, naming pool, type and zone, where EC2 does not offer the type.
-        offered = offered_instance_type(self, model, plan, pool)
         for planned in plan.pool_node_pools(pool.name):
             class_name, class_resource = classes[planned.market]
             k8s.apiextensions.CustomResource(
@@ -258,7 +254,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 api_version=NODE_POOL_API,
                 kind="NodePool",
                 metadata={"name": planned.name, "labels": labels},
-                spec=node_pool_spec(model, plan, pool, planned, class_name, offered),
+                spec=node_pool_spec(model, plan, pool, planned, class_name),
                 # After the node class: deleting a NodePool first lets Karpenter drain its nodes.
                 opts=child_opts(self, depends_on=[*args.depends_on, class_resource]),
             )

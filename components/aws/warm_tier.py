@@ -2,8 +2,8 @@
 
 Where: the spec's `storage.warm.zoneId` (an AZ ID, which `check` verifies), else the AZ ID
 the fabric zone's name has in the deploying account, which only AWS knows: the program asks
-(GetAvailabilityZones) and stops with a sentence, before anything is created there, when that
-ID has no S3 Express.
+(GetAvailabilityZones). That the ID has S3 Express was checked at program start, before the
+first resource (components/aws/preflight.py).
 
 What it is called: `directory_bucket_name` (the account id in it, unless the stack pins the
 name it was created with). The bucket is stateful: protected and retained on delete.
@@ -14,42 +14,22 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpuplat.catalog.s3express import s3_express_problem
 from gpuplat.model import Platform
 
 from .._common import stateful
-from ._common import directory_bucket_name, region_of, tags
-
-
-def zone_id_of(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    if zone not in names:
-        raise ValueError(
-            f"availability zone {zone} is not among the zones region {region} reports ({', '.join(names)}); "
-            f"check target.zones"
-        )
-    return zone_ids[names.index(zone)]
-
-
-def s3_express_zone_id(zone: str, region: str, names: list[str], zone_ids: list[str]) -> str:
-    """The AZ ID of the warm tier's zone in this account, or a stop before anything is created there."""
-    zone_id = zone_id_of(zone, region, names, zone_ids)
-    problem = s3_express_problem(region, zone, zone_id)
-    if problem is not None:
-        raise ValueError(problem)
-    return zone_id
+from ._common import directory_bucket_name, tags
 
 
 def warm_zone_id(parent: pulumi.Resource, model: Platform, zone: str) -> pulumi.Output[str]:
     """The directory bucket's AZ ID: the spec's (`check` knows it), else the fabric zone's ID in
-    this account, which only AWS knows; stops with a sentence where S3 Express is not."""
+    this account, which only AWS knows (preflight has checked it is one S3 Express runs in)."""
     spec_zone_id = model.storage.warm.zone_id if model.storage.warm is not None else None
     if spec_zone_id is not None:
         return pulumi.Output.from_input(spec_zone_id)
-    region = region_of(model)
     # parent: the lookup goes through the component's (the spec region's) provider.
     zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=parent))
     return pulumi.Output.all(zones.names, zones.zone_ids).apply(
-        lambda v: s3_express_zone_id(zone, region, list(v[0]), list(v[1]))
+        lambda v: dict(zip(v[0], v[1], strict=False))[zone]
     )
 
 

@@ -41,6 +41,13 @@ CAPACITY_BLOCK_REGIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 # an ODCR that is granted bills the on-demand rate around the clock, used or not.
 SCARCE_FOR_ODCR = frozenset({"p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"})
 
+# Types EC2 sells only as Capacity Blocks: no region offers them on demand (the Price List has no
+# on-demand price for them anywhere), so an on-demand NodePool of one never gets a node and
+# CreateCapacityReservation refuses one; spot is spare on-demand capacity, so none either.
+BLOCKS_ONLY: Mapping[str, str] = MappingProxyType(
+    {"p5e.48xlarge": "p5e.48xlarge is sold only as Capacity Blocks (catalog: in us-east-2)"}
+)
+
 BLOCK_END_NOTE = (
     "a Capacity Block has a fixed end (11:30 UTC of its last day); EC2 terminates its instances "
     "from 30 minutes before, and Karpenter stops launching into it and drains its nodes; the "

@@ -6,6 +6,8 @@ https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html#kubern
 (cross-checked with https://endoflife.date/amazon-eks). A minor gets 14 months of standard support
 from its EKS release, then 12 months of extended support billed per cluster hour on top of the
 standard EKS fee; after that EKS refuses CreateCluster on it and auto-upgrades running clusters.
+The dates are the days the calendar names: extended-support billing starts on the day standard
+support ends, and CreateCluster is refused from the day extended support ends.
 
 `check` measures the spec against this calendar on EKS_CALENDAR_AS_OF, not on the machine's clock:
 the same spec gives the same answer until the table is bumped (bump the date with the rows).
@@ -42,6 +44,10 @@ EKS_VERSIONS: Mapping[str, EksVersion] = _versions(
     ("1.33", "2026-07-29", "2027-07-29"),
     ("1.34", "2026-12-02", "2027-12-02"),
     ("1.35", "2027-03-27", "2028-03-27"),
+    # Released on EKS in 2026-06 (AMIs: NODE_AMI_ALIASES below); the calendar's day was not read
+    # with the rest, so the ends count 14 and 26 months from 2026-06-01, the earliest it can be:
+    # the warnings come no later than AWS's. Replace with the calendar's days when it is read again.
+    ("1.36", "2027-08-01", "2028-08-01"),
 )
 
 
@@ -50,9 +56,9 @@ def support_phase(minor: str, on: str = EKS_CALENDAR_AS_OF) -> str:
     version = EKS_VERSIONS.get(minor)
     if version is None:
         return "unknown"
-    if on <= version.standard_end:
+    if on < version.standard_end:
         return "standard"
-    if on <= version.extended_end:
+    if on < version.extended_end:
         return "extended"
     return "ended"
 

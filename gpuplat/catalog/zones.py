@@ -21,7 +21,7 @@ specs and accept invalid ones. Instead the program asks that API at deploy time 
 pool's instance type in the zones the pool must launch in (the fabric zone for a fabric pool,
 every zone holding a reservation, at least one zone otherwise) and stops with a sentence naming
 the pool, the instance type and the zone before anything is created
-(components/aws/offerings.py). `check` cannot know it, so it does not pretend to.
+(gpuplat/preflight/offerings.py). `check` cannot know it, so it does not pretend to.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from gpuplat.compile import Compiled
 from gpuplat.policies.runner import evaluate, policy_config
+from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.preview import RecordedResource
 from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
 from gpuplat.preview.progress import progress
@@ -164,10 +165,13 @@ def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResourc
         with progress(f"{args.stack} at {args.base}", enabled=show and bool(args.base)):
             base = record_base(args, with_plan=args.format == "markdown") if args.base else None
         with progress(args.stack, enabled=show):
-            return base, record_stack(args.stack, args.spec, args.overlay)
+            return base, record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))
     except BaseRefError as err:
         sys.stderr.write(f"gpuplat preview: error: {err}\n")
         return err.exit_code
+    except FactsError as err:
+        sys.stderr.write(f"gpuplat preview: error: {err}\n")
+        return 2
     except PreviewError as err:
         sys.stderr.write(f"gpuplat preview: error: {err}\n")
         return 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.verify.journeys import verify
 from gpuplat.verify.output import render_json, render_text
 from gpuplat.verify.render import RenderError, RenderUnavailable
@@ -25,7 +26,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     compiled = compiled_or_report(args)
     if compiled is None or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
-    from gpuplat.preview.stack import PreviewError, record_stack
+    from gpuplat.preview.stack import PreflightStop, PreviewError, record_stack
 
     try:
         charts = chart_directory(args.stack, args.charts)
@@ -33,8 +34,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         sys.stderr.write(f"gpuplat verify: error: {err}\n")
         return EXIT_USAGE
     try:
-        resources = record_stack(args.stack, args.spec, args.overlay)
+        resources = record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))
         journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources], charts)
+    except PreflightStop as err:
+        sys.stderr.write(f"gpuplat verify: {err}\n")
+        return EXIT_FAILED
+    except FactsError as err:
+        sys.stderr.write(f"gpuplat verify: error: {err}\n")
+        return EXIT_USAGE
     except (PreviewError, RenderUnavailable) as err:
         sys.stderr.write(f"gpuplat verify: error: {err}\n")
         return EXIT_USAGE

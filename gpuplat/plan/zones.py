@@ -17,7 +17,7 @@ Express): in the regions AWS maps zone names to places per account (us-east-1 am
 gpuplat/catalog/zones.py) a zone *name* says nothing about the place until the deploying
 account is asked, and AWS publishes no per-zone offering table. So the planner cannot know
 which names qualify; the Pulumi program asks AWS at deploy time and stops, naming the pool,
-the instance type and the zone, before anything is created (components/aws/offerings.py).
+the instance type and the zone, before anything is created (gpuplat/preflight/offerings.py).
 A default that depended on account data would also move when AWS adds offerings.
 """
 

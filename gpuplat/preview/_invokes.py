@@ -16,11 +16,17 @@ from typing import Any
 from gpuplat.catalog.regions import ZONE_LETTERS
 from gpuplat.catalog.s3express import s3_express_zone_ids
 
+from ._facts_invokes import FACTS_INVOKES
 from ._mockdata import MockContext, arn, hex_digest, zone_prefix
 
 
 def invoke(token: str, args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     """Plausible result of a provider function; `{}` for anything not in the table."""
+    facts_handler = FACTS_INVOKES.get(token)
+    if ctx.facts is not None and facts_handler is not None:
+        answer = facts_handler(ctx.facts, args, ctx)
+        if answer is not None:  # None: the facts did not record this, answer as the mock account
+            return answer
     handler = _INVOKES.get(token)
     return handler(args, ctx) if handler is not None else {}
 

@@ -26,6 +26,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from gpuplat.catalog.regions import partition_of
+from gpuplat.preflight.facts import AccountFacts
 
 from ._render import UNKNOWN, known_string
 
@@ -37,6 +38,9 @@ class MockContext:
     region: str
     account: str = ACCOUNT_ID
     partition: str = "aws"
+    # Saved account facts (`--account-facts`): invokes answer from them instead of from an
+    # account that offers everything (gpuplat/preview/_facts_invokes.py).
+    facts: AccountFacts | None = None
 
     def for_region(self, region: str) -> MockContext:
         return replace(self, region=region, partition=partition_of(region))

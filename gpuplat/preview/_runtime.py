@@ -94,8 +94,9 @@ def run(
     stack: str,
     config: Mapping[str, str],
     root_directory: str,
+    facts: Any = None,  # AccountFacts | None
 ) -> list[RecordedResource]:
-    monitor = RecordingMonitor(MockContext(region=config.get("aws:region") or DEFAULT_REGION))
+    monitor = RecordingMonitor(MockContext(region=config.get("aws:region") or DEFAULT_REGION, facts=facts))
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_InlineExecutor(max_workers=1))

@@ -40,6 +40,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from gpuplat.preflight.facts import AccountFacts
+
 # Re-exported: the recording's vocabulary lives in records.py, which _runtime and _monitor
 # import instead of this module, so that the two never import each other.
 from .records import DuplicateUrnError, RecordedResource, RecordingError, UnsupportedFeatureError
@@ -76,6 +78,7 @@ def record_main(
     project: str,
     stack: str,
     config: Mapping[str, str] | None = None,
+    facts: AccountFacts | None = None,
 ) -> list[RecordedResource]:
     """Run a `__main__.py` (or a directory holding one) the way `pulumi up` would.
 
@@ -94,7 +97,9 @@ def record_main(
 
     _recorder()  # loaded (and cached) before the program's directory shadows `gpuplat`
     with _program_environment(path.parent):
-        return _record(program, project=project, stack=stack, config=config, root_directory=str(path.parent))
+        return _record(
+            program, project=project, stack=stack, config=config, root_directory=str(path.parent), facts=facts
+        )
 
 
 def _record(
@@ -104,6 +109,7 @@ def _record(
     stack: str,
     config: Mapping[str, str] | None,
     root_directory: str,
+    facts: AccountFacts | None = None,
 ) -> list[RecordedResource]:
     # Imported here, before any module shadowing (record_main shadows after this call returns
     # the module), so pulumi loads once and the recorder's own modules, progress counter
@@ -116,7 +122,7 @@ def _record(
     def target() -> None:
         try:
             outcome["resources"] = _runtime.run(
-                program, project=project, stack=stack, config=settings, root_directory=root_directory
+                program, project=project, stack=stack, config=settings, root_directory=root_directory, facts=facts
             )
         except BaseException as exc:  # re-raised on the caller's thread
             outcome["error"] = exc

@@ -17,6 +17,7 @@ from typing import Any, cast
 from ruamel.yaml import YAML
 
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV
+from gpuplat.preflight.facts import AccountFacts
 
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
 
@@ -25,6 +26,10 @@ PROJECT = "gpu-platform"  # Pulumi.yaml `name`; part of every URN
 
 class PreviewError(Exception):
     """A problem the user can act on; the CLI prints it without a traceback and exits 1."""
+
+
+class PreflightStop(PreviewError):
+    """The program's preflight refused the stack for the account's facts: nothing was registered."""
 
 
 def stack_config(stack: str, root: Path = Path()) -> dict[str, str]:
@@ -69,15 +74,26 @@ def _program_sources(spec: str | None, overlay: str | None, root: Path = Path())
 
 
 def record_stack(
-    stack: str, spec: str | None = None, overlay: str | None = None, root: Path = Path()
+    stack: str,
+    spec: str | None = None,
+    overlay: str | None = None,
+    root: Path = Path(),
+    facts: AccountFacts | None = None,
 ) -> list[RecordedResource]:
     main = root / "__main__.py"
     if not main.exists():
         raise PreviewError(f"{main}: no Pulumi program here; run gpuplat preview from the project directory")
     with _program_sources(spec, overlay, root):
         try:
-            return record_main(main.resolve(), project=PROJECT, stack=stack, config=stack_config(stack, root))
+            return record_main(
+                main.resolve(), project=PROJECT, stack=stack, config=stack_config(stack, root), facts=facts
+            )
         except DuplicateUrnError as err:
             raise PreviewError(f"duplicate URN {err.urn}: two resources of one type share a name") from err
         except RecordingError as err:
             raise PreviewError(str(err)) from err
+        except Exception as err:
+            # The program's own class, imported afresh from the checkout: known by its name.
+            if type(err).__name__ == "PreflightError":
+                raise PreflightStop(str(err)) from err
+            raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplat.catalog.capacity_blocks import (
+    BLOCKS_ONLY,
     CAPACITY_BLOCK_REGIONS,
     CAPACITY_BLOCKS_AS_OF,
     CAPACITY_BLOCKS_SOURCE,
@@ -125,6 +126,32 @@ def reservation_unused(data: Data) -> Iterator[Finding]:
 
 
 @rule(
+    "GP265",
+    "no-on-demand-offering",
+    Level.ERROR,
+    "EC2 launches an on-demand node, grants an on-demand capacity reservation or a spot node only of a "
+    "type it offers on demand; types sold only as Capacity Blocks have none (gpuplat/catalog/capacity_blocks.py).",
+    source=CAPACITY_BLOCKS_SOURCE,
+)
+def no_on_demand_offering(data: Data) -> Iterator[Finding]:
+    for i, pool, reservation in _reserving(data):
+        itype = as_str(pool.get("instanceType")) or ""
+        if itype not in BLOCKS_ONLY:
+            continue
+        allowed = markets(pool)
+        refused = [m for m in ("on-demand", "spot") if m in allowed]
+        if "reserved" in allowed and _kind(reservation) == ODCR:
+            refused.insert(0, "reserved (on-demand capacity reservations)")
+        if refused:
+            yield Finding(
+                ("gpuNodePools", i, "markets"),
+                f"pool {pool_name(pool, i)}: {BLOCKS_ONLY[itype]}, so EC2 refuses its {' and '.join(refused)} "
+                f"capacity; use markets: [reserved] with reservation: {{kind: capacity-block, ...}} or an instance "
+                f"type offered on demand (e.g. p5en.48xlarge, the same 8x H200)",
+            )
+
+
+@rule(
     "GP362",
     "odcr-scarce-instance-type",
     Level.WARNING,
@@ -137,7 +164,8 @@ def odcr_scarce_instance_type(data: Data) -> Iterator[Finding]:
         return
     for i, pool, reservation in _reserving(data):
         itype = as_str(pool.get("instanceType"))
-        if itype not in SCARCE_FOR_ODCR or "reserved" not in markets(pool) or _kind(reservation) != ODCR:
+        scarce = itype in SCARCE_FOR_ODCR and itype not in BLOCKS_ONLY  # GP265 refuses those outright
+        if not scarce or "reserved" not in markets(pool) or _kind(reservation) != ODCR:
             continue
         yield Finding(
             ("gpuNodePools", i, "instanceType"),

@@ -222,7 +222,7 @@ def eks_version_supported(data: Data) -> Iterator[Finding]:
             ("target", "kubernetesVersion"),
             f"Kubernetes {version} left EKS standard support on {known.standard_end} and is in extended support "
             f"until {known.extended_end}, billed at the extended per-cluster-hour rate; upgrade one minor at a time to "
-            f"{', '.join(m for m in offered() if support_phase(m) == 'standard')} to pay the standard rate",
+            f"{' or '.join(m for m in offered() if support_phase(m) == 'standard')} to pay the standard rate",
         )
     elif known is None and tuple(map(int, version.split("."))) > tuple(map(int, newest.split("."))):
         yield Finding(

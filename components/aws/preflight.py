@@ -1,0 +1,139 @@
+"""Preflight at program start: read the account facts, check them, stop before the first resource.
+
+The checks are gpuplat/preflight (the same ones `gpuplat preflight` runs); this module only reads
+the facts, through pulumi-aws's plain (synchronous) invokes, so they are answered before anything
+is registered: also under `pulumi up --skip-preview`, where checks inside `.apply()` would run
+after the VPC, the roles and the protected KMS keys exist. The invokes go through the default
+provider with the spec's region, since the explicit provider is itself a registration.
+
+A fact the answer does not carry is left unread (the offline preview's mock answers offerings and
+zones for an account that offers everything, and nothing else, unless it is fed saved facts).
+Capacity Blocks are read by id; blocks selected by tag are not read here (several can match, and
+the data source refuses to answer several), so `gpuplat preflight --save` holds what the program
+cannot.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import MappingProxyType
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
+from gpuplat.preflight.facts import AccountFacts, CapacityBlock
+from gpuplat.preflight.quotas import EVERY_QUOTA
+
+from .api_access import ApiAccess
+
+
+class PreflightError(Exception):
+    """The account would refuse this stack; the message lists every reason, one per line."""
+
+
+def _zones(region: str) -> dict[str, str]:
+    found = aws.get_availability_zones(region=region)
+    return dict(zip(found.names or [], found.zone_ids or [], strict=False))
+
+
+def _offerings(model: Platform, region: str) -> dict[str, tuple[str, ...]]:
+    types = sorted({p.instance_type for p in model.pools if p.instance_type})
+    if not types:
+        return {}
+    found = aws.ec2.get_instance_type_offerings(
+        location_type="availability-zone",
+        filters=[
+            aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=types),
+            aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(model.target.zones)),
+        ],
+        region=region,
+    )
+    offered: dict[str, list[str]] = {t: [] for t in types}
+    for itype, zone in zip(found.instance_types or [], found.locations or [], strict=False):
+        offered.setdefault(itype, []).append(zone)
+    return {t: tuple(sorted(z)) for t, z in offered.items()}
+
+
+def _eks_versions(region: str) -> tuple[str, ...] | None:
+    found = aws.eks.get_cluster_versions(region=region)
+    if not found.cluster_versions:
+        return None
+    return tuple(v.cluster_version for v in found.cluster_versions if v.version_status != "UNSUPPORTED")
+
+
+def _quotas(region: str) -> dict[str, float] | None:
+    values: dict[str, float] = {}
+    for quota in EVERY_QUOTA:
+        service, code = quota.key.split("/")
+        if code.startswith("L-"):
+            found = aws.servicequotas.get_service_quota(service_code=service, quota_code=code, region=region)
+        else:
+            found = aws.servicequotas.get_service_quota(service_code=service, quota_name=quota.name, region=region)
+        if found.value is not None:
+            values[quota.key] = float(found.value)
+    return values or None
+
+
+def _capacity_blocks(plan: Plan, region: str) -> tuple[CapacityBlock, ...] | None:
+    if any(use.tags for use in plan.capacity_blocks):
+        return None
+    blocks: list[CapacityBlock] = []
+    for block_id in sorted({i for use in plan.capacity_blocks for i in use.ids}):
+        try:
+            found = aws.ec2.get_capacity_block_reservation(id=block_id, region=region)
+        except Exception:  # the data source fails on an id it does not find: the block is not held
+            continue
+        if found.instance_type is None:  # an answer without the block's facts: not read
+            return None
+        blocks.append(
+            CapacityBlock(
+                id=block_id,
+                instance_type=found.instance_type,
+                zone=found.availability_zone or "",
+                instances=int(found.instance_count or 0),
+                state=found.state or "",
+                tags=MappingProxyType(dict(found.tags or {})),
+            )
+        )
+    return tuple(blocks)
+
+
+def read_facts(model: Platform, plan: Plan) -> AccountFacts:
+    """What the deploying account offers in the spec's region, read before any registration."""
+    region = model.target.region or ""
+    return AccountFacts(
+        region=region,
+        read_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        zones=MappingProxyType(_zones(region)),
+        offerings=MappingProxyType(_offerings(model, region)),
+        eks_versions=_eks_versions(region),
+        capacity_blocks=_capacity_blocks(plan, region),
+        quotas=None if (q := _quotas(region)) is None else MappingProxyType(q),
+    )
+
+
+def runner_problem(model: Platform, access: ApiAccess) -> str | None:
+    """A private endpoint nobody outside the VPC can reach: the deploy would hang on the first
+    Kubernetes object after building the whole AWS side."""
+    if model.target.endpoint == "public" or access.cidrs or access.security_group_ids:
+        return None
+    return (
+        "the API endpoint is private and the stack declares no way in for the deploying runner: set "
+        "gpu-platform:apiAccessSecurityGroupIds (the runner's security group, inside the VPC or a peered "
+        "one) or gpu-platform:apiAccessCidrs, or use target.endpoint: public with the runners' CIDRs "
+        "(docs/deploying.md)"
+    )
+
+
+def preflight(model: Platform, plan: Plan, access: ApiAccess) -> None:
+    """Stop the program, before its first resource, with every reason the account would refuse it."""
+    from gpuplat.preflight.checks import preflight_problems
+
+    problems = preflight_problems(model, plan, read_facts(model, plan))
+    if (runner := runner_problem(model, access)) is not None:
+        problems.append(runner)
+    if problems:
+        raise PreflightError("this stack would stop at preflight:\n" + "\n".join(f"- {p}" for p in problems))
+    pulumi.log.debug("preflight: the account offers everything this stack needs")

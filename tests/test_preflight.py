@@ -1,0 +1,168 @@
+"""Preflight: a stack the account would refuse stops before anything exists, with the sentence.
+
+The facts are files these tests write, as `gpuplat preflight --save` would; the same checks run in
+the program at start (so a preview fed the facts registers nothing) and in `gpuplat preflight`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplat.cli import main
+from gpuplat.preflight.checks import preflight_problems
+from gpuplat.preflight.facts import FactsError, facts_from_json, load_facts
+from gpuplat.preflight.quotas import ELASTIC_IPS, LUSTRE_STORAGE, ON_DEMAND, SPOT, needed
+from tests.support_aws import ROOT, compile_model, record
+
+ZONES = {"us-east-1a": "use1-az4", "us-east-1b": "use1-az6", "us-east-1c": "use1-az1"}
+ALL_TYPES = ("p5.48xlarge", "g6e.12xlarge", "g6.12xlarge", "p4d.24xlarge")
+
+
+def _facts(**changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "region": "us-east-1",
+        "readAt": "2026-12-03T12:00:00Z",
+        "zones": ZONES,
+        "offerings": {t: sorted(ZONES) for t in ALL_TYPES},
+        "eksVersions": ["1.33", "1.34", "1.35", "1.36"],
+        "capacityBlocks": [],
+        "quotas": {},
+    }
+    doc.update(changes)
+    return doc
+
+
+def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_prod_at_nodes_max_needs_these_quotas() -> None:
+    model, plan = compile_model("prod")
+    need = needed(model, plan)
+    # train 12 reserved (ODCRs) + 10 on-demand, infer 4 + 4: 30 p5.48xlarge (192 vCPUs), and
+    # batch's 4 on-demand p4d.24xlarge (96): every P node that is not spot, all at nodes.max.
+    assert need[ON_DEMAND["p"]] == 30 * 192 + 4 * 96
+    assert need[ON_DEMAND["standard"]] == 32  # the system node group at its max (4 x m7i.2xlarge)
+    assert need[ELASTIC_IPS] == 3  # one NAT gateway per zone
+    assert need[LUSTRE_STORAGE] == plan.storage.hot.capacity_gib + (  # type: ignore[union-attr]
+        plan.storage.hot.standard.capacity_gib if plan.storage.hot and plan.storage.hot.standard else 0
+    )
+    assert SPOT["p"] in need or SPOT["g"] in need
+
+
+def test_facts_that_offer_everything_pass() -> None:
+    model, plan = compile_model("prod")
+    assert preflight_problems(model, plan, facts_from_json(_facts())) == []
+
+
+def test_every_refusal_is_one_sentence() -> None:
+    model, plan = compile_model("prod")
+    doc = _facts(
+        offerings={**{t: sorted(ZONES) for t in ALL_TYPES}, "p5.48xlarge": ["us-east-1b"]},
+        eksVersions=["1.35", "1.36"],
+        quotas={ON_DEMAND["p"].key: 2304, ELASTIC_IPS.key: 2, LUSTRE_STORAGE.key: 1200},
+    )
+    problems = preflight_problems(model, plan, facts_from_json(doc))
+    text = "\n".join(problems)
+    assert f"pool train: p5.48xlarge is not offered in {plan.fabric_zone}" in text
+    assert f"pool infer: p5.48xlarge is not offered in {plan.fabric_zone}" in text
+    assert "does not create clusters on Kubernetes 1.33" in text
+    assert "'Running On-Demand P instances' in us-east-1 is 2304, and this stack needs 6144" in text
+    assert "--quota-code L-417A185B --desired-value 6144" in text
+    assert "'EC2-VPC Elastic IPs' in us-east-1 is 2, and this stack needs 3" in text
+    assert "Lustre storage capacity" in text
+    assert len(problems) == 6  # infer has reserved nodes in the fabric zone too
+
+
+def test_the_warm_tier_zone_must_be_one_s3_express_runs_in() -> None:
+    model, plan = compile_model("prod")
+    zone = plan.fabric_zone or ""
+    problems = preflight_problems(model, plan, facts_from_json(_facts(zones={**ZONES, zone: "use1-az2"})))
+    assert any(f"the warm tier's zone {zone} is use1-az2 in this AWS account" in p for p in problems)
+
+
+def test_facts_of_another_region_are_refused() -> None:
+    model, plan = compile_model("prod")
+    (problem,) = preflight_problems(model, plan, facts_from_json(_facts(region="us-west-2")))
+    assert "read in us-west-2" in problem
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("not json", "not a JSON account-facts file"),
+        ("[]", "the document must be an object"),
+        ('{"readAt": "x"}', "region must be a string"),
+        ('{"region": "us-east-1", "offerings": {"p5.48xlarge": "us-east-1a"}}', "offerings.p5.48xlarge must be"),
+        ('{"region": "us-east-1", "quotas": {"ec2/L-417A185B": "many"}}', "quotas.ec2/L-417A185B must be a number"),
+    ],
+)
+def test_bad_facts_files_are_sentences(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "facts.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FactsError, match=says):
+        load_facts(path)
+
+
+def test_preflight_command_stops_with_the_sentence_and_saves_the_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    facts = _write(tmp_path, _facts(offerings={"p5.48xlarge": ["us-east-1b"], "g6e.12xlarge": ["us-east-1a"]}))
+    saved = tmp_path / "saved.json"
+    code = main(["preflight", "--stack", "dev", "--account-facts", str(facts), "--save", str(saved)])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert out.startswith("this stack would stop at preflight:\n")
+    assert "pool train: p5.48xlarge is not offered in us-east-1a (the fabric zone)" in out
+    assert load_facts(saved) == load_facts(facts)
+    assert main(["preflight", "--stack", "dev", "--account-facts", str(_write(tmp_path, _facts()))]) == 0
+    assert main(["preflight", "--stack", "dev", "--account-facts", str(tmp_path / "missing.json")]) == 2
+
+
+def test_a_preview_fed_failing_facts_registers_nothing_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    facts = _write(tmp_path, _facts(offerings={**{t: sorted(ZONES) for t in ALL_TYPES}, "p5.48xlarge": ["us-east-1b"]}))
+    assert main(["preview", "--stack", "dev", "--format", "json", "--account-facts", str(facts)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no resource document: nothing was registered
+    assert "this stack would stop at preflight:" in captured.err
+    assert "p5.48xlarge is not offered in us-east-1a" in captured.err
+
+
+def test_a_preview_fed_passing_facts_records_the_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    facts = str(_write(tmp_path, _facts()))
+    assert main(["preview", "--stack", "dev", "--format", "json", "--account-facts", facts]) == 0
+    assert json.loads(capsys.readouterr().out)["resources"]
+
+
+def test_capacity_blocks_must_hold_the_reserved_nodes(tmp_path: Path) -> None:
+    from tests.test_aws_reserved_and_hygiene import _blocks, _overlay
+
+    model, plan = compile_model("prod", _overlay(tmp_path, "prod", _blocks))
+    (use,) = plan.capacity_blocks
+    block = {"id": "cr-0123456789abcdef0", "instanceType": use.instance_type, "zone": "us-east-1a", "tags": {}}
+    short = facts_from_json(_facts(capacityBlocks=[{**block, "instances": use.nodes - 1}]))
+    (problem,) = preflight_problems(model, plan, short)
+    assert f"hold {use.nodes - 1} {use.instance_type} instance(s)" in problem
+    enough = facts_from_json(_facts(capacityBlocks=[{**block, "instances": use.nodes}]))
+    assert preflight_problems(model, plan, enough) == []
+    expired = facts_from_json(_facts(capacityBlocks=[{**block, "instances": use.nodes, "state": "expired"}]))
+    assert len(preflight_problems(model, plan, expired)) == 1
+
+
+def test_the_program_reads_the_facts_before_its_first_resource() -> None:
+    # The mock account answers offerings and zones; with every type offered, the stack records.
+    model, plan = compile_model("dev")
+    assert record(model, plan, "dev")
