@@ -47,7 +47,13 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--spec", default=None, help="platform spec (default platform/platform.yaml)")
     p.add_argument("--overlay", default=None, help="overlay file (default: the stack's, when it exists)")
     p.add_argument("--format", default="text", choices=formats)
-    p.add_argument("--suppress", action="append", default=[], metavar="CODE", help="suppress a warning by code")
+    p.add_argument(
+        "--suppress",
+        action="append",
+        default=[],
+        metavar="CODE[,CODE]",
+        help="do not report these warnings (codes, comma-separated or repeated; errors cannot be suppressed)",
+    )
 
 
 Command = Callable[[argparse.Namespace], int]
@@ -189,6 +195,15 @@ def _locate(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _suppressions(args: argparse.Namespace) -> str | None:
+    if not args.suppress:
+        return None
+    from gpuplat.suppression import problem, split_codes
+
+    args.suppress = split_codes(args.suppress)
+    return problem(args.suppress)
+
+
 def _default_stack(args: argparse.Namespace) -> None:
     if args.stack is not None:
         return
@@ -206,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run: Command = args.run
     if args.command != "init":
-        problem = _locate(args)
+        problem = _suppressions(args) or _locate(args)
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")
             return EXIT_USAGE

@@ -93,6 +93,7 @@ class Compiled:
     pos: Pos | None = None
     model: Platform | None = None
     plan: Plan | None = None
+    suppressed: list[Diagnostic] = field(default_factory=lambda: [])  # warnings --suppress hid: counted, not lost
 
     @property
     def ok(self) -> bool:
@@ -121,7 +122,7 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
     result.diagnostics.extend(diags)
     if has_errors(diags):
         return result
-    result.diagnostics.extend(validate(data, pos, suppress=suppress))
+    result.diagnostics.extend(validate(data, pos))  # suppressed at the end, with the planner's: counted, not skipped
     if has_errors(result.diagnostics):
         return _suppressed(result, suppress)
     result.model = build_model(data)
@@ -141,6 +142,7 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
 def _suppressed(result: Compiled, suppress: Sequence[str]) -> Compiled:
     """Drop suppressed warnings of every stage (rules, merge, planner); errors always stay."""
     if suppress:
+        result.suppressed = [d for d in result.diagnostics if not d.is_error and d.code in suppress]
         result.diagnostics = [d for d in result.diagnostics if d.is_error or d.code not in suppress]
     return result
 
