@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 from gpuplat.diagnostics import Level
 
-# The loader's and the overlay merge's own warnings (a redefined anchor, an overlay key set to null).
-LOADER_WARNINGS = frozenset({"GP008", "GP013"})
+# Warnings of the loader, the overlay merge and the acknowledgements (a redefined anchor, an
+# overlay key set to null, an acknowledgement that covers no warning).
+LOADER_WARNINGS = frozenset({"GP008", "GP013", "GP020"})
 
 
 def codes_and_levels() -> dict[str, Level]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpuplat.acknowledge import render_text as render_acknowledged
 from gpuplat.compile import Compiled, compile_sources, compile_stack, resolve_sources
 from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
 
@@ -14,14 +15,16 @@ from . import EXIT_INVALID, EXIT_OK
 
 def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:
     diags = compiled.diagnostics
-    if only_if_any and not diags:
+    if only_if_any and not diags and not compiled.acknowledged:
         return
     if fmt == "json":
         sys.stdout.write(render_json(diags))
     elif fmt == "github":
         sys.stdout.write(render_github(diags))
     else:
-        (sys.stderr if only_if_any else sys.stdout).write(render_text(diags))
+        # Acknowledged warnings are shown, with their reasons, where the warnings would be.
+        text = render_text(diags) + render_acknowledged(compiled.acknowledged)
+        (sys.stderr if only_if_any else sys.stdout).write(printable(text))
 
 
 def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
@@ -41,6 +44,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         files = str(compiled.sources.spec) + (f" + {compiled.sources.overlay}" if compiled.sources.overlay else "")
         verdict = "invalid" if errors else "valid"
         hidden = sorted({d.code for d in compiled.suppressed})
-        shown = f", {len(compiled.suppressed)} suppressed ({', '.join(hidden)})" if hidden else ""
+        shown = f", {len(compiled.acknowledged)} acknowledged" if compiled.acknowledged else ""
+        shown += f", {len(compiled.suppressed)} suppressed ({', '.join(hidden)})" if hidden else ""
         sys.stdout.write(printable(f"{files}: {verdict} ({errors} error(s), {warnings} warning(s){shown})\n"))
     return EXIT_INVALID if has_errors(compiled.diagnostics) else EXIT_OK
