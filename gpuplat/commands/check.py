@@ -29,10 +29,33 @@ def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False
 
 def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
     if args.suppress or not with_plan:
-        return compile_sources(
+        compiled = compile_sources(
             resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress, with_plan=with_plan
         )
-    return compile_stack(args.stack, args.spec, args.overlay)
+    else:
+        compiled = compile_stack(args.stack, args.spec, args.overlay)
+    return _required_tags(compiled, args.stack)
+
+
+def _required_tags(compiled: Compiled, stack: str) -> Compiled:
+    """The organisation policy's required tags (policy/config.json), on the spec of an aws platform."""
+    from gpuplat.policies.config import PolicyConfigError
+    from gpuplat.policies.runner import policy_config
+    from gpuplat.policies.spec_tags import missing_tags
+
+    model, pos = compiled.model, compiled.pos
+    if model is None or pos is None or model.target.provider.value != "aws":
+        return compiled
+    try:
+        config = policy_config(None)
+    except PolicyConfigError:
+        return compiled  # `gpuplat policy` reports an unreadable policy configuration
+    origin = pos.locate(("metadata", "tags"), prefer_key=True)
+    found = missing_tags(model.metadata.tags, stack, config, (origin.file, origin.line, origin.col))
+    compiled.diagnostics.extend(found)
+    if has_errors(found):
+        compiled.model = None
+    return compiled
 
 
 def cmd_check(args: argparse.Namespace) -> int:
