@@ -1,4 +1,4 @@
-"""`gpuplat check | plan | preview | policy | verify | graph | preflight | simulate` — a thin shell over the pipeline.
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate` — a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -11,10 +11,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from gpuplat.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
+from gpuplat.project import enter, find_project
+
+DEFAULT_STACK = "dev"
+# Commands that run the project's Pulumi program: they need a project, and its stack's settings.
+_PROGRAM_COMMANDS = ("preview", "policy", "verify")
+_PATH_ARGS = ("spec", "overlay", "config")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,12 +39,21 @@ def _stack_name(text: str) -> str:
 
 def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument(
-        "--stack", default="dev", type=_stack_name, help="stack (environment) name; overlay stacks/<stack>.yaml"
+        "--stack",
+        default=None,
+        type=_stack_name,
+        help=f"stack (environment) name; overlay stacks/<stack>.yaml (default: {DEFAULT_STACK})",
     )
     p.add_argument("--spec", default=None, help="platform spec (default platform/platform.yaml)")
     p.add_argument("--overlay", default=None, help="overlay file (default: the stack's, when it exists)")
     p.add_argument("--format", default="text", choices=formats)
-    p.add_argument("--suppress", action="append", default=[], metavar="CODE", help="suppress a warning by code")
+    p.add_argument(
+        "--suppress",
+        action="append",
+        default=[],
+        metavar="CODE[,CODE]",
+        help="do not report these warnings (codes, comma-separated or repeated; errors cannot be suppressed)",
+    )
 
 
 Command = Callable[[argparse.Namespace], int]
@@ -113,6 +129,32 @@ def _account_facts(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _init(args: argparse.Namespace) -> int:
+    from gpuplat.commands.init import cmd_init
+
+    return cmd_init(args, _version())
+
+
+def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    init = sub.add_parser("init", help="start a new platform project: Pulumi program, spec, stacks, CI")
+    init.add_argument("dir", nargs="?", default=".", help="directory of the new project (default: .)")
+    init.add_argument("--name", help="platform name, prefixes resource names (default: the directory's name)")
+    init.add_argument("--provider", choices=["aws", "kubernetes"], default="aws", help="default: aws")
+    init.add_argument("--region", default="us-east-1", help="aws region (default: us-east-1)")
+    init.add_argument("--pool", default="gpu", help="name of the first GPU pool (default: gpu)")
+    init.add_argument(
+        "--instance-type", default="g6e.12xlarge", help="aws: the first pool's instance type (default: g6e.12xlarge)"
+    )
+    init.add_argument("--gpu-model", default="L40S-48GB", help="kubernetes: the first pool's GPU (default: L40S-48GB)")
+    init.add_argument(
+        "--gpus-per-node", type=int, default=8, help="kubernetes: GPUs per node of the first pool (default: 8)"
+    )
+    init.add_argument("--nodes-max", type=int, default=4, help="the first pool's largest size (default: 4)")
+    init.add_argument("--team", default="ml-platform", help="team tag and first tenant (default: ml-platform)")
+    init.add_argument("--cost-center", default="0000", help="cost-center tag (default: 0000)")
+    init.set_defaults(run=_init)
+
+
 def _graph(args: argparse.Namespace) -> int:
     from gpuplat.commands.graph import cmd_graph
 
@@ -148,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _init_parser(sub)
     check = sub.add_parser("check", help="validate the spec (schema + semantic rules)")
     _common(check, ["text", "json", "github"])
     check.set_defaults(run=_check)
@@ -195,10 +238,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _locate(args: argparse.Namespace) -> str | None:
+    """Run from the project's directory, found upward from here; a message when there is none."""
+    if args.command not in _PROGRAM_COMMANDS and args.spec:
+        return None  # a spec of its own: checked where the user stands, its positions relative to here
+    here = Path.cwd()
+    root = find_project(here)
+    if root is None:
+        return (
+            f"no Pulumi.yaml in {here} or any directory above it: run gpuplat {args.command} inside a "
+            "platform project, or start one with `gpuplat init`"
+        )
+    if root != here:
+        paths = enter(root, here, {key: getattr(args, key, None) for key in _PATH_ARGS})
+        for key, value in paths.items():
+            if hasattr(args, key):
+                setattr(args, key, value)
+    return None
+
+
+def _suppressions(args: argparse.Namespace) -> str | None:
+    if not args.suppress:
+        return None
+    from gpuplat.suppression import problem, split_codes
+
+    args.suppress = split_codes(args.suppress)
+    return problem(args.suppress)
+
+
+def _default_stack(args: argparse.Namespace) -> None:
+    if args.stack is not None:
+        return
+    args.stack = DEFAULT_STACK
+    if args.spec and args.command in _PROGRAM_COMMANDS:
+        # The program runs as some stack, with that stack's Pulumi settings: say which one.
+        sys.stderr.write(
+            f"gpuplat {args.command}: --spec without --stack: running it as stack {DEFAULT_STACK}, with the "
+            f"settings of stacks/Pulumi.{DEFAULT_STACK}.yaml (choose one with --stack)\n"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     run: Command = args.run
+    if args.command != "init":
+        problem = _suppressions(args) or _locate(args)
+        if problem is not None:
+            sys.stderr.write(f"gpuplat: error: {problem}\n")
+            return EXIT_USAGE
+        _default_stack(args)
     try:
         return run(args)
     except UnknownStackError as err:

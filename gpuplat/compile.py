@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuplat.acknowledge import Acknowledged
+from gpuplat.acknowledge import apply as acknowledge
 from gpuplat.diagnostics import Diagnostic, Level, has_errors, json_path
 from gpuplat.model import Platform, build_model
 from gpuplat.plan import Plan, build_plan
@@ -93,6 +95,8 @@ class Compiled:
     pos: Pos | None = None
     model: Platform | None = None
     plan: Plan | None = None
+    suppressed: list[Diagnostic] = field(default_factory=lambda: [])  # warnings --suppress hid: counted, not lost
+    acknowledged: list[Acknowledged] = field(default_factory=lambda: [])  # warnings the spec accepts, with reasons
 
     @property
     def ok(self) -> bool:
@@ -121,9 +125,9 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
     result.diagnostics.extend(diags)
     if has_errors(diags):
         return result
-    result.diagnostics.extend(validate(data, pos, suppress=suppress))
+    result.diagnostics.extend(validate(data, pos))  # suppressed at the end, with the planner's: counted, not skipped
     if has_errors(result.diagnostics):
-        return _suppressed(result, suppress)
+        return _finish(result, suppress, planned=False)
     result.model = build_model(data)
     if with_plan:
         outcome = build_plan(result.model)
@@ -133,14 +137,19 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
                 Diagnostic(finding.code, finding.level, finding.message, json_path(finding.path), *origin_tuple(origin))
             )
         result.plan = outcome.plan
-        if has_errors(result.diagnostics):
-            result.model = None
-    return _suppressed(result, suppress)
+    result = _finish(result, suppress, planned=with_plan)
+    if has_errors(result.diagnostics):
+        result.model = None
+    return result
 
 
-def _suppressed(result: Compiled, suppress: Sequence[str]) -> Compiled:
-    """Drop suppressed warnings of every stage (rules, merge, planner); errors always stay."""
+def _finish(result: Compiled, suppress: Sequence[str], *, planned: bool) -> Compiled:
+    """Set aside acknowledged and suppressed warnings of every stage (rules, merge, planner);
+    errors always stay."""
+    assert result.pos is not None
+    result.diagnostics, result.acknowledged = acknowledge(result.diagnostics, result.data, result.pos, planned=planned)
     if suppress:
+        result.suppressed = [d for d in result.diagnostics if not d.is_error and d.code in suppress]
         result.diagnostics = [d for d in result.diagnostics if d.is_error or d.code not in suppress]
     return result
 

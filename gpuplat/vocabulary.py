@@ -23,7 +23,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "platform.schema.json"
+# Inside the package, so an installed gpuplat carries it; in the repository a symlink to the
+# schema editors use, schemas/platform.schema.json (the wheel holds the file itself).
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "platform.schema.json"
 _SCHEMA = cast("dict[str, Any]", json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 

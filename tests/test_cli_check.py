@@ -16,6 +16,7 @@ from gpuplat.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 INVALID_CASE = ROOT / "tests" / "cases" / "invalid" / "mig-profile-wrong-gpu"
+WARNING_CASE = ROOT / "tests" / "cases" / "valid" / "warn-metrics-attribution"
 DIAGNOSTIC_KEYS = {"code", "level", "message", "path", "file", "line", "col"}
 
 
@@ -51,7 +52,7 @@ def test_text_line_format_for_every_diagnostic(
 ) -> None:
     monkeypatch.chdir(ROOT)
     code, out, _ = _check(capsys, "--stack", "prod")
-    form = re.compile(r"^[^:]+:\d+:\d+: (error|warning) GP\d{3} \$\S*: .+$")
+    form = re.compile(r"^[^:]+:\d+:\d+: (error|warning|acknowledged) GP\d{3} \$\S*: .+$")
     body = out.splitlines()[:-1]
     assert code == 0 and body
     assert all(form.match(line) for line in body), body
@@ -79,11 +80,11 @@ def test_json_document_shape(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
 
 
 def test_json_valid_with_warnings(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(ROOT)
-    code, out, _ = _check(capsys, "--stack", "dev", "--format", "json")
+    monkeypatch.chdir(WARNING_CASE)
+    code, out, _ = _check(capsys, "--spec", "platform.yaml", "--format", "json")
     document = json.loads(out)
     assert code == 0 and document["valid"] is True
-    assert document["diagnostics"], "dev carries warnings (time-slicing metrics, FSx rounding)"
+    assert document["diagnostics"], "the case carries a warning (metrics of a shared GPU)"
     assert all(set(d) == DIAGNOSTIC_KEYS and d["level"] == "warning" for d in document["diagnostics"])
 
 
@@ -95,18 +96,18 @@ def test_github_annotations(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     assert len(errors) == 1
     expected = "::error file=platform.yaml,line=22,col=35,title=GP201::$.gpuNodePools[1].sharing.profile: "
     assert errors[0].startswith(expected)
-    monkeypatch.chdir(ROOT)
-    code, out, _ = _check(capsys, "--stack", "dev", "--format", "github")
+    monkeypatch.chdir(WARNING_CASE)
+    code, out, _ = _check(capsys, "--spec", "platform.yaml", "--format", "github")
     assert code == 0
     assert out and all(line.startswith("::warning file=") for line in out.splitlines())
 
 
 def test_suppress_warning(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(ROOT)
-    _, out, _ = _check(capsys, "--stack", "dev", "--format", "json")
-    assert {d["code"] for d in json.loads(out)["diagnostics"]} == {"GP300", "GP302", "GP307", "GP352"}
-    suppress = ("--suppress", "GP300", "--suppress", "GP302", "--suppress", "GP307", "--suppress", "GP352")
-    _, out, _ = _check(capsys, "--stack", "dev", "--format", "json", *suppress)
+    monkeypatch.chdir(WARNING_CASE)
+    _, out, _ = _check(capsys, "--spec", "platform.yaml", "--format", "json")
+    assert {d["code"] for d in json.loads(out)["diagnostics"]} == {"GP302", "GP307", "GP352", "GP362"}
+    suppress = ("--suppress", "GP302", "--suppress", "GP307", "--suppress", "GP352", "--suppress", "GP362")
+    _, out, _ = _check(capsys, "--spec", "platform.yaml", "--format", "json", *suppress)
     assert json.loads(out)["diagnostics"] == []
 
 

@@ -324,7 +324,8 @@ def test_cli_prod_with_a_public_endpoint_fails(
     }
     assert main(["policy", "--stack", "prod", "--overlay", str(overlay)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"mandatory eks-private-endpoint-prod {eks}: {message}"
+    name = eks.rsplit("::", 1)[-1]
+    assert lines[0] == f"mandatory eks-private-endpoint-prod: 1 resource(s): {message}; e.g. {name}"
     assert lines[1].startswith("1 violation(s), 1 mandatory, 0 advisory;") and len(lines) == 2
 
 

@@ -73,7 +73,7 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     with monkeypatch.context() as elsewhere:  # a valid spec, but no Pulumi program to record
         elsewhere.chdir(tmp_path)
         assert main(["verify", "--spec", spec, "--overlay", ""]) == 2
-    assert "no Pulumi program here" in capsys.readouterr().err
+    assert "no Pulumi.yaml in" in capsys.readouterr().err
 
 
 def test_cli_without_helm_python(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,5 +19,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         warnings = len(compiled.diagnostics) - errors
         files = str(compiled.sources.spec) + (f" + {compiled.sources.overlay}" if compiled.sources.overlay else "")
         verdict = "invalid" if errors else "valid"
-        sys.stdout.write(printable(f"{files}: {verdict} ({errors} error(s), {warnings} warning(s))\n"))
+        hidden = sorted({d.code for d in compiled.suppressed})
+        shown = f", {len(compiled.acknowledged)} acknowledged" if compiled.acknowledged else ""
+        shown += f", {len(compiled.suppressed)} suppressed ({', '.join(hidden)})" if hidden else ""
+        sys.stdout.write(printable(f"{files}: {verdict} ({errors} error(s), {warnings} warning(s){shown})\n"))
     return EXIT_INVALID if has_errors(compiled.diagnostics) else EXIT_OK

@@ -13,28 +13,57 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
-from gpuplat.compile import Compiled, compile_sources, resolve_sources
-from gpuplat.diagnostics import render_github, render_json, render_text
+from gpuplat.acknowledge import render_text as render_acknowledged
+from gpuplat.compile import Compiled, compile_sources, compile_stack, resolve_sources
+from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
 
 if TYPE_CHECKING:  # verify and preview only: its renderer is imported when they run
     from gpuplat.verify.render import ChartDirectory
 
 
 def compile_args(args: argparse.Namespace, *, with_plan: bool = True) -> Compiled:
-    sources = resolve_sources(args.stack, args.spec, args.overlay)
-    return compile_sources(sources, suppress=args.suppress, with_plan=with_plan)
+    if args.suppress or not with_plan:
+        compiled = compile_sources(
+            resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress, with_plan=with_plan
+        )
+    else:
+        compiled = compile_stack(args.stack, args.spec, args.overlay)
+    return _required_tags(compiled, args.stack)
+
+
+def _required_tags(compiled: Compiled, stack: str) -> Compiled:
+    """The organisation policy's required tags (policy/config.json), on the spec of an aws platform."""
+    from gpuplat.policies.config import PolicyConfigError
+    from gpuplat.policies.runner import policy_config
+    from gpuplat.policies.spec_tags import missing_tags
+
+    model, pos = compiled.model, compiled.pos
+    if model is None or pos is None or model.target.provider.value != "aws":
+        return compiled
+    try:
+        config = policy_config(None)
+    except PolicyConfigError:
+        return compiled  # `gpuplat policy` reports an unreadable policy configuration
+    origin = pos.locate(("metadata", "tags"), prefer_key=True)
+    found = missing_tags(model.metadata.tags, stack, config, (origin.file, origin.line, origin.col))
+    compiled.diagnostics.extend(found)
+    if has_errors(found):
+        compiled.model = None
+    return compiled
 
 
 def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:
     diags = compiled.diagnostics
-    if only_if_any and not diags:
+    if only_if_any and not diags and not compiled.acknowledged:
         return
     if fmt == "json":
         sys.stdout.write(render_json(diags))
     elif fmt == "github":
         sys.stdout.write(render_github(diags))
     else:
-        (sys.stderr if only_if_any else sys.stdout).write(render_text(diags))
+        # Acknowledged warnings are shown, with their reasons, where the warnings would be.
+        text = render_text(diags) + render_acknowledged(compiled.acknowledged)
+        (sys.stderr if only_if_any else sys.stdout).write(printable(text))
 
 
 def compiled_or_report(args: argparse.Namespace) -> Compiled | None:

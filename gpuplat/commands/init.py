@@ -1,0 +1,75 @@
+"""`gpuplat init [DIR]`: write a new platform project (gpuplat/scaffold) from a few choices.
+
+The spec is compiled before anything is written; a choice the catalog rejects prints the
+validator's diagnostics and writes nothing (exit 2: the flags, not a spec, were wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from gpuplat.catalog.instances import instance_type
+from gpuplat.commands import EXIT_OK, EXIT_USAGE
+from gpuplat.compile import Sources, compile_sources
+from gpuplat.diagnostics import render_text
+from gpuplat.scaffold import STACKS, Choices, existing, render, write
+
+
+def _choices(args: argparse.Namespace, version: str) -> Choices:
+    name: str = args.name or Path(args.dir).resolve().name
+    gpus = args.gpus_per_node
+    if args.provider == "aws":
+        known = instance_type(args.instance_type)
+        gpus = known.gpu_count if known is not None else gpus
+    return Choices(
+        name=name,
+        provider=args.provider,
+        region=args.region,
+        pool=args.pool,
+        instance_type=args.instance_type,
+        gpu_model=args.gpu_model,
+        gpus_per_node=gpus,
+        nodes_max=args.nodes_max,
+        team=args.team,
+        cost_center=args.cost_center,
+        version=version,
+    )
+
+
+def _problems(rendered: dict[str, str]) -> str:
+    """The diagnostics of every stack of the rendered project, checked in a scratch copy."""
+    with tempfile.TemporaryDirectory(prefix="gpuplat-init-") as scratch:
+        root = Path(scratch)
+        write(root, rendered)
+        text = ""
+        for stack in STACKS:
+            compiled = compile_sources(Sources(root / "platform/platform.yaml", root / "stacks" / f"{stack}.yaml"))
+            if compiled.diagnostics:
+                text += render_text(compiled.diagnostics).replace(f"{root}/", "")
+        return text
+
+
+def cmd_init(args: argparse.Namespace, version: str) -> int:
+    root = Path(args.dir)
+    choices = _choices(args, version)
+    rendered = render(choices)
+    clashes = existing(root, rendered)
+    if clashes:
+        sys.stderr.write(f"gpuplat init: error: {root} already has {', '.join(clashes)}; init never overwrites\n")
+        return EXIT_USAGE
+    problems = _problems(rendered)
+    if problems:
+        sys.stderr.write(problems)
+        sys.stderr.write(
+            "gpuplat init: error: the spec these options make is not valid without warnings; nothing written\n"
+        )
+        return EXIT_USAGE
+    write(root, rendered)
+    sys.stdout.write(f"wrote platform {choices.name} in {root}:\n")
+    for path in sorted(rendered):
+        sys.stdout.write(f"  {path}\n")
+    sys.stdout.write(f"next: cd {root} && gpuplat check --stack dev\n")
+    return EXIT_OK

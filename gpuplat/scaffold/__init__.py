@@ -1,0 +1,107 @@
+"""`gpuplat init`: the files of a new platform project, rendered from a few choices.
+
+The project uses the installed gpuplat (its `__main__.py` imports `components` and
+`gpuplat.compile` from the package), so it holds only what a platform team owns: the spec,
+the stacks, the policy settings and the CI workflows. The spec is compiled before anything is
+written: a choice the catalog does not know (an instance type, a GPU model) fails with the
+validator's own diagnostics and leaves the directory untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from jinja2 import Environment, StrictUndefined
+
+from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, support_phase
+
+STACKS = ("dev", "staging", "prod")
+# Template -> file in the new project. Workflows are copied as they are: GitHub's own `${{ }}`
+# expressions would read as Jinja's.
+_RENDERED = {
+    "Pulumi.yaml.j2": "Pulumi.yaml",
+    "main.py.j2": "__main__.py",
+    "requirements.txt.j2": "requirements.txt",
+    "platform.yaml.j2": "platform/platform.yaml",
+    "README.md.j2": "README.md",
+    "gitignore.j2": ".gitignore",
+    "policy-config.json.j2": "policy/config.json",
+}
+_COPIED = {
+    "workflows/pull-request.yml": ".github/workflows/pull-request.yml",
+    "workflows/deploy.yml": ".github/workflows/deploy.yml",
+}
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What `gpuplat init` asks for; everything else is a default the validator accepts quietly."""
+
+    name: str
+    provider: str  # aws | kubernetes
+    region: str  # aws only
+    pool: str
+    instance_type: str  # aws: the first pool's instance type
+    gpu_model: str  # kubernetes: the first pool's GPUs
+    gpus_per_node: int
+    nodes_max: int
+    team: str
+    cost_center: str
+    version: str
+
+    @property
+    def zones(self) -> list[str]:
+        return [f"{self.region}a", f"{self.region}b"]
+
+
+def kubernetes_version() -> str:
+    """The newest minor in EKS standard support on the catalog's calendar date."""
+    standard = [m for m in EKS_VERSIONS if support_phase(m) == "standard"]
+    if not standard:  # a calendar past its last row: the newest listed, which check then flags
+        return max(EKS_VERSIONS, key=lambda m: tuple(int(p) for p in m.split(".")))
+    return max(standard, key=lambda m: tuple(int(p) for p in m.split(".")))
+
+
+def _environment() -> Environment:
+    return Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def render(choices: Choices) -> dict[str, str]:
+    """Every file of the project: path relative to its root -> text."""
+    templates = files("gpuplat.scaffold") / "templates"
+    env = _environment()
+    context = {
+        "c": choices,
+        "stacks": STACKS,
+        "kubernetes_version": kubernetes_version(),
+        "calendar_date": EKS_CALENDAR_AS_OF,
+    }
+    out: dict[str, str] = {}
+    for template, target in _RENDERED.items():
+        out[target] = env.from_string((templates / template).read_text(encoding="utf-8")).render(context)
+    for stack in STACKS:
+        stack_context = {**context, "stack": stack}
+        for template, target in (
+            ("overlay.yaml.j2", f"stacks/{stack}.yaml"),
+            ("stack.yaml.j2", f"stacks/Pulumi.{stack}.yaml"),
+        ):
+            text = (templates / template).read_text(encoding="utf-8")
+            out[target] = env.from_string(text).render(stack_context)
+    for template, target in _COPIED.items():
+        out[target] = (templates / template).read_text(encoding="utf-8")
+    return out
+
+
+def existing(root: Path, rendered: Mapping[str, str]) -> list[str]:
+    """The files init would overwrite: it never does."""
+    return sorted(path for path in rendered if (root / path).exists())
+
+
+def write(root: Path, rendered: Mapping[str, str]) -> None:
+    for path, text in rendered.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")

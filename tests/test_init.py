@@ -1,0 +1,131 @@
+"""`gpuplat init` and the new user's journey: a project of one's own, outside this repository.
+
+A platform team installs gpuplat, runs `gpuplat init`, and every command works there, from any
+directory of the project, with no warning and nothing that points back at this repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuplat.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ("check", "plan", "preview", "verify", "policy", "graph")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "init", "atlas", "--region", "eu-west-1", "--instance-type", "g6e.12xlarge")
+    assert code == 0, err
+    assert "wrote platform atlas in atlas" in out
+    return tmp_path / "atlas"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_works_in_a_new_project_without_warnings(
+    project: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(project / "stacks")  # a directory inside: the project is found upward
+    code, out, err = _run(capsys, command)
+    assert code == 0, err
+    assert "warning" not in err.lower() and "warning" not in out.lower().replace("0 warning(s)", "")
+    assert str(ROOT) not in out + err and "gpuplat/" not in err
+
+
+def test_the_new_spec_and_every_stack_validate_quietly(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(project)
+    for stack in ("dev", "staging", "prod"):
+        code, out, _ = _run(capsys, "check", "--stack", stack)
+        assert code == 0
+        assert out == f"platform/platform.yaml + stacks/{stack}.yaml: valid (0 error(s), 0 warning(s))\n"
+    spec = (project / "platform" / "platform.yaml").read_text()
+    assert "region: eu-west-1" in spec and "instanceType: g6e.12xlarge" in spec
+    for stack in ("dev", "staging", "prod"):
+        settings = (project / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        assert "aws:region: eu-west-1" in settings and f"environment: {stack}" in settings
+        assert "LegacyName" not in settings  # a new platform gets the current bucket names
+
+
+def test_init_never_overwrites(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = project / "platform" / "platform.yaml"
+    spec.write_text("# ours\n")
+    monkeypatch.chdir(project.parent)
+    code, _, err = _run(capsys, "init", "atlas")
+    assert code == 2
+    assert "already has" in err and "platform/platform.yaml" in err
+    assert spec.read_text() == "# ours\n"
+
+
+def test_a_choice_the_catalog_rejects_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "init", "new", "--instance-type", "p5.48xlarg")
+    assert code == 2
+    assert "platform/platform.yaml:" in err and "p5.48xlarge" in err  # the validator's did-you-mean
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_on_prem_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "init", "--provider", "kubernetes", "--gpu-model", "H100-SXM-80GB", "--name", "orion")[0] == 0
+    spec = (tmp_path / "platform" / "platform.yaml").read_text()
+    assert "provider: kubernetes" in spec and "model: H100-SXM-80GB" in spec and "procurement" not in spec
+    for command in ("check", "plan", "verify"):
+        code, _, err = _run(capsys, command)
+        assert code == 0 and "warning" not in err.lower(), err
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_outside_a_project_every_command_is_a_usage_error(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, command)
+    assert code == 2 and out == ""
+    assert "no Pulumi.yaml" in err and "gpuplat init" in err
+
+
+def test_a_spec_of_ones_own_is_checked_outside_a_project(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(project / "platform" / "platform.yaml", tmp_path / "mine.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "check", "--spec", "mine.yaml") == (0, "mine.yaml: valid (0 error(s), 0 warning(s))\n", "")
+
+
+def test_spec_without_stack_says_which_stack_it_runs_as(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = _run(capsys, "policy", "--spec", "platform/platform.yaml")
+    assert code == 0
+    assert "--spec without --stack: running it as stack dev, with the settings of stacks/Pulumi.dev.yaml" in err
+
+
+def test_the_new_projects_workflows_pass_actionlint(project: Path) -> None:
+    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    assert actionlint, "actionlint is not installed in the venv: run `make setup`"
+    workflows = sorted(str(p) for p in (project / ".github" / "workflows").glob("*.yml"))
+    assert len(workflows) == 2
+    done = subprocess.run([actionlint, "-no-color", *workflows], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
