@@ -1,4 +1,5 @@
-"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate` — a thin shell over the pipeline.
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate`: the CLI,
+a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported

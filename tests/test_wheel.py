@@ -1,7 +1,8 @@
 """The wheel: `pip install` it and gpuplat works with nothing of this repository around.
 
 Built from this checkout, unpacked into a directory of its own and put first on the path, so
-the code that runs (the CLI, the schema, the scaffold's templates, the components) is the wheel's, in a project that `gpuplat init` wrote from it.
+the code that runs (the CLI, the schema, the scaffold's templates, the components) is the
+wheel's, in a project that `gpuplat init` wrote from it.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
 from gpuplat.acknowledge import render_text as render_acknowledged
+from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
 from gpuplat.compile import Compiled, compile_sources, compile_stack, resolve_sources
 from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
 
