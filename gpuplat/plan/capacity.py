@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
+from gpuplat.catalog import GPU_RESOURCE
 from gpuplat.model import MARKET_ORDER, Market, Platform, Provider, Tenant, isolation_permits
 from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
 from gpuplat.plan.procurement import pool_order
@@ -110,21 +110,17 @@ def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan
     return tuple(result)
 
 
-def _hami_extras(pool: PoolPlan) -> dict[str, int]:
-    """HAMi pods also ask for GPU memory (MiB) and cores (percent of a GPU). kube-scheduler leaves
-    them to HAMi's extender, but Karpenter's simulation counts them like any resource."""
-    gpu = gpu_model(pool.gpu_model)
-    memory_mib = int(gpu.memory_gib * 1024) if gpu is not None else 0
-    return {HAMI_MEMORY_RESOURCE: memory_mib * pool.gpus_per_node, HAMI_CORES_RESOURCE: 100 * pool.gpus_per_node}
-
-
 def node_overlays(pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[NodeOverlayPlan, ...]:
     result: list[NodeOverlayPlan] = []
     for pool in pools:
         names = tuple(p.name for p in planned if p.pool == pool.name)
+        # Only what a device plugin registers on the node. Karpenter initializes a node only
+        # once every resource its pods requested is in the node's allocatable
+        # (nodeclaim/lifecycle/initialization.go, RequestedResourcesRegistered); HAMi's device
+        # plugin registers only the vGPU count, never nvidia.com/gpumem or gpucores, so
+        # declaring those would launch nodes that never initialize (never disrupted, never
+        # removed). A fractional job asks for vGPUs alone and gets HAMi's default share.
         capacity = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
-        if HAMI_GPU_RESOURCE in capacity:
-            capacity.update(_hami_extras(pool))
         if names and capacity:
             result.append(NodeOverlayPlan(pool.name, f"{pool.name}-units", names, capacity))
     return tuple(result)
@@ -183,7 +179,7 @@ def floor_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFindi
         if pool.nodes.min > held:
             findings.append(
                 MINIMUM_NOT_HELD.finding(
-                                        ("gpuNodePools", index, "nodes", "min"),
+                    ("gpuNodePools", index, "nodes", "min"),
                     f"pool {pool.name} keeps at most {held} of its {pool.nodes.min} minimum nodes: the minimum is "
                     f"held on reserved and on-demand capacity only (spot can be taken away at any time), and the "
                     f"split gives the pool {held} such nodes; allow on-demand or lower nodes.min",
@@ -197,7 +193,7 @@ def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFi
         return []
     return [
         TOPOLOGY_AWARE_OFF.finding(
-                        ("gpuNodePools", index, "nodes", "min"),
+            ("gpuNodePools", index, "nodes", "min"),
             f"fabric pool {pool.name} autoscales ({pool.nodes.min}-{pool.nodes.max} nodes), so its Kueue flavors are "
             f"not topology-aware: Kueue admits topology-aware work only onto nodes that exist, and Karpenter adds "
             f"nodes only for pods that exist, so a job larger than the idle nodes would wait forever; its jobs keep "
@@ -328,13 +324,13 @@ def _overcommitted(index: int, tenant: Tenant, allowed: Sequence[FlavorPlan], pl
     pools = ", ".join(sorted({f.pool for f in allowed}))
     if tenant.isolation == "hard":
         return HARD_QUOTA_UNPLACEABLE.finding(
-                        ("tenants", index, "gpus"),
+            ("tenants", index, "gpus"),
             f"hard-isolation tenant {tenant.name} is guaranteed {tenant.gpus} GPUs, but the pools it may use "
             f"({pools}) have only {placed} left after the other hard tenants' quotas: Kueue lends only unused "
             f"quota, so a guarantee beyond a pool's capacity cannot be kept; lower the quotas or raise the pools' max",
         )
     return SOFT_QUOTA_OVERSUBSCRIBED.finding(
-                ("tenants", index, "gpus"),
+        ("tenants", index, "gpus"),
         f"tenant {tenant.name} is promised {tenant.gpus} GPUs, but the pools it may use ({pools}) have only "
         f"{placed} left after the other tenants' quotas: the other {tenant.gpus - placed} oversubscribe them "
         f"and are there only while other tenants leave them idle",
