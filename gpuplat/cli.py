@@ -126,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     policy.set_defaults(run=_policy)
     verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
     _common(verify, ["text", "json"])
+    verify.add_argument(
+        "--recording",
+        metavar="FILE",
+        help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
+    )
     verify.set_defaults(run=_verify)
     graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
     _common(graph, ["mermaid", "json"])
