@@ -48,7 +48,7 @@ from gpuplat.catalog.labels import SHARING_LABEL as SHARING_LABEL
 from gpuplat.model import GpuNodePool, Market, Platform, SharingMode
 
 GPU_TAINT_KEY = "nvidia.com/gpu"  # GPU nodes repel pods that do not ask for GPUs
-SPOT_TAINT_KEY = "gpuplat.dev/spot"  # only preemptible work tolerates spot nodes
+SPOT_TAINT_KEY = "gpuplat.dev/spot"  # keeps pods off spot nodes unless a spot Kueue flavor admitted them
 TAG_POOL = "gpuplat:pool"  # AWS tag linking reservations / placement groups to a pool
 # The Mountpoint S3 CSI driver's node service account (the Kubernetes side installs the chart
 # with this name); the AWS side grants it S3 access through an EKS Pod Identity association.

@@ -226,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         "without charts the steps that read them are reported as not checked",
     )
     _account_facts(verify)
+    verify.add_argument(
+        "--recording",
+        metavar="FILE",
+        help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
+    )
     verify.set_defaults(run=_verify)
     preflight = sub.add_parser("preflight", help="check the account's offerings, versions and quotas for the stack")
     _common(preflight, ["text", "json"])

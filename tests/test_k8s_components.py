@@ -52,6 +52,7 @@ COMPONENTS = {
     "gpuplat:index:Scheduling",
     "gpuplat:index:Tenant",
     "gpuplat:index:TenantPodSecurity",  # every shipped spec has a tenant allowed a fabric pool
+    "gpuplat:index:TenantPriorityScope",
     "gpuplat:index:Autoscaling",
     "gpuplat:index:Observability",
 }

@@ -20,6 +20,7 @@ from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
 from gpuplat.plan import Plan
 from gpuplat.plan.capacity import proportional, unit_resources
+from gpuplat.verify.k8s import untolerated
 from tests.support_k8s import AWS_REFS, RELEASE, STACKS, by_kind, chart_dir, record_side, recorded, releases
 
 SPECS = ("kubernetes", *STACKS)
@@ -63,7 +64,9 @@ def test_flavors_per_pool_and_market(which: str) -> None:
         assert spec["nodeLabels"] == {POOL_LABEL: pool.name, "karpenter.sh/capacity-type": market.value}
         spot = [t for t in spec.get("nodeTaints", []) if t["key"] == SPOT_TAINT_KEY]
         assert bool(spot) == (market.value == "spot")
-        assert SPOT_TAINT_KEY not in {t["key"] for t in spec["tolerations"]}
+        # Kueue assigns a flavor only when the pod's tolerations plus the flavor's cover its
+        # nodeTaints; a default tenant job tolerates nothing, so the flavor must cover them all.
+        assert untolerated(spec.get("nodeTaints", []), spec["tolerations"]) == [], name
 
 
 def test_no_flavor_for_a_market_without_nodes() -> None:
@@ -152,7 +155,7 @@ def test_nominal_quotas_never_promise_a_flavor_more_than_it_has(which: str) -> N
 
 
 # The only keys the platform adds to the chart's manager Configuration (scheduling.py says why).
-KUEUE_CHANGES = {"resources", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector"}
+KUEUE_CHANGES = {"resources", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector", "waitForPodsReady"}
 
 
 def test_kueue_configuration_keeps_the_chart_default() -> None:
@@ -161,6 +164,10 @@ def test_kueue_configuration_keeps_the_chart_default() -> None:
     default = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     ours = kueue_config()
     assert not KUEUE_CHANGES & set(default)
+    frameworks = ours["integrations"]["frameworks"]
+    assert set(frameworks) - set(default["integrations"]["frameworks"]) == {"kubeflow.org/pytorchjob"}
+    kept = [f for f in frameworks if f != "kubeflow.org/pytorchjob"]
+    ours = {**ours, "integrations": {**ours["integrations"], "frameworks": kept}}
     assert {k: v for k, v in ours.items() if k not in KUEUE_CHANGES} == default
     assert set(ours) - set(default) == KUEUE_CHANGES
     assert ours["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
@@ -178,6 +185,19 @@ def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
         "DoesNotExist": lambda e: e["key"] not in labels,
     }
     return all(tests[e["operator"]](e) for e in selector.get("matchExpressions", []))
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_emitted_kueue_configuration_admits_what_the_platform_relies_on(which: str) -> None:
+    config = yaml.safe_load(_values(which, "kueue")["managerConfig"]["controllerManagerConfigYaml"])
+    # Quotas are GPUs only: Kueue's default BlockUndeclared would refuse every job asking for CPU.
+    assert config["resources"]["quotaCheckStrategy"] == "IgnoreUndeclared"
+    # A workload whose market has no capacity is evicted and requeued instead of holding quota.
+    wait = config["waitForPodsReady"]
+    assert wait["timeout"] == "30m" and wait["blockAdmission"] is False
+    assert "backoffLimitCount" not in wait["requeuingStrategy"]  # requeued until capacity comes
+    # Gang admission of PyTorchJobs, not one pod at a time through the pod integration.
+    assert {"kubeflow.org/pytorchjob", "pod"} <= set(config["integrations"]["frameworks"])
 
 
 @pytest.mark.parametrize("which", SPECS)

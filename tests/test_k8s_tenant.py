@@ -18,7 +18,7 @@ import kubernetes_validate
 import pytest
 from celpy.adapter import json_to_cel
 
-from components.kubernetes.pod_security import safe_sysctls
+from components.kubernetes.pod_security import policy_name, safe_sysctls
 from tests.support_k8s import STACKS, by_kind, record_side, recorded
 
 SPECS = ("kubernetes", *STACKS)
@@ -166,9 +166,14 @@ BREACHES = {
 
 
 def _policy(which: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    _, _, resources = recorded(which)
-    (policy,) = by_kind(resources, "ValidatingAdmissionPolicy")
-    (binding,) = by_kind(resources, "ValidatingAdmissionPolicyBinding")
+    model, _, resources = recorded(which)
+    return _pod_security(model, resources)
+
+
+def _pod_security(model: Any, resources: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    name = policy_name(model)
+    (policy,) = [p for p in by_kind(resources, "ValidatingAdmissionPolicy") if p["metadata"]["name"] == name]
+    (binding,) = [b for b in by_kind(resources, "ValidatingAdmissionPolicyBinding") if b["metadata"]["name"] == name]
     return policy, binding
 
 
@@ -280,7 +285,8 @@ def test_without_fabric_tenants_there_is_no_policy() -> None:
     partners = next(t for t in model.tenants if t.name == "partners")
     only = dataclasses.replace(model, tenants=(partners,))
     resources = tuple(record_side(only, plan, "prod"))
-    assert by_kind(resources, "ValidatingAdmissionPolicy") == []
+    name = policy_name(only)
+    assert [p for p in by_kind(resources, "ValidatingAdmissionPolicy") if p["metadata"]["name"] == name] == []
     (namespace,) = [n for n in by_kind(resources, "Namespace") if n["metadata"]["name"] == "partners"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
 

@@ -351,10 +351,11 @@ def test_adding_a_tenant_only_creates(project: Project) -> None:
     with project.overlay(tenant):
         run = project.preview()
     assert run.code == 0, run.err
-    # Only creations, and the cold lifecycle gaining the tenant's tiering rule (one per prefix).
+    # Only creations, the cold lifecycle gaining the tenant's tiering rule (one per prefix), and
+    # the priority policy's map of tenant -> allowed PriorityClasses gaining the tenant.
     updates = {c["urn"].rsplit("::", 1)[1] for c in run.json()["changes"] if c["op"] == "update"}
     assert {c["op"] for c in run.json()["changes"]} <= {"create", "update"}
-    assert updates <= {"atlas-storage-cold-lifecycle"}
+    assert updates <= {"atlas-storage-cold-lifecycle", "atlas-priority-scope-policy"}
     assert "atlas-tenant-vision-ns" in run.changes()
 
 

@@ -69,8 +69,28 @@ def test_every_flavor_of_the_pool_is_followed() -> None:
     j = journey(run("dev"), "research", "train")
     placements = [s.detail for s in steps(j, steps_.PLACEMENT)]
     assert len(placements) == 2
-    assert "atlas-train-spot" in placements[0] and "preemptible" in placements[0]
+    assert "atlas-train-spot" in placements[0] and "default job (spot)" in placements[0]
     assert "atlas-train-on-demand" in placements[1]
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_a_default_job_reaches_every_spot_flavor(which: str) -> None:
+    # Kueue checks the pod's tolerations plus the flavor's against the flavor's nodeTaints; a
+    # default job tolerates nothing, so the spot flavors must carry the spot toleration.
+    spot = [s for j in run(which) for s in steps(j, steps_.PLACEMENT) if "spot" in s.detail.split(":")[0]]
+    if which == "kubernetes":
+        assert spot == []
+        return
+    assert spot and all(s.ok for s in spot), [s.detail for s in spot if not s.ok]
+
+
+def test_a_spot_flavor_without_the_spot_toleration_admits_no_default_job() -> None:
+    def untolerated(resources: list[dict[str, Any]]) -> None:
+        flavor = find(resources, "ResourceFlavor", "atlas-train-spot")
+        flavor["spec"]["tolerations"] = [t for t in flavor["spec"]["tolerations"] if t["key"] != "gpuplat.dev/spot"]
+
+    j = journey(run("dev", untolerated), "research", "train")
+    assert_fails(j, steps_.PLACEMENT, "gpuplat.dev/spot=true:NoSchedule are not covered")
 
 
 def test_limit_range_defaults_below_the_request_are_found() -> None:
@@ -240,3 +260,14 @@ def test_nodes_node_class_missing() -> None:
         resources[:] = [r for r in resources if r["inputs"].get("kind") != "EC2NodeClass"]
 
     assert_fails(journey(run("dev", drop), "research", "train"), steps_.NODES, "names EC2NodeClass train, which is not")
+
+
+def test_capacity_an_overlay_declaring_what_no_device_plugin_registers() -> None:
+    # HAMi's memory and cores: Karpenter would launch a node for a pod asking for them and wait
+    # forever for them in the node's allocatable (RequestedResourcesRegistered).
+    def hami_extras(resources: list[dict[str, Any]]) -> None:
+        find(resources, "NodeOverlay", "dev-units")["spec"]["capacity"]["nvidia.com/gpumem"] = "183091"
+
+    j = journey(run("dev"), "product", "dev")
+    assert_ok(j, steps_.CAPACITY)
+    assert_fails(journey(run("dev", hami_extras), "product", "dev"), steps_.CAPACITY, "declares nvidia.com/gpumem")

@@ -21,14 +21,18 @@ from tests.support_verify import FIXTURE_CHARTS, SPECS, recorded, run, shared_ho
 def test_output_formats() -> None:
     journeys = run("dev", small_default_limits)
     document = json.loads(render_json(journeys))
-    assert set(document) == {"journeys"}
+    assert set(document) == {"journeys", "notModelled"}
+    assert any("waitForPodsReady" in item for item in document["notModelled"])
     first = document["journeys"][0]
     assert set(first) == {"tenant", "pool", "resource", "ok", "steps"}
     assert set(first["steps"][0]) == {"step", "ok", "checked", "detail"}
     text = render_text(journeys)
     assert "FAILED research -> train (nvidia.com/gpu)" in text
     assert "    FAIL admission: LimitRange research/container-defaults defaults the cpu limit" in text
-    assert text.endswith(f"{len(journeys)} journey(s): 0 ok, {len(journeys)} failed\n")
+    assert f"{len(journeys)} journey(s): 0 ok, {len(journeys)} failed\n" in text
+    # The reader learns what verify cannot see, so a pass is not read as a cluster that works.
+    assert text.split("failed\n")[-1].startswith("not modelled by verify")
+    assert "Karpenter's launch decisions" in text
 
 
 def test_cli_text_and_json_exit_one_when_a_journey_fails(
@@ -84,6 +88,59 @@ def test_cli_without_helm_python(capsys: pytest.CaptureFixture[str], monkeypatch
     assert main(["verify", "--stack", "dev", "--charts", str(FIXTURE_CHARTS.root)]) == 2
     assert "needs helm-python-sdk; install it with `pip install 'gpuplat[verify]'`" in capsys.readouterr().err
     render._render_cached.cache_clear()
+
+
+# ---- --recording FILE ------------------------------------------------------------------------------
+
+
+def _preview_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    assert main(["preview", "--stack", "dev", "--format", "json"]) == 0
+    path = tmp_path / "dev.json"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    return path
+
+
+def test_cli_checks_a_recorded_preview_and_its_edits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _preview_json(capsys, tmp_path)
+    assert main(["verify", "--stack", "dev", "--recording", str(path)]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    # A reviewer edits a value Kueue reads: the spot flavor no longer carries the spot toleration.
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for resource in document["resources"]:
+        inputs = resource["inputs"]
+        if inputs.get("kind") == "ResourceFlavor" and inputs["metadata"]["name"] == "atlas-train-spot":
+            inputs["spec"]["tolerations"] = [t for t in inputs["spec"]["tolerations"] if "spot" not in t["key"]]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert main(["verify", "--stack", "dev", "--recording", str(path), "--format", "json"]) == 1
+    failed = [s for j in json.loads(capsys.readouterr().out)["journeys"] for s in j["steps"] if not s["ok"]]
+    assert failed and all("atlas-train-spot" in s["detail"] and "not covered" in s["detail"] for s in failed)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"resources": [', ":1:16: error $: not JSON: Expecting value"),
+        ('{"changes": []}', ': error $: expected an object with a "resources" list'),
+        ('{"resources": [{"type": "kubernetes:core/v1:Namespace", "inputs": []}]}', "$.resources[0].inputs:"),
+        ('{"resources": [{"inputs": {}}]}', "$.resources[0].type: expected a string"),
+        ("[" * 100_000, "nested too deeply"),
+        ("\udcff garbage", "$: not UTF-8 text (byte 0)"),
+    ],
+)
+def test_cli_bad_recording_is_a_positioned_diagnostic(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, expected: str
+) -> None:
+    path = tmp_path / "rec.json"
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    assert main(["verify", "--stack", "dev", "--recording", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}" in err and expected in err and "Traceback" not in err
+
+
+def test_cli_unreadable_recording_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["verify", "--stack", "dev", "--recording", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["verify", "--stack", "dev", "--recording", str(tmp_path)]) == 2
 
 
 @pytest.mark.parametrize("which", SPECS)

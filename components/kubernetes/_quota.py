@@ -40,15 +40,19 @@ def flavor_spec(model: Platform, flavor: FlavorPlan) -> dict[str, Any]:
         labels = {**pool.node_selector, POOL_LABEL: pool.name}
     else:
         labels = {POOL_LABEL: pool.name, CAPACITY_TYPE_LABEL: flavor.market.value}
+    taints = pool_taints(pool, flavor.market)
     spec: dict[str, Any] = {
         "nodeLabels": labels,
-        # Injected into admitted pods, so a workload needs no knowledge of the pool's taints.
-        "tolerations": [toleration(t) for t in pool_taints(pool, None)],
+        # Injected into admitted pods, so a workload needs no knowledge of the pool's taints;
+        # Kueue also counts them when it checks the flavor's nodeTaints (flavorassigner.go).
+        "tolerations": [toleration(t) for t in taints],
     }
     if flavor.market is Market.SPOT:
-        # A node taint, not a toleration: Kueue only assigns this flavor to workloads that
-        # tolerate the spot taint themselves, i.e. declare that they may be interrupted.
-        spec["nodeTaints"] = [{"key": SPOT_TAINT_KEY, "value": "true", "effect": "NoSchedule"}]
+        # The spot decision is per tenant: a tenant whose ClusterQueue lists this flavor (its
+        # allowed pools with a spot market, where the plan placed part of its quota) runs
+        # here without tolerating anything itself, and Kueue preempts / requeues it like any
+        # other work. The taint stays declared so the flavor says what its nodes carry.
+        spec["nodeTaints"] = [t for t in taints if t["key"] == SPOT_TAINT_KEY]
     if flavor.topology_aware:
         spec["topologyName"] = topology_name(model)
     return spec

@@ -13,8 +13,22 @@
     outside every quota, pool allow-list and isolation. No other namespace is selected, so
     the platform's and the system's own pods, deployments and jobs are never gated (for the
     pod-based integrations Kueue ignores them even when they name a queue).
-- ResourceFlavors, quotas and groups: see _quota.py. Spot flavors carry the spot node taint,
-  so only work that tolerates it (preemptible work) is admitted there; fabric pools' flavors
+  - `kubeflow.org/pytorchjob` added to the frameworks: with pod integration on and PyTorchJob
+    not among them, each of a PyTorchJob's pods would be admitted alone (no gang admission,
+    partial starts holding GPUs). Kueue defers the integration until the CRD exists
+    (jobframework/setup.go), so a cluster without the training operator is unaffected.
+  - `waitForPodsReady` (timeout WAIT_FOR_PODS_READY): an admitted workload whose pods are not
+    all ready in time (its market has no capacity for Karpenter: a spot shortage, a full
+    reservation) is evicted, its quota released, and requeued with exponential backoff (60 s
+    doubling to 1 h, without limit). Kueue 0.19.2 starts the requeued workload's flavor
+    search from the first flavor again (scheduler.go clears LastAssignment), so it moves to
+    the next market only when the first no longer has quota for it; until then it retries
+    the same market after each backoff, without holding quota in between. `blockAdmission`
+    stays false: blocking would serialize every admission behind the slowest node launch.
+    The timeout covers a GPU node's launch, driver and device-plugin start and image pull.
+- ResourceFlavors, quotas and groups: see _quota.py. Spot flavors declare the spot node taint
+  and carry its toleration, so every tenant whose ClusterQueue lists them runs there with a
+  default job (no toleration of its own); fabric pools' flavors
   name the fabric Topology (FabricTopology) when `scheduling.topologyAware`.
 - ClusterQueues (v1beta2: `cohortName`) admit only their tenant's namespace; a tenant can
   reclaim lent quota by preempting borrowers, and preempts its own lower-priority work.
@@ -42,6 +56,8 @@ from ._quota import flavor_spec, resource_groups, tenant_flavors
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
+WAIT_FOR_PODS_READY = "30m"
+PYTORCH_JOB = "kubeflow.org/pytorchjob"
 
 # The chart's managerConfig.controllerManagerConfigYaml at 0.19.2, comments dropped.
 _KUEUE_DEFAULT_CONFIG: dict[str, Any] = {
@@ -93,7 +109,15 @@ class SchedulingArgs:
 
 def kueue_config() -> dict[str, Any]:
     config = dict(_KUEUE_DEFAULT_CONFIG)
+    frameworks = list(_KUEUE_DEFAULT_CONFIG["integrations"]["frameworks"])
+    frameworks.insert(frameworks.index("kubeflow.org/mpijob") + 1, PYTORCH_JOB)
+    config["integrations"] = {**_KUEUE_DEFAULT_CONFIG["integrations"], "frameworks": frameworks}
     config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    config["waitForPodsReady"] = {
+        "timeout": WAIT_FOR_PODS_READY,
+        "blockAdmission": False,
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+    }
     config["manageJobsWithoutQueueName"] = True
     config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
     return config

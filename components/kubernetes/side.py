@@ -3,9 +3,10 @@
 Observability first (its release brings the monitoring CRDs Autoscaling's objects need), then
 the GPU stack, the admission policy of tenants that may use a fabric pool (TenantPodSecurity,
 before their namespaces relax Pod Security), the tenants (their namespaces hold queues and
-claims), Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and
-autoscaling; PoolLabels only on provider kubernetes, where no Karpenter labels the nodes. Names are `<name>-<part>` and
-`<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
+claims) and the policy keeping each to its own PriorityClasses (TenantPriorityScope),
+Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and autoscaling;
+PoolLabels only on provider kubernetes, where no Karpenter labels the nodes. Names are
+`<name>-<part>` and `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
 providers); PoolLabels runs there too. It used to be PoolLabels' own child, hence the alias.
@@ -27,6 +28,7 @@ from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
 from .pod_security import TenantPodSecurity, TenantPodSecurityArgs, needs_ipc_lock
 from .pool_labels import PoolLabels, PoolLabelsArgs
+from .priority_scope import TenantPriorityScope, TenantPriorityScopeArgs
 from .scheduling import Scheduling, SchedulingArgs
 from .storage_classes import AwsStorageRefs, StorageClasses, StorageClassesArgs
 from .tenant import Tenant, TenantArgs
@@ -43,6 +45,7 @@ class KubernetesSide:
     storage_classes: StorageClasses
     autoscaling: Autoscaling
     pool_labels: PoolLabels | None
+    priority_scope: TenantPriorityScope
 
 
 def build_kubernetes_side(
@@ -66,6 +69,8 @@ def build_kubernetes_side(
     observability = Observability(f"{name}-observability", ObservabilityArgs(model, provider, ready), opts)
     gpu_sharing = GpuSharing(f"{name}-gpu-sharing", GpuSharingArgs(model, provider, ready), opts)
     pod_security, tenants = _tenants(name, model, plan, provider, ready, opts)
+    scope_args = TenantPriorityScopeArgs(model, provider, ready)
+    priority_scope = TenantPriorityScope(f"{name}-priority-scope", scope_args, opts)
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
     scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
     fabric_args = FabricTopologyArgs(
@@ -100,6 +105,7 @@ def build_kubernetes_side(
         storage_classes,
         autoscaling,
         pool_labels,
+        priority_scope,
     )
 
 

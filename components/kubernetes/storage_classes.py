@@ -31,8 +31,8 @@ Storage QoS (`storage.qos.criticalIopsShare`):
   and enforced by nobody, unless the storage team configures the backend's own QoS.
 - PriorityClasses `<platform>-critical` and `<platform>-standard` stay, for scheduling only:
   critical training is placed first and preempts lower work when GPUs are short; they give
-  no I/O. Any pod may name them (a PriorityClass is cluster-wide); only the tenant's hot
-  volume decides which file system it uses.
+  no I/O. Only tenants of priority high or critical may name `critical`
+  (TenantPriorityScope); only the tenant's hot volume decides which file system it uses.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ SHARING_OVERHEAD: Mapping[str, float] = MappingProxyType(
 )
 
 GPU_RESOURCE = "nvidia.com/gpu"
-HAMI_MEMORY_RESOURCE = "nvidia.com/gpumem"  # MiB per vGPU
+HAMI_MEMORY_RESOURCE = "nvidia.com/gpumem"  # MiB per vGPU; in HAMi's config, not for jobs to request
 HAMI_CORES_RESOURCE = "nvidia.com/gpucores"  # percent of the GPU's SMs
 # Time-sliced and MPS GPUs. The device plugin advertises replicated GPUs under their own name
 # (`renameByDefault: true` in its sharing config appends ".shared"), so a job asking for whole
@@ -64,7 +64,8 @@ SHARING_RESOURCE: Mapping[str, str] = MappingProxyType(
         "exclusive": GPU_RESOURCE,
         "mps": REPLICATED_GPU_RESOURCE,
         "time-slicing": REPLICATED_GPU_RESOURCE,
-        # HAMi's vGPU count; memory and cores are requested beside it.
+        # HAMi's vGPU count, the only resource a fractional job asks for (memory and cores
+        # come from HAMi's defaults: Karpenter would never initialize a node for the others).
         "fractional": HAMI_GPU_RESOURCE,
     }
 )

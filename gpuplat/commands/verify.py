@@ -1,5 +1,8 @@
 """`gpuplat verify`: compile the stack, record it offline, follow every tenant's job to a GPU.
 
+With `--recording FILE` the recording is read from FILE (a `preview --format json` document,
+perhaps edited) instead; the spec still gives the model and the plan the journeys follow.
+
 Imported only when the command runs: recording drives pulumi through the preview engine.
 Exit codes: 0 every journey reaches a GPU, 1 a journey fails (or the spec is invalid, or the
 program fails), 2 usage or IO (no Pulumi program here, no such chart directory, helm-python-sdk
@@ -11,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.verify.journeys import verify
 from gpuplat.verify.output import render_json, render_text
+from gpuplat.verify.recording import RecordingInvalid, RecordingUnreadable, load_recording
 from gpuplat.verify.render import RenderError, RenderUnavailable
 
 from .common import ChartsError, chart_directory, compiled_or_report
@@ -22,27 +27,39 @@ from .common import ChartsError, chart_directory, compiled_or_report
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class _Unrecordable(Exception):
+    """The stack could not be recorded here (no Pulumi program, ...): a usage error."""
+
+
+class _PreflightStopped(Exception):
+    """The account facts given refuse the stack: it would stop before anything is created."""
+
+
+def _recorded(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if args.recording:
+        return load_recording(args.recording)
+    # Recording drives pulumi: imported only when the stack is recorded here.
+    from gpuplat.preview.stack import PreflightStop, PreviewError, record_stack
+
+    try:
+        return [r.to_json() for r in record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))]
+    except PreflightStop as err:
+        raise _PreflightStopped(str(err)) from err
+    except PreviewError as err:
+        raise _Unrecordable(str(err)) from err
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     compiled = compiled_or_report(args)
     if compiled is None or compiled.model is None or compiled.plan is None:
         return EXIT_FAILED
-    from gpuplat.preview.stack import PreflightStop, PreviewError, record_stack
-
     try:
         charts = chart_directory(args.stack, args.charts)
-    except ChartsError as err:
-        sys.stderr.write(f"gpuplat verify: error: {err}\n")
-        return EXIT_USAGE
-    try:
-        resources = record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))
-        journeys = verify(compiled.model, compiled.plan, [r.to_json() for r in resources], charts)
-    except PreflightStop as err:
+        journeys = verify(compiled.model, compiled.plan, _recorded(args), charts)
+    except (RecordingInvalid, _PreflightStopped) as err:
         sys.stderr.write(f"gpuplat verify: {err}\n")
         return EXIT_FAILED
-    except FactsError as err:
-        sys.stderr.write(f"gpuplat verify: error: {err}\n")
-        return EXIT_USAGE
-    except (PreviewError, RenderUnavailable) as err:
+    except (ChartsError, FactsError, RecordingUnreadable, _Unrecordable, RenderUnavailable) as err:
         sys.stderr.write(f"gpuplat verify: error: {err}\n")
         return EXIT_USAGE
     except RenderError as err:

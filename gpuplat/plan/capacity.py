@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from gpuplat.catalog import GPU_RESOURCE, HAMI_CORES_RESOURCE, HAMI_GPU_RESOURCE, HAMI_MEMORY_RESOURCE, gpu_model
+from gpuplat.catalog import GPU_RESOURCE
 from gpuplat.model import MARKET_ORDER, Market, Platform, Provider, Tenant, isolation_permits
 from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
 from gpuplat.plan.procurement import pool_order
@@ -71,21 +71,17 @@ def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan
     return tuple(result)
 
 
-def _hami_extras(pool: PoolPlan) -> dict[str, int]:
-    """HAMi pods also ask for GPU memory (MiB) and cores (percent of a GPU). kube-scheduler leaves
-    them to HAMi's extender, but Karpenter's simulation counts them like any resource."""
-    gpu = gpu_model(pool.gpu_model)
-    memory_mib = int(gpu.memory_gib * 1024) if gpu is not None else 0
-    return {HAMI_MEMORY_RESOURCE: memory_mib * pool.gpus_per_node, HAMI_CORES_RESOURCE: 100 * pool.gpus_per_node}
-
-
 def node_overlays(pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[NodeOverlayPlan, ...]:
     result: list[NodeOverlayPlan] = []
     for pool in pools:
         names = tuple(p.name for p in planned if p.pool == pool.name)
+        # Only what a device plugin registers on the node. Karpenter initializes a node only
+        # once every resource its pods requested is in the node's allocatable
+        # (nodeclaim/lifecycle/initialization.go, RequestedResourcesRegistered); HAMi's device
+        # plugin registers only the vGPU count, never nvidia.com/gpumem or gpucores, so
+        # declaring those would launch nodes that never initialize (never disrupted, never
+        # removed). A fractional job asks for vGPUs alone and gets HAMi's default share.
         capacity = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
-        if HAMI_GPU_RESOURCE in capacity:
-            capacity.update(_hami_extras(pool))
         if names and capacity:
             result.append(NodeOverlayPlan(pool.name, f"{pool.name}-units", names, capacity))
     return tuple(result)

@@ -45,7 +45,9 @@ def journey_targets(model: Platform, plan: Plan) -> list[tuple[Tenant, GpuNodePo
     return targets
 
 
-def _flavor_chain(view: View, model: Platform, pool: GpuNodePool, resource: str, flavor: Obj) -> list[Step]:
+def _flavor_chain(
+    view: View, model: Platform, pool: GpuNodePool, resource: str, flavor: Obj, registered: Sequence[str]
+) -> list[Step]:
     placed = placement_step(flavor)
     steps = [placed.step]
     if not isinstance(placed.value, Placement):
@@ -60,12 +62,14 @@ def _flavor_chain(view: View, model: Platform, pool: GpuNodePool, resource: str,
         return steps
     nodes = found.value
     if model.target.provider is Provider.AWS:
-        steps.append(capacity_step(view, nodes, resource, placement.flavor))
+        steps.append(capacity_step(view, nodes, resource, placement.flavor, registered))
     steps.append(device_plugin_step(view, pool, nodes, resource, placement.flavor))
     return steps
 
 
-def _queue_chain(view: View, model: Platform, tenant: Tenant, pool: GpuNodePool, resource: str) -> list[Step]:
+def _queue_chain(
+    view: View, model: Platform, tenant: Tenant, pool: GpuNodePool, resource: str, registered: Sequence[str]
+) -> list[Step]:
     if model.scheduling.queueing != "kueue":
         return [Step(QUEUE, True, "queueing: none; jobs go to the nodes without Kueue (steps 2-6 not followed)")]
     queued = queue_step(view, tenant.name)
@@ -76,12 +80,15 @@ def _queue_chain(view: View, model: Platform, tenant: Tenant, pool: GpuNodePool,
     steps.append(quota.step)
     flavors: list[Obj] = quota.value or []
     for flavor in flavors:
-        steps += _flavor_chain(view, model, pool, resource, flavor)
+        steps += _flavor_chain(view, model, pool, resource, flavor, registered)
     return steps
 
 
-def follow(view: View, model: Platform, tenant: Tenant, pool: GpuNodePool, resource: str) -> Journey:
-    steps = _queue_chain(view, model, tenant, pool, resource)
+def follow(
+    view: View, model: Platform, tenant: Tenant, pool: GpuNodePool, resource: str, registered: Sequence[str] = ()
+) -> Journey:
+    """`registered`: the resources the pool's device plugin registers on its nodes (default: `resource`)."""
+    steps = _queue_chain(view, model, tenant, pool, resource, registered or (resource,))
     steps.append(admission_step(view, tenant.name, pool, resource))
     steps.append(volumes_step(view, model, tenant.name))
     return Journey(tenant.name, pool.name, resource, tuple(steps))
@@ -96,4 +103,7 @@ def verify(
     """Every journey over recorded resources (plain dicts with `type` and `inputs`), the Helm
     releases rendered from `charts` (steps that need a chart it lacks are not checked)."""
     view = build_view(resources, charts)
-    return [follow(view, model, tenant, pool, resource) for tenant, pool, resource in journey_targets(model, plan)]
+    return [
+        follow(view, model, tenant, pool, resource, pool_resources(plan, pool.name))
+        for tenant, pool, resource in journey_targets(model, plan)
+    ]

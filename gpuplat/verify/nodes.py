@@ -15,6 +15,7 @@ pool labeler DaemonSet writes (`kubectl label` / `kubectl taint` arguments).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpuplat.catalog import GPU_RESOURCE, instance_type
@@ -206,7 +207,16 @@ def _feature_gate_on(view: View) -> tuple[bool | None, str]:
     return False, f"release {release} renders no FEATURE_GATES"
 
 
-def capacity_step(view: View, nodes: Nodes, resource: str, flavor: str) -> Step:
+def _unregistered(overlays: Sequence[Obj], registered: Sequence[str]) -> list[str]:
+    """Resources the overlays declare that no device plugin registers on the node: Karpenter
+    launches a node for a pod asking for one and then waits for it in the node's allocatable
+    before initializing it (nodeclaim/lifecycle/initialization.go RequestedResourcesRegistered);
+    the node never initializes, so it is never disrupted or removed."""
+    declared = {str(r) for o in overlays for r in as_map(dig(o, "spec", "capacity"))}
+    return sorted(declared - set(registered))
+
+
+def capacity_step(view: View, nodes: Nodes, resource: str, flavor: str, registered: Sequence[str] = ()) -> Step:
     prefix = f"flavor {flavor}: {nodes.source}"
     if resource == GPU_RESOURCE:
         gpus = [(t, it.gpu_count if (it := instance_type(t)) else 0) for t in nodes.instance_types]
@@ -228,6 +238,14 @@ def capacity_step(view: View, nodes: Nodes, resource: str, flavor: str) -> Step:
         )
     on, gates = _feature_gate_on(view)
     names = ", ".join(describe(o) for o in overlays)
+    never = _unregistered(overlays, registered or (resource,))
+    if never:
+        return Step(
+            CAPACITY,
+            False,
+            f"{prefix}: {names} declares {', '.join(never)}, which no device plugin registers on the node: "
+            "Karpenter launches nodes for pods asking for it and never initializes them",
+        )
     if on is None:
         return not_checked(CAPACITY, f"{prefix}: {names} adds {resource}; whether its feature gate is on: {gates}")
     if not on:

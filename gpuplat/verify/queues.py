@@ -5,14 +5,15 @@ Kueue files a job without a queue name under the namespace's LocalQueue `default
 ClusterQueue admits it only if its namespaceSelector selects the namespace (a missing selector
 selects nothing), and only into a flavor with quota left for the resource: nominal quota plus
 what it may borrow from its cohort. An admitted job gets the flavor's nodeLabels as node
-selector and its tolerations injected; a flavor's nodeTaints admit only jobs that tolerate them
-themselves: on spot flavors the job is a preemptible one tolerating the spot taint.
+selector and its tolerations injected. Kueue assigns a flavor only if the pod's tolerations
+plus the flavor's `tolerations` cover the flavor's nodeTaints (flavorassigner.go); the job
+followed here is the default tenant job, which tolerates nothing itself, so on a spot flavor
+the flavor must carry the spot toleration.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from gpuplat.catalog.labels import POOL_LABEL
 
@@ -24,7 +25,6 @@ from .view import View
 LOCAL_QUEUE = "default"
 SPOT_TAINT_KEY = "gpuplat.dev/spot"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-_SPOT_TOLERATION = {"key": SPOT_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def namespace_labels(view: View, namespace: str) -> dict[str, str] | None:
@@ -132,17 +132,21 @@ def placement_step(flavor: Obj) -> Outcome:
     labels = {str(k): str(v) for k, v in as_map(spec.get("nodeLabels")).items()}
     node_taints = [as_map(t) for t in as_list(spec.get("nodeTaints"))]
     spot = labels.get(CAPACITY_TYPE_LABEL) == "spot" or any(t.get("key") == SPOT_TAINT_KEY for t in node_taints)
-    own: list[dict[str, Any]] = [dict(_SPOT_TOLERATION)] if spot else []
-    refused = [taint_text(t) for t in node_taints if not any(_tolerates(tol, t) for tol in own)]
+    tolerations = [as_map(t) for t in as_list(spec.get("tolerations"))]
+    refused = [taint_text(t) for t in node_taints if not any(_tolerates(tol, t) for tol in tolerations)]
     if not labels:
         return Outcome(
             Step(PLACEMENT, False, f"ResourceFlavor {name} has no nodeLabels: its jobs may land on any node")
         )
     if refused:
         return Outcome(
-            Step(PLACEMENT, False, f"ResourceFlavor {name}: nodeTaints {', '.join(refused)} admit no job of the tenant")
+            Step(
+                PLACEMENT,
+                False,
+                f"ResourceFlavor {name}: nodeTaints {', '.join(refused)} are not covered by its tolerations, "
+                "so Kueue admits no default job of the tenant there (untolerated taint)",
+            )
         )
-    tolerations = [as_map(t) for t in as_list(spec.get("tolerations"))] + own
-    kind = "a preemptible job tolerating the spot taint" if spot else "a job"
+    kind = "a default job (spot)" if spot else "a default job"
     detail = f"ResourceFlavor {name}: {kind} selects {labels_text(labels)} with {len(tolerations)} toleration(s)"
     return Outcome(Step(PLACEMENT, True, detail), Placement(name, labels, tolerations, spot))
