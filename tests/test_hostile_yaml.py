@@ -104,3 +104,16 @@ def test_a_symlink_loop_as_spec_or_overlay_is_a_file_error(
         code = main(["check", *args, "--format", "json"])
         out, err = capsys.readouterr()
         assert code == 1 and '"GP001"' in out and "internal error" not in err
+
+
+def test_more_tenants_than_the_cold_bucket_has_lifecycle_rules_for_is_refused_at_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tenants = "".join(f"  - {{name: t{i}, gpus: 1, priority: normal, isolation: soft}}\n" for i in range(1000))
+    head = SPEC.split("\ntenants:")[0]
+    path = tmp_path / "platform.yaml"
+    path.write_text(f"{head}\ntenants:\n{tenants}", encoding="utf-8")
+    code = main(["check", "--spec", str(path)])
+    out = capsys.readouterr().out
+    line = head.count("\n") + 3  # the first item, under `tenants:`
+    assert code == 1 and f"platform.yaml:{line}:3: error GP104 $.tenants: the list must have at most 999" in out
