@@ -17,6 +17,7 @@ from .k8s import Obj, as_map, dig
 from .render import RELEASE_TYPE, catalog_chart, render_release, renderable
 
 Renderer = Callable[[Mapping[str, Any]], list[Obj]]
+_EMITTED = "\0emitted"  # the index key of emitted objects: no release has this name
 
 
 @dataclass
@@ -25,6 +26,13 @@ class View:
     releases: dict[str, Obj]  # release name -> recorded inputs
     renderer: Renderer = render_release
     _rendered: dict[str, list[Obj]] = field(default_factory=lambda: {})
+    # Objects by (release or "" for emitted, kind) and by (release, kind, name), in their order:
+    # every journey step looks objects up, so scanning them all per look-up made verify
+    # quadratic (minutes on the benchmark's large specs).
+    _by_kind: dict[tuple[str, str], list[Obj]] = field(default_factory=lambda: {})
+    _by_name: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
+    _indexed: set[str] = field(default_factory=lambda: set())
+    memo: dict[Any, Any] = field(default_factory=lambda: {})  # per-view results of steps' sums
 
     def rendered(self, release: str) -> list[Obj]:
         """The objects release `release` installs; [] when absent or without vendored sources."""
@@ -35,10 +43,29 @@ class View:
 
     def find(self, kind: str, *, name: str | None = None, namespace: str | None = None) -> list[Obj]:
         """Emitted objects of `kind` (optionally by name / namespace)."""
-        return [o for o in self.emitted if _is(o, kind, name, namespace)]
+        if _EMITTED not in self._indexed:
+            self._index(_EMITTED, self.emitted)
+        return self._lookup(_EMITTED, kind, name, namespace)
 
     def find_rendered(self, release: str, kind: str, *, name: str | None = None) -> list[Obj]:
-        return [o for o in self.rendered(release) if _is(o, kind, name, None)]
+        if release not in self._indexed:
+            self._index(release, self.rendered(release))
+        return self._lookup(release, kind, name, None)
+
+    def _lookup(self, key: str, kind: str, name: str | None, namespace: str | None) -> list[Obj]:
+        found = self._by_kind.get((key, kind), []) if name is None else self._by_name.get((key, kind, name), [])
+        return [o for o in found if _is(o, kind, name, namespace)]
+
+    def _index(self, key: str, objs: list[Obj]) -> None:
+        self._indexed.add(key)
+        for o in objs:
+            kind = o.get("kind")
+            if not isinstance(kind, str):
+                continue
+            self._by_kind.setdefault((key, kind), []).append(o)
+            name = dig(o, "metadata", "name")
+            if isinstance(name, str):
+                self._by_name.setdefault((key, kind, name), []).append(o)
 
     def release_of_chart(self, chart_key: str) -> str | None:
         """The name of the release installing catalog chart `chart_key`."""
