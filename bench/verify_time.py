@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
                 journeys = verify(compiled.model, compiled.plan, resources)
                 seconds = time.perf_counter() - start
                 failed = sum(not j.ok for j in journeys)
-                print(f"| {size} {provider} | {len(resources)} | {len(journeys)} | {seconds:.2f} | {failed} |", flush=True)
+                row = f"| {size} {provider} | {len(resources)} | {len(journeys)} | {seconds:.2f} | {failed} |"
+                print(row, flush=True)
     return 0
 
 
