@@ -31,6 +31,7 @@ class View:
     # quadratic (minutes on the benchmark's large specs).
     _by_kind: dict[tuple[str, str], list[Obj]] = field(default_factory=lambda: {})
     _by_name: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
+    _by_namespace: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
     _indexed: set[str] = field(default_factory=lambda: set())
     memo: dict[Any, Any] = field(default_factory=lambda: {})  # per-view results of steps' sums
 
@@ -53,7 +54,12 @@ class View:
         return self._lookup(release, kind, name, None)
 
     def _lookup(self, key: str, kind: str, name: str | None, namespace: str | None) -> list[Obj]:
-        found = self._by_kind.get((key, kind), []) if name is None else self._by_name.get((key, kind, name), [])
+        if name is not None:
+            found = self._by_name.get((key, kind, name), [])
+        elif namespace is not None:
+            found = self._by_namespace.get((key, kind, namespace), [])
+        else:
+            return list(self._by_kind.get((key, kind), []))
         return [o for o in found if _is(o, kind, name, namespace)]
 
     def _index(self, key: str, objs: list[Obj]) -> None:
@@ -63,9 +69,11 @@ class View:
             if not isinstance(kind, str):
                 continue
             self._by_kind.setdefault((key, kind), []).append(o)
-            name = dig(o, "metadata", "name")
+            name, namespace = dig(o, "metadata", "name"), dig(o, "metadata", "namespace")
             if isinstance(name, str):
                 self._by_name.setdefault((key, kind, name), []).append(o)
+            if isinstance(namespace, str):
+                self._by_namespace.setdefault((key, kind, namespace), []).append(o)
 
     def release_of_chart(self, chart_key: str) -> str | None:
         """The name of the release installing catalog chart `chart_key`."""
