@@ -58,7 +58,8 @@ def test_quotas_move_to_where_they_fit(tmp_path: Path) -> None:
             "  - {name: b, gpus: 4, isolation: hard, pools: [p0]}",
         ],
     )
-    assert diagnostics == []
+    # ... and a, hard (it borrows nothing), holds no quota on p0 any more: said, at p0.
+    assert diagnostics == [("GP354", 6)]
     assert sorted(quotas) == [("a", "p1-on-demand", 4), ("b", "p0-on-demand", 4)]
 
 

@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from gpuplat.compile import Compiled
+from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, Compiled
 from gpuplat.policies.runner import evaluate, policy_config
 from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.preview import RecordedResource
-from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
+from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, resolve_ref, summarize
 from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
-from gpuplat.render.preview import blocked, drain_warning, refusal, render_changes, render_tree
+from gpuplat.render.preview import blocked, drain_warning, refusal, release_warning, render_changes, render_tree
 from gpuplat.verify.render import NO_CHARTS, ChartDirectory
 
 from .common import ChartsError, chart_directory, compiled_or_report
@@ -86,21 +86,48 @@ def _plan_result(done: subprocess.CompletedProcess[str]) -> PlanResult:
     return PlanResult(cast("dict[str, Any]", loaded))
 
 
+def in_base(option: str, given: str | None, root: Path, ref: str) -> str | None:
+    """The file `given` (as typed: relative, absolute, through `..` or a symlink) as the same
+    file of the base checkout `root`, which stands where the cwd stands in the repository.
+    Handing the base the path as typed would, for an absolute one, compile the working tree's
+    file at the base and diff the head with itself. BaseRefError (exit 2) for a file outside
+    the repository: the base commit has no copy of it."""
+    if not given:
+        return given
+    top = resolve_ref(ref)[0].resolve()
+    try:
+        target = Path(given).resolve()
+        inside = target.relative_to(top)
+    except (ValueError, OSError, RuntimeError) as err:
+        raise BaseRefError(
+            f"--base {ref}: {option} {given} is not a file of this repository, so the base commit has no copy of it",
+            2,
+        ) from err
+    return str(root / os.path.relpath(top / inside, Path.cwd().resolve()))
+
+
+def _base_sources(args: argparse.Namespace, root: Path) -> tuple[str | None, str | None]:
+    spec = args.spec or os.environ.get(SPEC_ENV) or None
+    overlay = args.overlay if args.overlay is not None else os.environ.get(OVERLAY_ENV)
+    return in_base("--spec", spec, root, args.base), in_base("--overlay", overlay, root, args.base)
+
+
 def record_base(args: argparse.Namespace, *, with_plan: bool) -> Base:
     """Record the stack as it is at `args.base`; BaseRefError (exit 2) or PreviewError (exit 1)."""
     ref: str = args.base
     with checkout(ref) as root:
         if not (root / "__main__.py").exists():
             raise PreviewError(f"--base {ref}: no Pulumi program (__main__.py) at that ref; nothing to diff against")
+        spec, overlay = _base_sources(args, root)
         try:
-            resources = record_stack(args.stack, args.spec, args.overlay, root=root)
+            resources = record_stack(args.stack, spec, overlay, root=root)
         except PreviewError as err:
             raise PreviewError(f"--base {ref}: {err}") from err
         except Exception as err:  # the base's own code: its SpecError is a class we cannot import
             if type(err).__name__ == "SpecError":
                 raise PreviewError(f"--base {ref}: {err}".rstrip()) from err
             raise PreviewError(f"--base {ref}: the program failed: {type(err).__name__}: {err}") from err
-        plan = base_plan(root, args.stack, args.spec, args.overlay) if with_plan else None
+        plan = base_plan(root, args.stack, spec, overlay) if with_plan else None
     return Base(ref, resources, plan)
 
 
@@ -162,8 +189,8 @@ def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResourc
     try:
         # The base first: a bad ref or a broken base fails before the head's recording is paid for.
         show = args.format != "json"
-        with progress(f"{args.stack} at {args.base}", enabled=show and bool(args.base)):
-            base = record_base(args, with_plan=args.format == "markdown") if args.base else None
+        with progress(f"{args.stack} at {args.base}", enabled=show and args.base is not None):
+            base = record_base(args, with_plan=args.format == "markdown") if args.base is not None else None
         with progress(args.stack, enabled=show):
             return base, record_stack(args.stack, args.spec, args.overlay, facts=account_facts(args))
     except BaseRefError as err:
@@ -181,6 +208,12 @@ def _record(args: argparse.Namespace) -> tuple[Base | None, list[RecordedResourc
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
+    if args.base is not None and (not args.base.strip() or args.base.startswith("-")):
+        # An empty CI variable (`--base "$BASE"`) must not turn the diff gate into a plain preview.
+        sys.stderr.write(
+            "gpuplat preview: error: " + f"--base {args.base!r} is not a git ref; give a commit, branch or tag\n"
+        )
+        return 2
     compiled = compiled_or_report(args)
     if compiled is None:
         return 1
@@ -194,7 +227,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"resources": [r.to_json() for r in resources]}
         if changes is not None and summary is not None:
             document["changes"] = [c.to_json() for c in changes]
-            document["warnings"] = [w for w in (drain_warning(summary),) if w]
+            document["warnings"] = [w for w in (drain_warning(summary), release_warning(summary)) if w]
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(_report(args, compiled, resources, base, changes)))

@@ -14,7 +14,7 @@ from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.eks_support import eks_support
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
-from gpuplat.plan.queues import flavor_limit_findings
+from gpuplat.plan.queues import flavor_limit_findings, unquoted_pool_findings
 from gpuplat.plan.sharing import sharing_units
 from gpuplat.plan.storage import plan_storage
 from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
@@ -57,6 +57,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         *findings,
         *flavor_limit_findings(model, pools),
         *quota_findings,
+        *unquoted_pool_findings(model, planned_flavors, planned_quotas),
         *topology_findings(model, pools),
         *floor_findings(model, pools),
         *workload_findings(model, workloads, storage),

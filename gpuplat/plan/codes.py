@@ -110,6 +110,13 @@ MINIMUM_NOT_HELD = PlanCode(
     "A pool's minimum is held on reserved and on-demand capacity only: spot can be taken away at any time.",
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-interruptions.html",
 )
+NO_QUOTA_ON_POOL = PlanCode(
+    "GP354",
+    "no-quota-on-allowed-pool",
+    Level.WARNING,
+    "Kueue admits a job only within quota: nominal of its ClusterQueue, or borrowed from the cohort's other queues.",
+    _KUEUE_CQ,
+)
 
 PLAN_CODES: dict[str, PlanCode] = {
     c.code: c
@@ -126,5 +133,6 @@ PLAN_CODES: dict[str, PlanCode] = {
         SOFT_QUOTA_OVERSUBSCRIBED,
         TOPOLOGY_AWARE_OFF,
         MINIMUM_NOT_HELD,
+        NO_QUOTA_ON_POOL,
     )
 }

@@ -10,9 +10,11 @@ flavors for one resource than a ClusterQueue holds; the API server would refuse 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from gpuplat.model import Platform, Provider
-from gpuplat.plan.codes import KUEUE_FLAVORS_PER_GROUP
+from gpuplat.plan.capacity import FlavorPlan, QuotaPlan, tenant_flavors
+from gpuplat.plan.codes import KUEUE_FLAVORS_PER_GROUP, NO_QUOTA_ON_POOL
 from gpuplat.plan.types import PlanFinding, PoolPlan
 
 MAX_FLAVORS_PER_GROUP = 64
@@ -49,3 +51,41 @@ def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[
                 )
             )
     return findings
+
+
+def unquoted_pool_findings(
+    model: Platform, flavors: Sequence[FlavorPlan], quotas: Sequence[QuotaPlan]
+) -> list[PlanFinding]:
+    """Pools a tenant may use where it can never be admitted: the quota flow placed its GPUs
+    elsewhere and, for a soft tenant, no tenant of the cohort holds quota there to lend (a hard
+    tenant borrows nothing). `gpuplat verify` fails those journeys at the quota step."""
+    if model.scheduling.queueing != "kueue":
+        return []
+    pool_of = {f.key: f.pool for f in flavors}
+    held: Counter[tuple[str, str]] = Counter()
+    for q in quotas:
+        held[q.tenant, pool_of[q.flavor]] += q.gpus
+    pool_total: Counter[str] = Counter()
+    for (_, pool), gpus in held.items():
+        pool_total[pool] += gpus
+    stranded: dict[str, list[str]] = {}
+    for tenant in model.tenants:
+        for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
+            room = held[tenant.name, pool] if tenant.isolation == "hard" else pool_total[pool]
+            if room <= 0:
+                stranded.setdefault(pool, []).append(tenant.name)
+    return [
+        NO_QUOTA_ON_POOL.finding(
+            ("gpuNodePools", index, "name"),
+            f"pool {pool.name} holds no Kueue quota for {_names(stranded[pool.name])}, which may use it: the "
+            f"quota flow placed their GPUs on their other pools and no tenant lends any here, so Kueue admits "
+            f"none of their jobs on {pool.name}; raise their gpus or leave {pool.name} out of their pools",
+        )
+        for index, pool in enumerate(model.pools)
+        if pool.name in stranded
+    ]
+
+
+def _names(tenants: list[str]) -> str:
+    shown = ", ".join(tenants[:5]) + (f" and {len(tenants) - 5} more" if len(tenants) > 5 else "")
+    return f"tenant(s) {shown}"

@@ -29,11 +29,13 @@ class Change:
     previous_urn: str | None = None  # matched through an alias
     blocked: tuple[str, ...] = ()  # why AWS would refuse the change (gate.py): never accepted
     drains: str | None = None  # a deleted or replaced NodePool's name: Karpenter drains its nodes
+    destroys: tuple[str, ...] = ()  # how this update deletes data (data_loss.py)
+    releases: str | None = None  # the capacity a replaced or deleted reservation gives back
 
     @property
     def refused(self) -> bool:
-        """Losing this resource loses data: only with --allow-replace."""
-        return self.stateful and self.op in ("replace", "delete")
+        """Losing this resource, or data through its update, loses data: only with --allow-replace."""
+        return (self.stateful and self.op in ("replace", "delete")) or bool(self.destroys)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -52,4 +54,8 @@ class Change:
             out["blocked"] = list(self.blocked)
         if self.drains:
             out["drainsNodePool"] = self.drains
+        if self.destroys:
+            out["destroysData"] = list(self.destroys)
+        if self.releases:
+            out["releasesCapacity"] = self.releases
         return out

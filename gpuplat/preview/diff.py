@@ -289,6 +289,7 @@ class Summary:
     refused: tuple[Change, ...] = field(default=())  # lose data: only with --allow-replace
     blocked: tuple[Change, ...] = field(default=())  # AWS refuses them: never accepted
     drains: tuple[Change, ...] = field(default=())  # NodePools whose nodes Karpenter drains
+    releases: tuple[Change, ...] = field(default=())  # capacity reservations given back
 
 
 def summarize(changes: Sequence[Change], head_count: int) -> Summary:
@@ -300,4 +301,5 @@ def summarize(changes: Sequence[Change], head_count: int) -> Summary:
         tuple(c for c in changes if c.refused),
         tuple(c for c in changes if c.blocked),
         tuple(c for c in changes if c.drains),
+        tuple(c for c in changes if c.releases),
     )

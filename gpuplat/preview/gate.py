@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from .changes import Change, FieldChange
+from .data_loss import losses, released
 from .records import RecordedResource
 
 EKS = "aws:eks/cluster:Cluster"
@@ -98,7 +99,8 @@ def _node_pool_name(resource: RecordedResource | None, fallback: str) -> str:
 def annotate(
     changes: list[Change], base: Mapping[str, RecordedResource], head: Mapping[str, RecordedResource]
 ) -> list[Change]:
-    """`changes` with `blocked` set on what AWS refuses and `drains` on deleted or replaced NodePools."""
+    """`changes` with `blocked` set on what AWS refuses, `drains` on deleted or replaced NodePools,
+    `destroys` on updates that delete data and `releases` on reservations given back (data_loss.py)."""
     vpcs = [c for c in changes if c.type == VPC and c.op in ("replace", "delete")]
     out: list[Change] = []
     for c in changes:
@@ -108,5 +110,10 @@ def annotate(
         if is_node_pool(c.type) and c.op in ("delete", "replace"):
             resource = base.get(c.previous_urn or c.urn) or head.get(c.urn)
             c = replace(c, drains=_node_pool_name(resource, c.name))
+        old, new = base.get(c.previous_urn or c.urn), head.get(c.urn)
+        old_inputs, new_inputs = (old.inputs if old else None), (new.inputs if new else None)
+        c = replace(
+            c, destroys=losses(c.type, c.op, old_inputs, new_inputs), releases=released(c.type, c.op, old_inputs)
+        )
         out.append(c)
     return out

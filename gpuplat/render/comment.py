@@ -95,6 +95,8 @@ def _change_row(c: Change) -> list[str]:
     fields = ", ".join(f"`{f.path}`" + (" (forces replacement)" if f.replaces else "") for f in c.fields)
     if c.blocked:
         return [f"**{c.op}** ⛔", f"**`{c.name}`** (refused by AWS)", f"`{c.type}`", fields]
+    if c.destroys:
+        return [f"**{c.op}** ⚠️", f"**`{c.name}`** (destroys data)", f"`{c.type}`", fields]
     if c.refused:
         return [f"**{c.op}** ⚠️", f"**`{c.name}`** (stateful)", f"`{c.type}`", fields]
     return [c.op, f"`{c.name}`", f"`{c.type}`", fields]
@@ -110,6 +112,7 @@ def _changes_section(changes: Sequence[Change], head_count: int, allow_replace: 
         blocked=[(c, reason) for c in changes for reason in c.blocked],
         refused=[c for c in changes if c.refused],
         drains=[c for c in changes if c.drains],
+        releases=[c for c in changes if c.releases],
         allow_replace=allow_replace,
         table=block(_table(["op", "resource", "type", "changed fields"], rows)) if rows else None,
         rows=len(rows),

@@ -71,11 +71,23 @@ def drain_warning(summary: Summary) -> str | None:
     )
 
 
+def release_warning(summary: Summary) -> str | None:
+    """One line naming the capacity reservations given back, or None."""
+    if not summary.releases:
+        return None
+    held = "; ".join(f"{c.name} ({c.releases})" for c in summary.releases)
+    return (
+        f"{len(summary.releases)} capacity reservation(s) replaced or deleted ({held}): the capacity they hold "
+        "is released, and EC2 may not grant it again"
+    )
+
+
 def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str:
     out: list[str] = []
     for c in changes:
         flags = "  STATEFUL" if c.stateful and c.op in ("replace", "delete") else ""
         flags += "  BLOCKED" if c.blocked else ""
+        flags += "  DESTROYS DATA" if c.destroys else ""
         order = " (delete before replace)" if c.delete_before_replace else ""
         out.append(f"{_SIGN[c.op]} {c.op:<8} {c.type}  {c.name}{flags}{order}\n")
         out.append(f"      {c.urn}\n")
@@ -85,9 +97,10 @@ def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str
             note = "  (forces replacement)" if f.replaces else ""
             source = f"  (new id of replaced {f.via.rpartition('::')[2]})" if f.via else ""
             out.append(f"      ~ {f.path}: {_values(f.old, f.new)}{note}{source}\n")
-        out.extend(f"      ! {reason}\n" for reason in c.blocked)
-    if warning := drain_warning(summary):
-        out.append(f"warning: {warning}\n")
+        out.extend(f"      ! {reason}\n" for reason in (*c.blocked, *c.destroys))
+    for warning in (drain_warning(summary), release_warning(summary)):
+        if warning:
+            out.append(f"warning: {warning}\n")
     counts = summary.counts
     out.append(
         f"{counts['create']} to create, {counts['update']} to update, {counts['replace']} to replace, "
@@ -97,12 +110,12 @@ def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str
 
 
 def refusal(summary: Summary) -> str:
-    lines = [f"  {c.op} {c.type} {c.name}\n" for c in summary.refused]
+    lines = [
+        f"  {c.op} {c.type} {c.name}" + "".join(f": {reason}" for reason in c.destroys) + "\n" for c in summary.refused
+    ]
     return (
-        f"gpuplat preview: refusing the diff: it would replace or delete {len(summary.refused)} stateful "
-        "resource(s), losing their data:\n"
-        + "".join(lines)
-        + "review the change and pass --allow-replace if intended\n"
+        f"gpuplat preview: refusing the diff: it would replace, delete or destroy the data of {len(summary.refused)} "
+        "stateful resource(s):\n" + "".join(lines) + "review the change and pass --allow-replace if intended\n"
     )
 
 

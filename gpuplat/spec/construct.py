@@ -27,6 +27,8 @@ from ruamel.yaml.parser import Parser
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import Scanner
 
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
+
 
 @cache
 def _c_loader() -> Any:
@@ -59,9 +61,16 @@ def _c_loader() -> Any:
     return _Loader
 
 
+def editor_lines(text: str) -> bool:
+    """Whether libyaml counts the lines of `text` as editors do. It ends a line at U+0085,
+    U+2028 and U+2029 too (YAML 1.1's breaks): one NEL in a comment would move every later
+    position a line down. ruamel's pure reader counts LF and CR only, like an editor."""
+    return not any(c in text for c in _ODD_BREAKS)
+
+
 def _fast(text: str) -> tuple[bool, Any]:
     loader_class = _c_loader()
-    if loader_class is None:
+    if loader_class is None or not editor_lines(text):
         return False, None
     try:
         loader: Any = loader_class(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
-from gpuplat.diagnostics import Diagnostic, Level, Origin
+from gpuplat.diagnostics import Diagnostic, Level, Origin, json_path
 from gpuplat.spec.construct import load_round_trip
 from gpuplat.spec.guard import scan
-from gpuplat.spec.positions import Pos
+from gpuplat.spec.positions import PathPart, Pos
 
 # Specs are small (the shipped ones a few KB, the largest benchmark spec of 200 pools and
 # 400 tenants 120 KB); a larger file is almost certainly the wrong file (a log, a dump). ruamel's
@@ -32,6 +33,11 @@ MAX_SPEC_BYTES = 256 * 1024
 # few hundred (the largest benchmark spec 15,000), so stop expanding long before it costs
 # seconds of CPU or gigabytes of memory.
 MAX_SPEC_VALUES = 50_000
+# ruamel's messages may quote whole values (a long scalar, a mapping with its aliases expanded).
+MAX_MESSAGE = 300
+# YAML's "\uDFFF" escape yields a lone surrogate: no UTF-8 file, JSON document or API can hold
+# it, so every command that writes the value out (graph, preview, verify, policy) would fail.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _TooManyValues(Exception):
@@ -150,9 +156,37 @@ def _syntax_error(exc: YAMLError, file: str) -> Diagnostic:
     err: Any = exc  # ruamel's error attributes are untyped
     mark: Any = err.problem_mark or err.context_mark
     line, col = (int(mark.line) + 1, int(mark.column) + 1) if mark is not None else (1, 1)
-    problem = str(err.problem or err.context or "invalid YAML")
-    context = f" ({err.context})" if err.context and err.problem else ""
+    problem = _shortened(str(err.problem or err.context or "invalid YAML"))
+    context = f" ({_shortened(str(err.context))})" if err.context and err.problem else ""
     return _io_error(file, "GP002", f"YAML syntax error: {problem}{context}", line, col)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "..."
+
+
+def _lone_surrogates(data: Any, pos: Pos | None, path: tuple[PathPart, ...], out: list[Diagnostic]) -> None:
+    if isinstance(data, str):
+        found = _SURROGATE.search(data)
+        if found is not None and pos is not None:
+            message = (
+                f"the text holds a lone surrogate (\\u{ord(found.group()):04x}), which is no character: "
+                "UTF-8 cannot write it to a file or an API; write the character itself"
+            )
+            out.append(Diagnostic("GP004", Level.ERROR, message, json_path(path), *_origin(pos.value)))
+    elif isinstance(data, dict):
+        for key, value in cast("dict[str, Any]", data).items():
+            child = pos.child(key) if pos is not None else None
+            if _SURROGATE.search(key) and child is not None:
+                _lone_surrogates(key, Pos(child.key or child.value), (*path, key), out)
+            _lone_surrogates(value, child, (*path, key), out)
+    elif isinstance(data, list):
+        for index, item in enumerate(cast("list[Any]", data)):
+            _lone_surrogates(item, pos.child(index) if pos is not None else None, (*path, index), out)
+
+
+def _origin(origin: Origin) -> tuple[str, int, int]:
+    return origin.file, origin.line, origin.col
 
 
 def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None, list[Diagnostic]]:
@@ -162,7 +196,7 @@ def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None,
         return None, [_syntax_error(err, file)]
     except RecursionError:
         return None, [_io_error(file, "GP005", "YAML nesting is too deep to be a platform spec")]
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as err:
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, AssertionError) as err:
         # The scan rejects every construct known to trip the loader; this is for the next one.
         return None, [_io_error(file, "GP007", f"YAML the loader cannot build ({type(err).__name__}: {err})")]
     if root is None and allow_empty:
@@ -179,6 +213,10 @@ def _load(text: str, file: str, *, allow_empty: bool) -> tuple[SourceDoc | None,
     except _TooManyValues:
         message = f"the YAML expands (through aliases) to more than {MAX_SPEC_VALUES} values; a spec is far smaller"
         return None, [_io_error(file, "GP006", message)]
+    surrogates: list[Diagnostic] = []
+    _lone_surrogates(data, pos, (), surrogates)
+    if surrogates:
+        return None, surrogates
     return SourceDoc(file, data, pos), []
 
 

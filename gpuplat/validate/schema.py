@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
 from gpuplat.spec.positions import PathPart, Pos
-from gpuplat.validate.schema_fast import compile_schema
+from gpuplat.validate.schema_fast import compile_schema, ecma_regex
 from gpuplat.vocabulary import SCHEMA_PATH
 
 if TYPE_CHECKING:
@@ -71,13 +71,19 @@ def _inlined(node: Any, defs: dict[str, Any], done: dict[str, Any], open_: froze
     }
 
 
+def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[ValidationError]:
+    # jsonschema's own keyword runs Python's re.search on the pattern as written (see ecma_regex).
+    if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 @cache
 def _validator() -> Draft202012Validator:
     from jsonschema import Draft202012Validator, validators
 
     checker: Any = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     untyped: Any = validators  # jsonschema's extend() is unannotated
-    strict: Any = untyped.extend(Draft202012Validator, type_checker=checker)
+    strict: Any = untyped.extend(Draft202012Validator, {"pattern": _pattern}, type_checker=checker)
     root = schema()
     return cast("Draft202012Validator", strict(_inlined(root, dict(root.get("$defs", {})), {})))
 

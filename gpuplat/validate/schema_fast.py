@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, cast
 
 Check = Callable[[Any], bool]
@@ -167,9 +168,33 @@ def _unique_strings(items: list[Any]) -> bool:
     return all(isinstance(item, str) for item in items) and len(set(items)) == len(items)
 
 
+@cache
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    """`pattern` with the meaning JSON Schema gives it (ECMA-262, as editors apply it), for
+    Python's `re.search`. Python's `$` also matches before a final line break, so `10m\\n`
+    (what a block scalar `|` ends in) would pass `^...m$`; ECMA's matches only at the end.
+    Python's `\\d` and `\\w` match any script's digits and letters; ECMA's only ASCII ones."""
+    out: list[str] = []
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            out.append("\\Z")
+            continue
+        out.append(char)
+    return re.compile("".join(out), re.ASCII)
+
+
 def _string_keyword(key: str, value: Any) -> Check:
     if key == "pattern":
-        search = re.compile(cast("str", value)).search
+        search = ecma_regex(cast("str", value)).search
         return lambda v: not isinstance(v, str) or search(v) is not None
     bound = _bound(value)
     if key == "minLength":

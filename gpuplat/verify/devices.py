@@ -18,6 +18,7 @@ counts (`resourceCountName` of its device config) must be the one the job asks f
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, cast
 
 import yaml
@@ -32,8 +33,15 @@ from .view import View
 
 
 def _load(text: Any) -> dict[str, Any]:
+    return _parsed(str(text or ""))
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str) -> dict[str, Any]:
+    # Every journey through a pool reads the same few ConfigMaps: parse each text once (callers
+    # only read the result).
     try:
-        return as_map(yaml.safe_load(str(text or "")))
+        return as_map(yaml.safe_load(text))
     except yaml.YAMLError:
         return {}
 

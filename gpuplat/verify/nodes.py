@@ -81,7 +81,11 @@ def _gpu_limit_problem(node_pool: Obj) -> str | None:
 
 def karpenter_nodes_step(view: View, placement: Placement) -> Outcome:
     prefix = f"flavor {placement.flavor}"
-    pools = [p for p in view.find("NodePool") if _selects(p, placement.node_labels)]
+    # Every journey through a flavor asks the same question: answer it once per label set.
+    key = ("nodepools-selecting", tuple(sorted((str(k), str(v)) for k, v in placement.node_labels.items())))
+    if key not in view.memo:
+        view.memo[key] = [p for p in view.find("NodePool") if _selects(p, placement.node_labels)]
+    pools: list[Obj] = view.memo[key]
     if not pools:
         return Outcome(
             Step(

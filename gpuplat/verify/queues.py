@@ -14,6 +14,7 @@ the flavor must carry the spot toleration.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from gpuplat.catalog.labels import POOL_LABEL
 
@@ -68,20 +69,30 @@ def _flavor_quota(entry: Obj, resource: str) -> tuple[Decimal, Decimal | None] |
     return None
 
 
+def _cohort_of(queue: Obj) -> Any:
+    return dig(queue, "spec", "cohortName") or dig(queue, "spec", "cohort")
+
+
+def _nominal(queue: Obj, flavor: str, resource: str) -> Decimal:
+    total = Decimal(0)
+    for entry in _flavor_entries(queue):
+        found = _flavor_quota(entry, resource) if entry.get("name") == flavor else None
+        total += found[0] if found else 0
+    return total
+
+
 def _cohort_lendable(view: View, queue: Obj, flavor: str, resource: str) -> Decimal:
-    """Nominal quota of `flavor`/`resource` in the other ClusterQueues of the queue's cohort."""
-    cohort = dig(queue, "spec", "cohortName") or dig(queue, "spec", "cohort")
+    """Nominal quota of `flavor`/`resource` in the other ClusterQueues of the queue's cohort.
+    The cohort's total is summed once per view: per journey it made verify quadratic in tenants."""
+    cohort = _cohort_of(queue)
     if not cohort:
         return Decimal(0)
-    total = Decimal(0)
-    for other in view.find("ClusterQueue"):
-        same = dig(other, "spec", "cohortName") or dig(other, "spec", "cohort")
-        if other is queue or same != cohort:
-            continue
-        for entry in _flavor_entries(other):
-            found = _flavor_quota(entry, resource) if entry.get("name") == flavor else None
-            total += found[0] if found else 0
-    return total
+    key = ("cohort-nominal", str(cohort), flavor, resource)
+    if key not in view.memo:
+        members = [q for q in view.find("ClusterQueue") if _cohort_of(q) == cohort]
+        view.memo[key] = sum((_nominal(q, flavor, resource) for q in members), Decimal(0))
+    total: Decimal = view.memo[key]
+    return total - _nominal(queue, flavor, resource)
 
 
 def _flavor_entries(queue: Obj) -> list[Obj]:

@@ -19,6 +19,7 @@ from .k8s import Obj, as_map, dig
 from .render import NO_CHARTS, RELEASE_TYPE, ChartDirectory, catalog_chart, render_release
 
 Renderer = Callable[[Mapping[str, Any], ChartDirectory], "list[Obj] | None"]
+_EMITTED = "\0emitted"  # the index key of emitted objects: no release has this name
 
 
 @dataclass
@@ -28,6 +29,14 @@ class View:
     charts: ChartDirectory = NO_CHARTS
     renderer: Renderer = render_release
     _rendered: dict[str, list[Obj] | None] = field(default_factory=lambda: {})
+    # Objects by (release or "" for emitted, kind) and by (release, kind, name), in their order:
+    # every journey step looks objects up, so scanning them all per look-up made verify
+    # quadratic (minutes on the benchmark's large specs).
+    _by_kind: dict[tuple[str, str], list[Obj]] = field(default_factory=lambda: {})
+    _by_name: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
+    _by_namespace: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
+    _indexed: set[str] = field(default_factory=lambda: set())
+    memo: dict[Any, Any] = field(default_factory=lambda: {})  # per-view results of steps' sums
 
     def rendered(self, release: str) -> list[Obj] | None:
         """The objects release `release` installs; [] when it is not emitted, None when its chart
@@ -46,10 +55,36 @@ class View:
 
     def find(self, kind: str, *, name: str | None = None, namespace: str | None = None) -> list[Obj]:
         """Emitted objects of `kind` (optionally by name / namespace)."""
-        return [o for o in self.emitted if _is(o, kind, name, namespace)]
+        if _EMITTED not in self._indexed:
+            self._index(_EMITTED, self.emitted)
+        return self._lookup(_EMITTED, kind, name, namespace)
 
     def find_rendered(self, release: str, kind: str, *, name: str | None = None) -> list[Obj]:
-        return [o for o in self.rendered(release) or [] if _is(o, kind, name, None)]
+        if release not in self._indexed:
+            self._index(release, self.rendered(release) or [])
+        return self._lookup(release, kind, name, None)
+
+    def _lookup(self, key: str, kind: str, name: str | None, namespace: str | None) -> list[Obj]:
+        if name is not None:
+            found = self._by_name.get((key, kind, name), [])
+        elif namespace is not None:
+            found = self._by_namespace.get((key, kind, namespace), [])
+        else:
+            return list(self._by_kind.get((key, kind), []))
+        return [o for o in found if _is(o, kind, name, namespace)]
+
+    def _index(self, key: str, objs: list[Obj]) -> None:
+        self._indexed.add(key)
+        for o in objs:
+            kind = o.get("kind")
+            if not isinstance(kind, str):
+                continue
+            self._by_kind.setdefault((key, kind), []).append(o)
+            name, namespace = dig(o, "metadata", "name"), dig(o, "metadata", "namespace")
+            if isinstance(name, str):
+                self._by_name.setdefault((key, kind, name), []).append(o)
+            if isinstance(namespace, str):
+                self._by_namespace.setdefault((key, kind, namespace), []).append(o)
 
     def release_of_chart(self, chart_key: str) -> str | None:
         """The name of the release installing catalog chart `chart_key`."""

@@ -65,9 +65,9 @@ def _kubernetes_tier(view: View, namespace: str, tier: str, cls: str | None) -> 
 
 
 def volumes_step(view: View, model: Platform, namespace: str) -> Step:
-    handles: Counter[tuple[str, str]] = Counter(
-        h for pv in view.find("PersistentVolume") if (h := _handle(pv)) is not None
-    )
+    if "pv-handles" not in view.memo:  # the same for every journey
+        view.memo["pv-handles"] = Counter(h for pv in view.find("PersistentVolume") if (h := _handle(pv)) is not None)
+    handles: Counter[tuple[str, str]] = view.memo["pv-handles"]
     tiers = _tiers(model)
     problems: list[str] = []
     for tier, cls in tiers.items():

@@ -1,0 +1,29 @@
+"""What `check` accepts, `verify` passes, or `check` says why not: on the benchmark's generated
+spec, every journey verify fails is a (tenant, pool) a GP354 warning names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bench.generate import SIZES, check_spec, generate, write_spec
+from bench.run import record
+from gpuplat.verify import verify
+
+
+def test_every_failed_journey_of_the_small_benchmark_spec_is_explained_by_check(tmp_path: Path) -> None:
+    size = SIZES["small"]
+    compiled = check_spec(write_spec(generate(size.pools, size.tenants, "aws"), tmp_path / "small.yaml"))
+    assert compiled.model is not None and compiled.plan is not None
+    named: set[tuple[str, str]] = set()
+    for d in compiled.diagnostics:
+        if d.code == "GP354":
+            pool = re.search(r"pool (\S+) holds", d.message)
+            assert pool is not None
+            named |= {(t, pool[1]) for t in re.findall(r"tenant-\d+", d.message)}
+    resources = [r.to_json() for r in record(compiled.model, compiled.plan)]
+    failed = {(j.tenant, j.pool) for j in verify(compiled.model, compiled.plan, resources) if not j.ok}
+    assert failed, "the generated spec no longer strands a tenant: pick a spec that does"
+    # Named ones are shortened after five tenants per pool; the pools must match, and every
+    # tenant shown must really fail.
+    assert {p for _, p in failed} == {p for _, p in named} and named <= failed
