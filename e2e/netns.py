@@ -2,6 +2,9 @@
 
 Everything the suite starts listens on 127.0.0.1; the API server's dials to Service addresses
 (webhooks, aggregated APIs) then fail inside the namespace instead of leaving the machine.
+The suite gets a mount namespace too, where /etc is an overlay whose writes land in a
+directory of the run: Kueue reads its metrics certificate from a fixed path under /etc, and
+nothing the suite writes there may touch the machine.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 _MARK = "GPUPLAT_E2E_NETNS"
 
@@ -32,5 +36,14 @@ def enter(argv: list[str]) -> None:
     env = {**os.environ, _MARK: "1"}
     # --map-root-user lets a non-root user make the namespace; root keeps its own identity.
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    command = ["unshare", "--net", *userns, "--", sys.executable, "-m", "e2e", *argv]
+    command = ["unshare", "--net", "--mount", *userns, "--", sys.executable, "-m", "e2e", *argv]
     sys.exit(subprocess.run(command, env=env).returncode)
+
+
+def private_etc(workdir: Path) -> None:
+    """Overlay /etc inside this mount namespace; writes go to `workdir`, never to the machine."""
+    upper, work = workdir / "etc-upper", workdir / "etc-work"
+    upper.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                    f"lowerdir=/etc,upperdir={upper},workdir={work}", "/etc"], check=True)

@@ -139,6 +139,7 @@ def main(argv: list[str]) -> int:
     netns.enter(argv)
     report = Report(tools=build.summary())
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
+    netns.private_etc(workroot)
     for target in TARGETS:
         if args.only and target.label not in args.only:
             continue
