@@ -84,8 +84,11 @@ def start(cluster: Cluster, stack: Stack) -> dict[str, Any]:
     YAML().dump(config, buffer)
     path.write_text(buffer.getvalue())
     cluster.kubectl("create", "namespace", NAMESPACE)
-    cluster.processes.start("kueue", [str(cluster.tools["kueue"]), f"--config={path}", "--zap-log-level=2"],
-                            env=cluster.env)
+    # The on-demand visibility API is an aggregated API server reading its certificate from
+    # /visibility: it serves pending-workload listings, nothing admission or scheduling reads.
+    argv = [str(cluster.tools["kueue"]), f"--config={path}", "--zap-log-level=2",
+            "--feature-gates=VisibilityOnDemand=false"]
+    cluster.processes.start("kueue", argv, env=cluster.env)
     wait_for(lambda: _ready(probe_port), 90, "Kueue's readiness probe")
     refused = cluster.apply(webhook_configurations(webhook_port, cert.ca_pem))
     if refused:
