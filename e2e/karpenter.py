@@ -10,6 +10,7 @@ and then pointed at a KWOKNodeClass of the same name.
 
 from __future__ import annotations
 
+import copy
 import json
 import urllib.request
 from collections import defaultdict
@@ -93,18 +94,18 @@ def feature_gates(stack: Stack) -> str:
 
 
 def point_at_kwok(cluster: Cluster, stack: Stack) -> None:
-    """A KWOKNodeClass per EC2NodeClass, and each NodePool's nodeClassRef moved to it."""
+    """A KWOKNodeClass per EC2NodeClass, and each NodePool, applied as emitted before, made again
+    pointing at it (a NodePool's nodeClassRef group and kind are immutable)."""
     classes = [{"apiVersion": "karpenter.kwok.sh/v1alpha1", "kind": "KWOKNodeClass",
                 "metadata": {"name": c["metadata"]["name"]}}
                for c in stack.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")]
     refused = cluster.apply(classes)
-    for nodepool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool"):
-        ref = {**KWOK_CLASS, "name": nodepool["spec"]["template"]["spec"]["nodeClassRef"]["name"]}
-        patch = {"spec": {"template": {"spec": {"nodeClassRef": ref}}}}
-        result = cluster.kubectl("patch", "nodepool", nodepool["metadata"]["name"], "--type=merge",
-                                 "-p", json.dumps(patch), check=False)
-        if result.returncode != 0:
-            refused.append((nodepool, result.stderr.strip()))
+    nodepools = copy.deepcopy(stack.of_type("kubernetes:karpenter.sh/v1:NodePool"))
+    for nodepool in nodepools:
+        ref = nodepool["spec"]["template"]["spec"]["nodeClassRef"]
+        nodepool["spec"]["template"]["spec"]["nodeClassRef"] = {**KWOK_CLASS, "name": ref["name"]}
+    cluster.kubectl("delete", "nodepools.karpenter.sh", "--all", "--wait=true")
+    refused += cluster.apply(nodepools)
     if refused:
         raise E2EError(f"pointing NodePools at kwok failed: {refused[0][1]}")
 
