@@ -35,7 +35,7 @@ def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
         if refused.returncode != 0:
             journey["refused"] = refused.stderr.strip()
     outcomes = jobs.await_outcomes(cluster, [k for k, j in submitted.items() if "refused" not in j], timeout)
-    spot_reachable(stack, report, [o for o in outcomes.values() if o.admitted])
+    spot_reachable(cluster, stack, report, [o for o in outcomes.values() if o.admitted], timeout)
     for key, journey in submitted.items():
         predicted = "runs" if journey["ok"] else "blocked"
         if "refused" in journey:
@@ -47,16 +47,47 @@ def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
                                predicted, actual, reason))
 
 
-def spot_reachable(stack: Stack, report: Report, admitted: list[jobs.Outcome]) -> None:
-    """The spot share is capacity only if some tenant's default job is admitted onto it."""
+def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: list[jobs.Outcome],
+                   timeout: float) -> None:
+    """The spot share is capacity only if a default job can be admitted onto it. A flavor the
+    reference jobs did not reach (an earlier flavor had quota) is probed by a default job that
+    asks for spot by its node label only, with no toleration of its own."""
     spot = sorted(f["metadata"]["name"] for f in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
                   if f["spec"].get("nodeLabels", {}).get("karpenter.sh/capacity-type") == "spot")
     used = {flavor for outcome in admitted for flavor in outcome.flavors}
-    unreached = [flavor for flavor in spot if flavor not in used]
+    probes = {}
+    for flavor in (f for f in spot if f not in used):
+        found = _user_of(stack, flavor)
+        if found is None:
+            continue  # in no tenant's queue: nothing to reach it with
+        tenant, pool, resource = found
+        job = jobs.reference_job(tenant, pool, resource, name=f"spot-probe-{pool}"[:63])
+        job["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/capacity-type"] = "spot"
+        refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
+        probes[flavor] = (tenant, job["metadata"]["name"], refused.stderr.strip() if refused.returncode else "")
+    outcomes = jobs.await_outcomes(cluster, [(t, n) for t, n, err in probes.values() if not err], timeout)
+    unreached = []
+    for flavor, (tenant, name, err) in probes.items():
+        outcome = outcomes.get((tenant, name))
+        if err or outcome is None or flavor not in outcome.flavors or not outcome.bound:
+            unreached.append(f"{flavor}: {err or (outcome.reason if outcome else 'no outcome')}")
     if spot:
         report.scenario(stack.target.label, "spot-reachable", not unreached,
-                        f"no default job was admitted onto {', '.join(unreached)}" if unreached
-                        else f"default jobs admitted onto every spot flavor ({', '.join(spot)})")
+                        "; ".join(unreached) if unreached
+                        else f"default jobs admitted and bound on every spot flavor ({', '.join(spot)})")
+
+
+def _user_of(stack: Stack, flavor: str) -> tuple[str, str, str] | None:
+    """A (tenant, pool, resource) whose ClusterQueue offers `flavor` and that verify follows."""
+    for queue in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"):
+        tenant = queue["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+        for group in queue["spec"].get("resourceGroups", []):
+            if any(f["name"] == flavor for f in group["flavors"]):
+                for journey in stack.journeys:
+                    if journey["tenant"] == tenant and journey["resource"] in group["coveredResources"] \
+                            and flavor.endswith(f"-{journey['pool']}-spot"):
+                        return tenant, journey["pool"], journey["resource"]
+    return None
 
 
 def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report) -> None:
