@@ -20,10 +20,14 @@ def job_name(pool: str, resource: str) -> str:
     return f"ref-{pool}-{slug}"[:63].rstrip("-")
 
 
-def reference_job(tenant: str, pool: str, resource: str, name: str | None = None,
-                  units: int = 1, priority_class: str | None = None) -> dict[str, Any]:
+TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+
+
+def reference_job(tenant: str, pool: str, resource: str, name: str | None = None, units: int = 1,
+                  priority_class: str | None = None, topology_level: str | None = None) -> dict[str, Any]:
     """One container asking for `units` of the pool's resource, in the tenant's LocalQueue,
-    on the pool chosen by its label; no toleration, no limit but the device's."""
+    on the pool chosen by its label; no toleration, no limit but the device's; on a
+    topology-aware pool, the preferred-topology annotation docs/tenants.md asks for."""
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "nodeSelector": {POOL_LABEL: pool},
@@ -34,11 +38,13 @@ def reference_job(tenant: str, pool: str, resource: str, name: str | None = None
     }
     if priority_class:
         spec["priorityClassName"] = priority_class
+    template: dict[str, Any] = {"metadata": {"labels": {QUEUE_LABEL: "default"}}, "spec": spec}
+    if topology_level:
+        template["metadata"]["annotations"] = {TOPOLOGY_ANNOTATION: topology_level}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name or job_name(pool, resource), "namespace": tenant,
                          "labels": {QUEUE_LABEL: "default"}},
-            "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": {QUEUE_LABEL: "default"}},
-                                                   "spec": spec}}}
+            "spec": {"backoffLimit": 0, "template": template}}
 
 
 @dataclass

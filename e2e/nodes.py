@@ -100,5 +100,8 @@ class NodeAgents:
             base = {k: v for k, v in item["status"].get("allocatable", {}).items()
                     if k in ("cpu", "memory", "pods", "ephemeral-storage")}
             set_status(self.cluster, name, {**base, **pool["resources"]})
-            patch = {"metadata": {"labels": {**pool["labels"], DONE: "true"}}}
+            # Discovery adds what is missing; a label the node already carries (an on-prem node's
+            # own nvidia.com/gpu.product, which the pool's selector names) stays as it is.
+            added = {k: v for k, v in pool["labels"].items() if k not in labels}
+            patch = {"metadata": {"labels": {**added, DONE: "true"}}}
             self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))

@@ -27,7 +27,8 @@ def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
     submitted: dict[tuple[str, str], dict[str, Any]] = {}
     label = stack.target.label
     for journey in stack.journeys:
-        job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"])
+        job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"],
+                                 topology_level=topology_level(stack, journey["pool"]))
         refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False,
                                   **tenant_identity(journey["tenant"]))
         key = (journey["tenant"], job["metadata"]["name"])
@@ -87,6 +88,18 @@ def _user_of(stack: Stack, flavor: str) -> tuple[str, str, str] | None:
                     if journey["tenant"] == tenant and journey["resource"] in group["coveredResources"] \
                             and flavor.endswith(f"-{journey['pool']}-spot"):
                         return tenant, journey["pool"], journey["resource"]
+    return None
+
+
+def topology_level(stack: Stack, pool: str) -> str | None:
+    """The host level of the Topology a pool's flavors name, when they are topology-aware."""
+    for flavor in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"):
+        labels = flavor["spec"].get("nodeLabels", {})
+        name = flavor["spec"].get("topologyName")
+        if labels.get("gpuplat.dev/pool") == pool and name:
+            for topology in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:Topology"):
+                if topology["metadata"]["name"] == name:
+                    return str(topology["spec"]["levels"][-1]["nodeLabel"])
     return None
 
 
