@@ -254,7 +254,9 @@ def generate(pools: int, tenants: int, provider: str = "aws", *, radix: int = 64
             "region": "us-east-1",
             "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
             "kubernetesVersion": "1.33",
-            "endpoint": "private",
+            # Public: a private endpoint stops at preflight unless the stack declares the
+            # deploying runner's way in, a stack setting the generated spec has no stack for.
+            "endpoint": "public",
         }
         fabric: Spec = {"transport": "efa"}
     else:

@@ -74,6 +74,8 @@ def _inlined(node: Any, defs: dict[str, Any], done: dict[str, Any], open_: froze
 def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[ValidationError]:
     # jsonschema's own keyword runs Python's re.search on the pattern as written (see ecma_regex).
     if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
+        from jsonschema.exceptions import ValidationError  # imported only for a rejected spec
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
