@@ -9,6 +9,7 @@ NFD) are played by `e2e.nodes`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from e2e.cluster import E2EError
 
 ROOT = Path(__file__).resolve().parent.parent
-UPSTREAM = ROOT.parent / "shared" / "upstream"
+# The upstream data beside the clone, as the unit tests read it (tests/upstream.py).
+UPSTREAM = Path(os.environ.get("GPUPLAT_UPSTREAM") or ROOT.parent / "shared" / "upstream")
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:kubernetes")
 # Kinds that other objects refer to, applied first so references resolve on the first pass.
 _FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClass", "PersistentVolume")
@@ -41,7 +43,7 @@ def load_yaml_documents(path: Path) -> list[dict[str, Any]]:
 
 
 def upstream_crds() -> list[dict[str, Any]]:
-    """Every CRD in shared/upstream (the charts' own CRDs as the releases would install them)."""
+    """Every upstream CRD (the charts' own CRDs as the releases would install them)."""
     crds = []
     for path in sorted(upstream_dir().glob("*/*.yaml")):
         crds += [d for d in load_yaml_documents(path) if d.get("kind") == "CustomResourceDefinition"]

@@ -207,6 +207,7 @@ def test_the_pull_request_table_for_a_stack_that_names_a_trace(
     project = tmp_path / "project"
     (project / "stacks").mkdir(parents=True)
     (project / "platform").mkdir()
+    (project / "Pulumi.yaml").write_text((root / "Pulumi.yaml").read_text())  # commands run in a project
     (project / "platform" / "platform.yaml").write_text((root / "platform" / "platform.yaml").read_text())
     (project / "stacks" / "prod.yaml").write_text((root / "stacks" / "prod.yaml").read_text())
     (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  aws:region: us-east-1\n")
