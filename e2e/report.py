@@ -40,14 +40,15 @@ class Report:
 
     def journey(self, journey: Journey) -> None:
         self.journeys.append(journey)
-        agree = "ok  " if journey.predicted == journey.actual == "runs" else "FAIL"
+        agree = "ok  " if journey.predicted == journey.actual else "FAIL"
         print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}): "
               f"verify {journey.predicted}, real {journey.actual}: {journey.reason[:300]}", flush=True)
 
     @property
     def failures(self) -> int:
-        return sum(not s.ok for s in self.scenarios) + sum(
-            j.predicted != j.actual or j.actual != "runs" for j in self.journeys)
+        # A journey fails when verify's prediction is not what the engines did; one both call
+        # blocked is reported (check warns of such a tenant, GP354) but is their agreement.
+        return sum(not s.ok for s in self.scenarios) + sum(j.predicted != j.actual for j in self.journeys)
 
     def write(self, path: Path) -> None:
         document = {"tools": self.tools, "seconds": round(self.seconds, 1),

@@ -73,26 +73,34 @@ def _cohort_of(queue: Obj) -> Any:
     return dig(queue, "spec", "cohortName") or dig(queue, "spec", "cohort")
 
 
-def _nominal(queue: Obj, flavor: str, resource: str) -> Decimal:
+def _lends(queue: Obj, flavor: str, resource: str) -> Decimal:
+    """What a queue lends its cohort: its nominal quota, at most its lendingLimit (Kueue's
+    lendingLimit 0 keeps a hard tenant's guarantee to itself)."""
     total = Decimal(0)
     for entry in _flavor_entries(queue):
-        found = _flavor_quota(entry, resource) if entry.get("name") == flavor else None
-        total += found[0] if found else 0
+        if entry.get("name") != flavor:
+            continue
+        for quota in as_list(entry.get("resources")):
+            q = as_map(quota)
+            if q.get("name") == resource:
+                nominal = quantity(q.get("nominalQuota")) or Decimal(0)
+                limit = quantity(q["lendingLimit"]) if "lendingLimit" in q else None
+                total += nominal if limit is None else min(nominal, limit)
     return total
 
 
 def _cohort_lendable(view: View, queue: Obj, flavor: str, resource: str) -> Decimal:
-    """Nominal quota of `flavor`/`resource` in the other ClusterQueues of the queue's cohort.
+    """What the other ClusterQueues of the queue's cohort lend of `flavor`/`resource`.
     The cohort's total is summed once per view: per journey it made verify quadratic in tenants."""
     cohort = _cohort_of(queue)
     if not cohort:
         return Decimal(0)
-    key = ("cohort-nominal", str(cohort), flavor, resource)
+    key = ("cohort-lendable", str(cohort), flavor, resource)
     if key not in view.memo:
         members = [q for q in view.find("ClusterQueue") if _cohort_of(q) == cohort]
-        view.memo[key] = sum((_nominal(q, flavor, resource) for q in members), Decimal(0))
+        view.memo[key] = sum((_lends(q, flavor, resource) for q in members), Decimal(0))
     total: Decimal = view.memo[key]
-    return total - _nominal(queue, flavor, resource)
+    return total - _lends(queue, flavor, resource)
 
 
 def _flavor_entries(queue: Obj) -> list[Obj]:
