@@ -3,7 +3,6 @@ and what the controllers did with it, in their own words."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -116,12 +115,6 @@ def observe(cluster: Cluster, namespace: str, job: str) -> Outcome:
     outcome.reason = f"admitted by Kueue onto {', '.join(outcome.flavors)}, bound to " \
         f"{pods[0]['spec'].get('nodeName')}" + (", completed" if outcome.completed else "")
     return outcome
-
-
-def submit(cluster: Cluster, job: dict[str, Any]) -> str | None:
-    """Create the job as its tenant would; the API server's refusal, if any."""
-    result = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False)
-    return result.stderr.strip() if result.returncode != 0 else None
 
 
 def await_outcomes(cluster: Cluster, jobs: list[tuple[str, str]], timeout: float) -> dict[tuple[str, str], Outcome]:

@@ -48,11 +48,3 @@ def upstream_crds() -> list[dict[str, Any]]:
     for path in sorted(upstream_dir().glob("*/*.yaml")):
         crds += [d for d in load_yaml_documents(path) if d.get("kind") == "CustomResourceDefinition"]
     return crds
-
-
-def kinds_served(crds: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
-    return {(c["spec"]["group"], c["spec"]["names"]["kind"]) for c in crds}
-
-
-def group_of(api_version: str) -> str:
-    return api_version.split("/")[0] if "/" in api_version else ""
