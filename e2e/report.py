@@ -47,7 +47,7 @@ class Report:
     @property
     def failures(self) -> int:
         # A journey fails when verify's prediction is not what the engines did; one both call
-        # blocked is reported (check warns of such a tenant, GP354) but is their agreement.
+        # blocked is reported, with the controller's reason, as their agreement.
         return sum(not s.ok for s in self.scenarios) + sum(j.predicted != j.actual for j in self.journeys)
 
     def write(self, path: Path) -> None:
