@@ -131,8 +131,17 @@ def preflight(model: Platform, plan: Plan, access: ApiAccess) -> None:
     """Stop the program, before its first resource, with every reason the account would refuse it."""
     from gpuplat.preflight.checks import preflight_problems
 
-    problems = preflight_problems(model, plan, read_facts(model, plan))
-    if (runner := runner_problem(model, access)) is not None:
+    runner = runner_problem(model, access)
+    try:
+        facts = read_facts(model, plan)
+    except Exception as err:
+        if runner is None:
+            raise
+        # The stack is refused whatever the account says; say why rather than why it could not be read.
+        raise PreflightError(f"this stack would stop at preflight:\n- {runner}\n"
+                             f"(the account's facts were not read: {err})") from err
+    problems = preflight_problems(model, plan, facts)
+    if runner is not None:
         problems.append(runner)
     if problems:
         raise PreflightError("this stack would stop at preflight:\n" + "\n".join(f"- {p}" for p in problems))
