@@ -14,10 +14,33 @@ TOOLS = Path(__file__).resolve().parent.parent / "e2e" / "tools"
 
 
 def test_every_tool_set_names_its_pinned_version() -> None:
-    versions = {t.name: t.version() for t in build.TOOL_SETS}
+    versions = {t.name: t.release or t.version() for t in build.TOOL_SETS}
     assert versions["kueue"] == "v0.19.2"  # the version the platform installs (catalog chart)
     assert versions["karpenter"] == "v1.14.1"
-    assert all(re.fullmatch(r"v\d+\.\d+\.\d+", v) for v in versions.values()), versions
+    assert all(re.fullmatch(r"v?\d+\.\d+\.\d+", v) for v in versions.values()), versions
+
+
+def _locked(package: str) -> tuple[int, ...]:
+    lock = (TOOLS.parent.parent / "requirements-dev.lock").read_text()
+    found = re.search(rf"^{re.escape(package)}==([\d.]+)", lock, re.M)
+    assert found is not None
+    return tuple(int(p) for p in found.group(1).split("."))
+
+
+def test_the_pulumi_cli_is_not_older_than_the_sdk_the_program_runs_with() -> None:
+    # The CLI must understand every request the locked SDK makes; a newer CLI does (the engine
+    # keeps old SDKs working), an older one need not.
+    (cli,) = [t for t in build.TOOL_SETS if t.name == "pulumi"]
+    assert tuple(int(p) for p in cli.version().removeprefix("v").split(".")) >= _locked("pulumi")
+    assert "github.com/pulumi/pulumi/sdk/v3/go/common/version.Version" in cli.ldflags()
+    assert cli.version() in cli.ldflags()  # the Automation API reads the CLI's version
+
+
+def test_the_kubernetes_provider_is_stamped_with_its_release_not_the_pseudo_version() -> None:
+    (provider,) = [t for t in build.TOOL_SETS if t.name == "pulumi-kubernetes"]
+    assert provider.version().startswith("v4.0.0-")  # the only form the proxy serves it in
+    assert f"version.Version={provider.release} " in provider.ldflags() + " "
+    assert {Path(e).name for e in provider.embeds} == {"schema.json", "terraform-mapping.json"}
 
 
 def test_kubernetes_staging_modules_are_replaced_by_the_matching_release() -> None:
@@ -88,3 +111,59 @@ def test_the_reference_job_asks_only_for_the_pool_and_its_unit() -> None:
     assert "tolerations" not in pod  # Kueue's flavor adds what the pool's nodes need
     assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/mig-1g.10gb": "1"}
     assert len(job["metadata"]["name"]) <= 63
+
+
+def test_stand_in_charts_carry_the_catalog_version_and_only_the_upstream_crds(tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    from e2e.engine import stand_in_charts
+    from gpuplat.catalog.charts import CHARTS
+
+    charts = stand_in_charts(tmp_path)
+    yaml = YAML(typ="safe")
+    for key, chart in CHARTS.items():
+        meta = yaml.load((charts / key / "Chart.yaml").read_text())
+        assert (meta["name"], meta["version"]) == (chart.chart, chart.version.removeprefix("v"))
+        assert list((charts / key / "templates").iterdir()) == []  # nothing but CRDs is installed
+    kueue_crds = list(yaml.load_all((charts / "kueue" / "crds" / "crds.yaml").read_text()))
+    assert {c["kind"] for c in kueue_crds} == {"CustomResourceDefinition"}
+    assert "clusterqueues.kueue.x-k8s.io" in {c["metadata"]["name"] for c in kueue_crds}
+    assert not (charts / "hami" / "crds").exists()
+
+
+def _recorded(urn: str, type_: str, inputs: dict[str, Any], parent: str | None = "urn:p") -> dict[str, Any]:
+    return {"urn": urn, "type": type_, "parent": parent, "custom": True, "inputs": inputs}
+
+
+def test_the_real_preview_may_add_defaults_but_not_lose_or_change_a_recorded_input() -> None:
+    from e2e.deploy import compare_preview
+
+    recorded = [
+        _recorded("urn:ns", "kubernetes:core/v1:Namespace", {"metadata": {"name": "a", "labels": {"x": "1"}}}),
+        _recorded("urn:rel", "kubernetes:helm.sh/v3:Release",
+                  {"chart": "keda", "repositoryOpts": {"repo": "https://kedacore.github.io/charts"},
+                   "version": "2.20.2"}),
+    ]
+    same = [
+        {"op": "create", "urn": "urn:ns", "newState": {
+            "type": "kubernetes:core/v1:Namespace", "parent": "urn:p",
+            "inputs": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "labels": {"x": "1"}}}}},
+        {"op": "create", "urn": "urn:rel", "newState": {
+            "type": "kubernetes:helm.sh/v3:Release", "parent": "urn:p",
+            "inputs": {"chart": "/tmp/charts/keda", "version": "2.20.2", "timeout": 300}}},
+    ]
+    assert compare_preview(recorded, same) == []
+    relabelled = {"metadata": {"name": "a", "labels": {"x": "2"}}}
+    changed = [dict(same[0], newState={**same[0]["newState"], "inputs": relabelled}), dict(same[1], urn="urn:other")]
+    problems = compare_preview(recorded, changed)
+    assert any("metadata.labels.x" in p for p in problems)
+    assert any("only the recording has urn:rel" in p for p in problems)
+    assert any("only the real engine plans urn:other" in p for p in problems)
+
+
+def test_replacement_steps_count_as_one_replace() -> None:
+    from e2e.deploy import real_changes
+
+    steps = [{"op": "same", "urn": "a"}, {"op": "create-replacement", "urn": "b"}, {"op": "replace", "urn": "b"},
+             {"op": "delete-replaced", "urn": "b"}, {"op": "update", "urn": "c"}, {"op": "delete", "urn": "d"}]
+    assert real_changes(steps) == {"b": "replace", "c": "update", "d": "delete"}

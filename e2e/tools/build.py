@@ -36,6 +36,12 @@ class ToolSet:
     # package -> binary name; "tool" builds every `tool` directive under its own name
     packages: dict[str, str] = field(default_factory=dict)
     stamps: tuple[str, ...] = ()  # -X variables set to the module's version
+    # The release a pseudo-version is the commit of, when the proxy serves the module only so
+    release: str = ""
+    # Files of the module placed beside our main before it is built, for its go:embed directives
+    embeds: tuple[str, ...] = ()
+    # Files of a required module shipped beside the binaries: (module, path in it, binary name)
+    companions: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def dir(self) -> Path:
@@ -49,7 +55,7 @@ class ToolSet:
         return found.group(1)
 
     def ldflags(self) -> str:
-        version = self.version()
+        version = self.release or self.version()
         flags = ["-s", "-w", *(f"-X {var}={version}" for var in self.stamps)]
         if self.name == "kubernetes":
             major, minor = version.removeprefix("v").split(".")[:2]
@@ -60,12 +66,15 @@ class ToolSet:
 
     def key(self) -> str:
         digest = hashlib.sha256()
-        for path in sorted(self.dir.iterdir()):
-            if path.is_file():
-                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for path in sorted(self.dir.rglob("*")):
+            if path.is_file() and path.suffix in {".mod", ".sum", ".go"}:
+                name = path.relative_to(self.dir).as_posix()
+                digest.update(name.encode() + b"\0" + path.read_bytes())
         go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
                                     check=True).stdout.strip()
         digest.update(f"{go_version}\0{self.ldflags()}\0{sorted(self.packages.items())}".encode())
+        if self.embeds or self.companions:
+            digest.update(f"\0{self.embeds}\0{self.companions}".encode())
         return digest.hexdigest()[:16]
 
 
@@ -83,6 +92,21 @@ TOOL_SETS = (
     # Karpenter's kwok provider through a main of ours (main.go there says why).
     ToolSet("karpenter", "sigs.k8s.io/karpenter", {".": "karpenter-kwok"},
             ("sigs.k8s.io/karpenter/pkg/operator.Version",)),
+    # The Pulumi CLI, and a Python language host of ours (langhost/main.go says why) beside it with
+    # the SDK module's exec shim, which the host runs programs through.
+    ToolSet("pulumi", "github.com/pulumi/pulumi/pkg/v3",
+            {"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi": "pulumi",
+             "./langhost": "pulumi-language-python"},
+            ("github.com/pulumi/pulumi/sdk/v3/go/common/version.Version",),
+            companions=(("github.com/pulumi/pulumi/sdk/v3", "python/cmd/pulumi-language-python-exec",
+                         "pulumi-language-python-exec"),)),
+    # The Kubernetes provider. The proxy serves its module at one commit, v4.25.0's.
+    ToolSet("pulumi-kubernetes", "github.com/pulumi/pulumi-kubernetes/provider/v4",
+            {".": "pulumi-resource-kubernetes"},
+            ("github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version",),
+            release="4.25.0",
+            embeds=("cmd/pulumi-resource-kubernetes/schema.json",
+                    "cmd/pulumi-resource-kubernetes/terraform-mapping.json")),
 )
 
 
@@ -100,18 +124,44 @@ def manifest(tool_set: ToolSet) -> dict[str, object] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def module_dir(module: str, cwd: Path) -> Path:
+    """Where the Go module cache holds `module` at the version the go.mod in cwd selects."""
+    listed = subprocess.run(["go", "mod", "download", "-json", module], cwd=cwd, check=True,
+                            capture_output=True, text=True).stdout
+    return Path(json.loads(listed)["Dir"])
+
+
+def source_dir(tool_set: ToolSet, staging: Path) -> Path:
+    """The directory to build in: the module itself, or, when our main embeds files of the
+    upstream module, a copy of it outside the clone with those files beside the main."""
+    if not tool_set.embeds:
+        return tool_set.dir
+    work = staging / "src"
+    shutil.copytree(tool_set.dir, work)
+    upstream = module_dir(tool_set.module, tool_set.dir)
+    for relative in tool_set.embeds:
+        shutil.copyfile(upstream / relative, work / Path(relative).name)
+    return work
+
+
 def build(tool_set: ToolSet) -> dict[str, object]:
     target = set_dir(tool_set)
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "bin").mkdir(parents=True)
     started = time.monotonic()
+    src = source_dir(tool_set, staging)
     base = ["go", "build", "-trimpath", "-pgo=off", "-ldflags", tool_set.ldflags()]
     for package, binary in tool_set.packages.items():
         out = staging / "bin" / binary if binary else staging / "bin"
         out_arg = str(out) + ("/" if not binary else "")
         print(f"e2e-tools: building {tool_set.name} {tool_set.version()} ({package})", flush=True)
-        subprocess.run([*base, "-o", out_arg, package], cwd=tool_set.dir, check=True)
+        subprocess.run([*base, "-o", out_arg, package], cwd=src, check=True)
+    for module, relative, binary in tool_set.companions:
+        shipped = staging / "bin" / binary
+        shutil.copyfile(module_dir(module, src) / relative, shipped)
+        shipped.chmod(0o755)
+    shutil.rmtree(staging / "src", ignore_errors=True)
     binaries = sorted(p.name for p in (staging / "bin").iterdir())
     record: dict[str, object] = {
         "name": tool_set.name,
