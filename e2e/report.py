@@ -33,10 +33,14 @@ class Report:
     seconds: float = 0.0
     scenarios: list[Scenario] = field(default_factory=list)
     journeys: list[Journey] = field(default_factory=list)
+    timings: list[dict[str, Any]] = field(default_factory=list)  # the real engine's commands, in seconds
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
         self.scenarios.append(Scenario(stack, name, ok, detail))
         print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name}: {detail[:400]}", flush=True)
+
+    def timing(self, stack: str, command: str, seconds: float) -> None:
+        self.timings.append({"stack": stack, "command": command, "seconds": round(seconds, 1)})
 
     def journey(self, journey: Journey) -> None:
         self.journeys.append(journey)
@@ -53,5 +57,5 @@ class Report:
     def write(self, path: Path) -> None:
         document = {"tools": self.tools, "seconds": round(self.seconds, 1),
                     "scenarios": [asdict(s) for s in self.scenarios],
-                    "journeys": [asdict(j) for j in self.journeys]}
+                    "journeys": [asdict(j) for j in self.journeys], "timings": self.timings}
         path.write_text(json.dumps(document, indent=2) + "\n")

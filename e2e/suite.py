@@ -11,7 +11,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import gomod, karpenter, kueue, netns, nodes, scenarios
+from e2e import deploy, gomod, karpenter, kueue, netns, nodes, scenarios
 from e2e.cluster import Cluster, E2EError
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.report import Report
@@ -26,6 +26,9 @@ TARGETS = (
     # Every sharing mode on aws, spot-only, a custom MIG layout, a reserved floor.
     Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml"),
 )
+# Deployed by the real Pulumi engine (e2e/deploy.py) rather than applied from a recording.
+DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),)
+PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
 
 
@@ -127,6 +130,28 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
         cluster.delete()
 
 
+def run_deploy_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path,
+                      timeout: float) -> None:
+    print(f"e2e: {target.label}", flush=True)
+    try:
+        stack = compile_target(target)
+    except E2EError as err:
+        report.scenario(target.label, "compile", False, str(err))
+        return
+    cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, tools)
+    try:
+        cluster.create()
+        # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
+        nodes.create(cluster, existing_gpu_nodes(stack))
+        deploy.run_deploy(target, stack, cluster, tools, report, workroot / target.label, timeout,
+                          lambda: nodes.NodeAgents(cluster, agent_pools(stack)))
+        cluster.processes.check()
+    except E2EError as err:
+        report.scenario(target.label, "setup", False, str(err))
+    finally:
+        cluster.delete()
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m e2e", description=__doc__)
     parser.add_argument("--only", action="append", help="run only these target labels")
@@ -144,6 +169,14 @@ def main(argv: list[str]) -> int:
         if args.only and target.label not in args.only:
             continue
         run_target(target, tools, report, workroot, args.timeout)
+    for target in DEPLOY_TARGETS:
+        if not args.only or target.label in args.only:
+            run_deploy_target(target, tools, report, workroot, args.timeout)
+    if not args.only or PREFLIGHT in args.only:
+        try:
+            deploy.preflight_stops(tools, report, workroot / PREFLIGHT)
+        except E2EError as err:
+            report.scenario(PREFLIGHT, "setup", False, str(err))
     report.seconds = time.monotonic() - started
     report.write(REPORT)
     if not args.keep:

@@ -1,0 +1,332 @@
+"""`pulumi up` for real: a stack deployed by the Pulumi engine on the local control plane, and
+measured against what gpuplat says offline.
+
+- pulumi-preview-matches-recording: the real preview plans the URNs, types, parents and inputs
+  `gpuplat preview` recorded (the provider may add defaults; it may not drop or change a value).
+- pulumi-up / pulumi-up-again-empty: every resource created, then a second `up` with nothing to do.
+- pulumi-gate-edits: for each edit the diff gate knows, the real engine's create / update /
+  replace / delete of each URN is the one `gpuplat preview --base` predicts, and an edit the
+  gate refuses is one the engine refuses (protected resources) too.
+- pulumi-policy: the CrossGuard pack run by the engine reports what `gpuplat policy` reports.
+- pulumi-destroy: destroy refuses protected resources; `--exclude-protected` removes the rest;
+  what is protected or retained is still in the cluster afterwards.
+- preflight-stops-before-create: an aws stack the preflight refuses, under `up --skip-preview`,
+  leaves a stack with no resource at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from e2e import kueue, scenarios
+from e2e.cluster import Cluster, E2EError
+from e2e.engine import PROJECT, Engine, local_charts_setting, stack_settings, stand_in_charts
+from e2e.report import Report
+from e2e.stack import GPUPLAT, ROOT, Stack, Target
+from gpuplat.catalog.charts import chart_of_release
+
+# Preview ops as the engine prints them, folded into the four gpuplat predicts.
+_OPS = {"create": "create", "update": "update", "delete": "delete", "replace": "replace",
+        "create-replacement": "replace", "delete-replaced": "replace", "discard": "delete"}
+
+
+def kubeconfig_for(cluster: Cluster, context: str | None) -> str:
+    """The cluster's kubeconfig with its context named as the spec's target.context."""
+    yaml = YAML(typ="safe")
+    config = yaml.load(cluster.kubeconfig.read_text())
+    if context:
+        config["contexts"][0]["name"] = context
+        config["current-context"] = context
+    return json.dumps(config)
+
+
+def _release_chart(inputs: Mapping[str, Any]) -> Any:
+    """A release's chart as the catalog names it, whether from its repository or a local copy."""
+    chart = chart_of_release(inputs.get("chart"))
+    return chart.release_chart if chart is not None else inputs.get("chart")
+
+
+def _comparable(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    found = dict(inputs)
+    if type_ == "kubernetes:helm.sh/v3:Release":
+        # The only difference local charts make: where the chart comes from.
+        found["chart"] = _release_chart(found)
+        found.pop("repositoryOpts", None)
+    if type_.startswith("pulumi:providers:"):
+        found.pop("kubeconfig", None)  # a secret the recording never had
+        found.pop("version", None)
+    return found
+
+
+def input_differences(recorded: Any, real: Any, path: str = "") -> list[str]:
+    """Where the real inputs lose or change a value the recording holds; additions are allowed
+    (the provider's Check fills in defaults)."""
+    if isinstance(recorded, Mapping) and isinstance(real, Mapping):
+        found = []
+        for key, value in recorded.items():
+            if key not in real:
+                if value not in (None, {}, []):
+                    found.append(f"{path}{key}: recorded {json.dumps(value)[:80]}, not in the real inputs")
+                continue
+            found += input_differences(value, real[key], f"{path}{key}.")
+        return found
+    if isinstance(recorded, list) and isinstance(real, list) and len(recorded) == len(real):
+        return [d for i, (a, b) in enumerate(zip(recorded, real, strict=True))
+                for d in input_differences(a, b, f"{path}{i}.")]
+    if recorded != real and not (isinstance(real, str) and real == "[secret]"):
+        return [f"{path.rstrip('.')}: recorded {json.dumps(recorded)[:80]}, real {json.dumps(real)[:80]}"]
+    return []
+
+
+def compare_preview(recorded: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[str]:
+    real = {s["urn"]: s.get("newState") or {} for s in steps}
+    problems = []
+    recorded_urns = {r["urn"] for r in recorded}
+    problems += [f"only the real engine plans {urn}" for urn in sorted(set(real) - recorded_urns)]
+    problems += [f"only the recording has {urn}" for urn in sorted(recorded_urns - set(real))]
+    for resource in recorded:
+        state = real.get(resource["urn"])
+        if state is None:
+            continue
+        name = resource["urn"].rsplit("::", 1)[-1]
+        if state.get("type") != resource["type"]:
+            problems.append(f"{name}: type {state.get('type')} (real) vs {resource['type']}")
+        if (state.get("parent") or None) != resource.get("parent"):
+            problems.append(f"{name}: parent {state.get('parent')} (real) vs {resource.get('parent')}")
+        if resource.get("custom"):
+            diffs = input_differences(_comparable(resource["type"], resource["inputs"]),
+                                      _comparable(resource["type"], state.get("inputs") or {}))
+            problems += [f"{name}: {d}" for d in diffs]
+    return problems
+
+
+def predicted_changes(target: Target, base_spec: Path, head_spec: Path) -> dict[str, str]:
+    """URN -> op that `gpuplat preview --base` would print for this edit (the same diff, from two
+    recordings of the program made in a subprocess, as the CLI does)."""
+    script = (
+        "import json, sys\n"
+        "from gpuplat.preview.stack import record_stack\n"
+        "from gpuplat.preview.diff import diff_resources\n"
+        "base = record_stack(sys.argv[1], spec=sys.argv[2])\n"
+        "head = record_stack(sys.argv[1], spec=sys.argv[3])\n"
+        "print(json.dumps([[c.urn, c.op, c.refused] for c in diff_resources(base, head)]))\n"
+    )
+    python = str(Path(GPUPLAT[0]).parent / "python")
+    done = subprocess.run([python, "-c", script, target.stack, str(base_spec), str(head_spec)],
+                          cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise E2EError(f"recording the edit failed: {done.stderr.strip()[-1500:]}")
+    return {urn: ("refused:" if refused else "") + op for urn, op, refused in json.loads(done.stdout)}
+
+
+def real_changes(steps: list[dict[str, Any]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for step in steps:
+        op = _OPS.get(step.get("op", ""))
+        if op is not None:
+            found[step["urn"]] = op
+    return found
+
+
+def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[str, Path], report: Report,
+               workdir: Path, timeout: float, agents: Callable[[], Any]) -> None:
+    label = f"{target.label} (pulumi)"
+    assert target.spec is not None
+    spec_env = {"GPUPLAT_SPEC": str(target.spec)}
+    engine = Engine(workdir / "pulumi", tools, target.stack, spec_env)
+    charts = stand_in_charts(workdir / "charts")
+    context = YAML(typ="safe").load(target.spec.read_text())["target"].get("context")
+    engine.init({**stack_settings(target.stack), **local_charts_setting(charts)},
+                {f"{PROJECT}:kubeconfig": kubeconfig_for(cluster, context)})
+
+    started = time.monotonic()
+    preview = engine.json_of("preview")
+    report.timing(label, "pulumi preview", time.monotonic() - started)
+    problems = compare_preview(stack.resources, preview.get("steps", []))
+    report.scenario(label, "pulumi-preview-matches-recording", not problems,
+                    "; ".join(problems[:8]) or f"{len(stack.resources)} resources: same URNs, types, parents "
+                    "and recorded inputs")
+
+    started = time.monotonic()
+    up = engine.run("up", "--yes", "--skip-preview", check=False)
+    report.timing(label, "pulumi up", time.monotonic() - started)
+    state = {r["urn"] for r in engine.resources()} if up.returncode == 0 else set()
+    missing = sorted({r["urn"] for r in stack.resources} - state)
+    report.scenario(label, "pulumi-up", up.returncode == 0 and not missing,
+                    (up.stdout + up.stderr).strip()[-1500:] if up.returncode else
+                    f"missing from the state: {missing[:5]}" if missing else
+                    f"{len(state)} resources created on the local control plane")
+    if up.returncode != 0:
+        return
+    again = engine.run("up", "--yes", "--expect-no-changes", check=False)
+    report.scenario(label, "pulumi-up-again-empty", again.returncode == 0,
+                    "the second `pulumi up` changed nothing" if again.returncode == 0
+                    else (again.stdout + again.stderr).strip()[-1500:])
+
+    kueue.start(cluster, stack)
+    with agents():
+        scenarios.journeys(cluster, stack, report, timeout)
+
+    policy(engine, target, report, label)
+    gate_edits(engine, target, report, label)
+    destroy(engine, cluster, stack, report, label)
+
+
+def policy(engine: Engine, target: Target, report: Report, label: str) -> None:
+    offline = subprocess.run([*GPUPLAT, "policy", *target.args(), "--format", "json"], cwd=ROOT,
+                             capture_output=True, text=True)
+    try:
+        expected = {(v["policy"], v.get("urn", "")) for v in json.loads(offline.stdout).get("violations", [])}
+    except (json.JSONDecodeError, AttributeError):
+        report.scenario(label, "pulumi-policy", False, f"gpuplat policy printed no JSON: {offline.stderr[-800:]}")
+        return
+    real = engine.run("preview", "--policy-pack", str(ROOT / "policy"), "--json", check=False)
+    found = policy_violations(real.stdout)
+    ok = found == expected and (real.returncode == 0) == (not any(expected))
+    report.scenario(label, "pulumi-policy", ok,
+                    f"{len(found)} violations in the engine, {len(expected)} from gpuplat policy"
+                    + ("" if ok else f": engine only {sorted(found - expected)[:4]}, gpuplat only "
+                       f"{sorted(expected - found)[:4]}; {real.stderr.strip()[-600:]}"))
+
+
+def policy_violations(preview_json: str) -> set[tuple[str, str]]:
+    try:
+        document = json.loads(preview_json)
+    except json.JSONDecodeError:
+        return set()
+    found = set()
+    for event in document.get("policyViolations", []) or []:
+        found.add((event.get("policyName", ""), event.get("urn", "")))
+    return found
+
+
+EDITS: dict[str, Callable[[dict[str, Any]], None]] = {}
+
+
+def _edit(name: str) -> Callable[[Callable[[dict[str, Any]], None]], Callable[[dict[str, Any]], None]]:
+    def register(fn: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+        EDITS[name] = fn
+        return fn
+    return register
+
+
+@_edit("tenant renamed")
+def _rename_tenant(spec: dict[str, Any]) -> None:
+    spec["tenants"][0]["name"] = spec["tenants"][0]["name"] + "-renamed"
+
+
+@_edit("storage grown")
+def _grow_storage(spec: dict[str, Any]) -> None:
+    spec["storage"]["hot"]["capacityTiB"] = int(spec["storage"]["hot"]["capacityTiB"]) * 2
+
+
+@_edit("pool added")
+def _add_pool(spec: dict[str, Any]) -> None:
+    pool = copy.deepcopy(spec["gpuNodePools"][-1])
+    pool["name"] = "extra"
+    pool.pop("fabric", None)
+    pool["nodeSelector"] = {**pool.get("nodeSelector", {}), "gpuplat.dev/pool": "extra"}
+    spec["gpuNodePools"].append(pool)
+
+
+@_edit("pools reordered")
+def _reorder_pools(spec: dict[str, Any]) -> None:
+    spec["gpuNodePools"].reverse()
+
+
+@_edit("version bumped")
+def _bump_version(spec: dict[str, Any]) -> None:
+    major, minor = str(spec["target"]["kubernetesVersion"]).split(".")
+    spec["target"]["kubernetesVersion"] = f"{major}.{int(minor) + 1}"
+
+
+def gate_edits(engine: Engine, target: Target, report: Report, label: str) -> None:
+    assert target.spec is not None
+    yaml = YAML(typ="safe")
+    base = yaml.load(target.spec.read_text())
+    mismatches, applied = [], 0
+    for name, edit in EDITS.items():
+        edited = copy.deepcopy(base)
+        edit(edited)
+        head = engine.workdir / f"edit-{name.replace(' ', '-')}.yaml"
+        with head.open("w") as out:
+            yaml.dump(edited, out)
+        predicted = predicted_changes(target, target.spec, head)
+        engine.env["GPUPLAT_SPEC"] = str(head)
+        try:
+            preview = engine.run("preview", "--json", check=False)
+            steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
+            real = real_changes(steps)
+            refused_by_engine = preview.returncode != 0 and "protected" in (preview.stdout + preview.stderr)
+            refused_by_gate = any(op.startswith("refused:") for op in predicted.values())
+            plain = {urn: op.removeprefix("refused:") for urn, op in predicted.items()}
+            if refused_by_gate or refused_by_engine:
+                if refused_by_gate != refused_by_engine:
+                    mismatches.append(f"{name}: gate refuses={refused_by_gate}, engine refuses={refused_by_engine}: "
+                                      f"{(preview.stdout + preview.stderr).strip()[-300:]}")
+                continue
+            if preview.returncode != 0:
+                mismatches.append(f"{name}: pulumi preview failed: {(preview.stdout + preview.stderr).strip()[-400:]}")
+                continue
+            differ = {urn for urn in set(plain) | set(real) if plain.get(urn) != real.get(urn)}
+            mismatches += [f"{name}: {urn.rsplit('::', 1)[-1]}: predicted {plain.get(urn, 'no change')}, "
+                           f"engine {real.get(urn, 'no change')}" for urn in sorted(differ)[:4]]
+            up = engine.run("up", "--yes", "--skip-preview", check=False)
+            if up.returncode != 0:
+                mismatches.append(f"{name}: pulumi up failed: {(up.stdout + up.stderr).strip()[-400:]}")
+            applied += 1
+        finally:
+            engine.env["GPUPLAT_SPEC"] = str(target.spec)
+            engine.run("up", "--yes", "--skip-preview", check=False)
+    report.scenario(label, "pulumi-gate-edits", not mismatches,
+                    "; ".join(mismatches[:6]) or f"{len(EDITS)} edits: the engine did what the gate predicted "
+                    f"({applied} applied with pulumi up, the rest refused by both)")
+
+
+def destroy(engine: Engine, cluster: Cluster, stack: Stack, report: Report, label: str) -> None:
+    kept = [r for r in stack.resources if r.get("options", {}).get("protect")
+            or r.get("options", {}).get("retainOnDelete")]
+    refused = engine.run("destroy", "--yes", check=False)
+    says_protected = refused.returncode != 0 and "protected" in (refused.stdout + refused.stderr)
+    rest = engine.run("destroy", "--yes", "--exclude-protected", check=False)
+    left = {r["urn"] for r in engine.resources() if r.get("custom")}
+    present = [r for r in kept if r["type"].startswith("kubernetes:") and _exists(cluster, r["inputs"])]
+    ok = says_protected and rest.returncode == 0 and len(present) == len(
+        [r for r in kept if r["type"].startswith("kubernetes:")])
+    report.scenario(label, "pulumi-destroy", ok,
+                    f"destroy refused ({'names' if says_protected else 'does NOT name'} the protected resources); "
+                    f"--exclude-protected {'removed' if rest.returncode == 0 else 'FAILED to remove'} the rest; "
+                    f"{len(present)} protected/retained objects still in the cluster, {len(left)} left in the state")
+
+
+def _exists(cluster: Cluster, inputs: Mapping[str, Any]) -> bool:
+    meta = inputs.get("metadata", {})
+    kind = inputs.get("kind", "")
+    return cluster.get(kind.lower(), meta.get("name", ""), meta.get("namespace", "")) is not None
+
+
+def preflight_stops(tools: Mapping[str, Path], report: Report, workdir: Path) -> None:
+    """prod as CI deploys it (`up --yes --skip-preview`), with the one mistake preflight can tell
+    without the account: a private endpoint and no way in declared for the deploying runner."""
+    label = "preflight-pulumi"
+    engine = Engine(workdir, tools, "prod", {"GPUPLAT_SPEC": str(ROOT / "platform" / "platform.yaml"),
+                                              "GPUPLAT_OVERLAY": str(ROOT / "stacks" / "prod.yaml")})
+    settings = {k: v for k, v in stack_settings("prod").items()
+                if k not in (f"{PROJECT}:apiAccessCidrs", f"{PROJECT}:apiAccessSecurityGroupIds")}
+    engine.init(settings, {})
+    up = engine.run("up", "--yes", "--skip-preview", check=False)
+    output = (up.stdout + up.stderr).strip()
+    created = [r["urn"] for r in engine.resources() if r["type"] != "pulumi:pulumi:Stack"]
+    ok = up.returncode != 0 and "would stop at preflight" in output and not created
+    at = output.find("would stop at preflight")
+    report.scenario(label, "preflight-stops-before-create", ok,
+                    f"up --skip-preview exited {up.returncode}, {len(created)} resources in the state: "
+                    + (output[at:at + 300] if at >= 0 else output[-400:]))
