@@ -29,6 +29,7 @@ from ruamel.yaml import YAML
 from e2e import kueue, scenarios
 from e2e.cluster import Cluster, E2EError
 from e2e.engine import PROJECT, Engine, local_charts_setting, stack_settings, stand_in_charts
+from e2e.objects import upstream_crds
 from e2e.report import Report
 from e2e.stack import GPUPLAT, ROOT, Stack, Target
 from gpuplat.catalog.charts import chart_of_release
@@ -147,6 +148,24 @@ def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[st
     engine.init({**stack_settings(target.stack), **local_charts_setting(charts)},
                 {f"{PROJECT}:kubeconfig": kubeconfig_for(cluster, context)})
 
+    # Kueue runs through the whole deploy, as on a real cluster, so its webhooks judge every
+    # queue `up` creates. Its CRDs come first (the release's stand-in then finds them there, as
+    # Helm does on an upgrade); the node agents register the pools' devices for the floor.
+    refused = cluster.apply([c for c in upstream_crds() if c["spec"]["group"] == "kueue.x-k8s.io"])
+    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    if refused:
+        raise E2EError(f"Kueue's CRDs refused: {refused[0][1]}")
+    kueue.start(cluster, stack)
+    with agents():
+        if deploy_and_compare(engine, stack, report, label):
+            scenarios.journeys(cluster, stack, report, timeout)
+            policy(engine, target, report, label)
+            gate_edits(engine, target, report, label)
+            destroy(engine, cluster, stack, report, label)
+
+
+def deploy_and_compare(engine: Engine, stack: Stack, report: Report, label: str) -> bool:
+    """The real preview against the recording, then `up`, then `up` again; False when `up` failed."""
     started = time.monotonic()
     preview = engine.json_of("preview")
     report.timing(label, "pulumi preview", time.monotonic() - started)
@@ -165,47 +184,50 @@ def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[st
                     f"missing from the state: {missing[:5]}" if missing else
                     f"{len(state)} resources created on the local control plane")
     if up.returncode != 0:
-        return
+        return False
+    started = time.monotonic()
     again = engine.run("up", "--yes", "--expect-no-changes", check=False)
+    report.timing(label, "pulumi up (no change)", time.monotonic() - started)
     report.scenario(label, "pulumi-up-again-empty", again.returncode == 0,
                     "the second `pulumi up` changed nothing" if again.returncode == 0
                     else (again.stdout + again.stderr).strip()[-1500:])
-
-    kueue.start(cluster, stack)
-    with agents():
-        scenarios.journeys(cluster, stack, report, timeout)
-
-    policy(engine, target, report, label)
-    gate_edits(engine, target, report, label)
-    destroy(engine, cluster, stack, report, label)
+    return True
 
 
 def policy(engine: Engine, target: Target, report: Report, label: str) -> None:
     offline = subprocess.run([*GPUPLAT, "policy", *target.args(), "--format", "json"], cwd=ROOT,
                              capture_output=True, text=True)
     try:
-        expected = {(v["policy"], v.get("urn", "")) for v in json.loads(offline.stdout).get("violations", [])}
-    except (json.JSONDecodeError, AttributeError):
+        expected = {(v["policy"], v["urn"]) for v in json.loads(offline.stdout)["violations"]}
+    except (json.JSONDecodeError, KeyError, TypeError):
         report.scenario(label, "pulumi-policy", False, f"gpuplat policy printed no JSON: {offline.stderr[-800:]}")
         return
-    real = engine.run("preview", "--policy-pack", str(ROOT / "policy"), "--json", check=False)
-    found = policy_violations(real.stdout)
-    ok = found == expected and (real.returncode == 0) == (not any(expected))
-    report.scenario(label, "pulumi-policy", ok,
-                    f"{len(found)} violations in the engine, {len(expected)} from gpuplat policy"
-                    + ("" if ok else f": engine only {sorted(found - expected)[:4]}, gpuplat only "
-                       f"{sorted(expected - found)[:4]}; {real.stderr.strip()[-600:]}"))
+    # `preview --json` leaves policy events out; the engine's event log carries them.
+    log = engine.workdir / "policy-events.jsonl"
+    real = engine.run("preview", "--policy-pack", str(ROOT / "policy"), "--event-log", str(log), check=False)
+    found, evaluated = policy_events(log)
+    ok = bool(evaluated) and found == expected and (real.returncode == 0) == (not expected)
+    detail = (f"the pack ran {len(evaluated)} rules in the engine; {len(found)} violations there, "
+              f"{len(expected)} from gpuplat policy")
+    if not ok:
+        detail += (f": engine only {sorted(found - expected)[:4]}, gpuplat only {sorted(expected - found)[:4]}; "
+                   f"{(real.stdout + real.stderr).strip()[-600:]}")
+    report.scenario(label, "pulumi-policy", ok, detail)
 
 
-def policy_violations(preview_json: str) -> set[tuple[str, str]]:
-    try:
-        document = json.loads(preview_json)
-    except json.JSONDecodeError:
-        return set()
-    found = set()
-    for event in document.get("policyViolations", []) or []:
-        found.add((event.get("policyName", ""), event.get("urn", "")))
-    return found
+def policy_events(log: Path) -> tuple[set[tuple[str, str]], set[str]]:
+    """(policy, URN) of every violation in an engine event log, and the rules that ran."""
+    violations: set[tuple[str, str]] = set()
+    evaluated: set[str] = set()
+    if not log.exists():
+        return violations, evaluated
+    for line in log.read_text().splitlines():
+        event = json.loads(line) if line.strip() else {}
+        if violation := event.get("policyEvent"):
+            violations.add((violation["policyName"], violation.get("resourceUrn", "")))
+        if summary := event.get("policyAnalyzeSummaryEvent"):
+            evaluated.update(summary.get("passed") or [], summary.get("failed") or [])
+    return violations, evaluated
 
 
 EDITS: dict[str, Callable[[dict[str, Any]], None]] = {}
@@ -325,8 +347,9 @@ def preflight_stops(tools: Mapping[str, Path], report: Report, workdir: Path) ->
     up = engine.run("up", "--yes", "--skip-preview", check=False)
     output = (up.stdout + up.stderr).strip()
     created = [r["urn"] for r in engine.resources() if r["type"] != "pulumi:pulumi:Stack"]
-    ok = up.returncode != 0 and "would stop at preflight" in output and not created
-    at = output.find("would stop at preflight")
+    ok = (up.returncode != 0 and "would stop at preflight" in output and "Traceback" not in output
+          and not created)
+    at = output.rfind("would stop at preflight")
     report.scenario(label, "preflight-stops-before-create", ok,
                     f"up --skip-preview exited {up.returncode}, {len(created)} resources in the state: "
                     + (output[at:at + 300] if at >= 0 else output[-400:]))

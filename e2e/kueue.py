@@ -83,7 +83,8 @@ def start(cluster: Cluster, stack: Stack) -> dict[str, Any]:
     buffer = io.StringIO()
     YAML().dump(config, buffer)
     path.write_text(buffer.getvalue())
-    cluster.kubectl("create", "namespace", NAMESPACE)
+    if cluster.get("namespace", NAMESPACE) is None:  # a deploy may have made it already
+        cluster.kubectl("create", "namespace", NAMESPACE)
     # The on-demand visibility API is an aggregated API server reading its certificate from
     # /visibility: it serves pending-workload listings, nothing admission or scheduling reads.
     argv = [str(cluster.tools["kueue"]), f"--config={path}", "--zap-log-level=2",

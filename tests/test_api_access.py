@@ -88,19 +88,23 @@ def test_a_public_endpoint_is_restricted_to_the_configured_cidrs() -> None:
     assert [r["cidrIpv4"] for r in rules] == ["203.0.113.0/24"]
 
 
-def test_a_refusal_that_needs_no_account_is_reported_when_the_account_cannot_be_read(
+def test_a_refusal_that_needs_no_account_is_made_before_the_account_is_asked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Where no AWS provider answers (no plugin, no credentials), the runner's missing way in
-    # is still the reason the deploy stops, and the stack still registers nothing.
+    # Asking needs the AWS provider plugin and credentials; the engine ends the program when one
+    # is missing, so the runner's missing way in must be told without asking.
     from components.aws import preflight as program_preflight
 
+    asked: list[bool] = []
+
     def unreadable(*_: object) -> None:
+        asked.append(True)
         raise RuntimeError("no resource plugin 'aws' found")
 
     monkeypatch.setattr(program_preflight, "read_facts", unreadable)
     model, plan = compile_model("prod")
-    with pytest.raises(program_preflight.PreflightError, match=r"(?s)declares no way in.*were not read: no resource"):
+    with pytest.raises(program_preflight.PreflightError, match=r"(?s)declares no way in.*facts were not read"):
         program_preflight.preflight(model, plan, ApiAccess())
+    assert asked == []
     with pytest.raises(RuntimeError, match="no resource plugin"):
         program_preflight.preflight(model, plan, ApiAccess(("10.40.0.0/16",)))

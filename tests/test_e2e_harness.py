@@ -167,3 +167,19 @@ def test_replacement_steps_count_as_one_replace() -> None:
     steps = [{"op": "same", "urn": "a"}, {"op": "create-replacement", "urn": "b"}, {"op": "replace", "urn": "b"},
              {"op": "delete-replaced", "urn": "b"}, {"op": "update", "urn": "c"}, {"op": "delete", "urn": "d"}]
     assert real_changes(steps) == {"b": "replace", "c": "update", "d": "delete"}
+
+
+def test_policy_violations_and_the_rules_that_ran_come_from_the_engines_event_log(tmp_path: Path) -> None:
+    import json
+
+    from e2e.deploy import policy_events
+
+    log = tmp_path / "events.jsonl"
+    events = [{"sequence": 1, "policyAnalyzeSummaryEvent": {"resourceUrn": "u1", "passed": ["no-helm-v4-chart"],
+                                                            "failed": ["karpenter-gpu-limit"]}},
+              {"sequence": 2, "policyEvent": {"resourceUrn": "u1", "policyName": "karpenter-gpu-limit",
+                                              "message": "m", "enforcementLevel": "mandatory"}},
+              {"sequence": 3, "summaryEvent": {}}]
+    log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    assert policy_events(log) == ({("karpenter-gpu-limit", "u1")}, {"no-helm-v4-chart", "karpenter-gpu-limit"})
+    assert policy_events(tmp_path / "absent.jsonl") == (set(), set())

@@ -29,8 +29,9 @@ from gpuplat.preflight.quotas import EVERY_QUOTA
 from .api_access import ApiAccess
 
 
-class PreflightError(Exception):
-    """The account would refuse this stack; the message lists every reason, one per line."""
+class PreflightError(pulumi.RunError):
+    """The account would refuse this stack; the message lists every reason, one per line. A
+    RunError, so `pulumi up` prints the reasons without a Python traceback."""
 
 
 def _zones(region: str) -> dict[str, str]:
@@ -132,17 +133,13 @@ def preflight(model: Platform, plan: Plan, access: ApiAccess) -> None:
     from gpuplat.preflight.checks import preflight_problems
 
     runner = runner_problem(model, access)
-    try:
-        facts = read_facts(model, plan)
-    except Exception as err:
-        if runner is None:
-            raise
-        # The stack is refused whatever the account says; say why rather than why it could not be read.
-        raise PreflightError(f"this stack would stop at preflight:\n- {runner}\n"
-                             f"(the account's facts were not read: {err})") from err
-    problems = preflight_problems(model, plan, facts)
     if runner is not None:
-        problems.append(runner)
+        # Refused whatever the account says, so the account is not asked: a lookup needs the AWS
+        # provider plugin and credentials, and the engine ends the program when either is missing.
+        raise PreflightError(f"this stack would stop at preflight:\n- {runner}\n"
+                             "(the account's facts were not read; they are checked once this is fixed)")
+    facts = read_facts(model, plan)
+    problems = preflight_problems(model, plan, facts)
     if problems:
         raise PreflightError("this stack would stop at preflight:\n" + "\n".join(f"- {p}" for p in problems))
     pulumi.log.debug("preflight: the account offers everything this stack needs")
