@@ -139,7 +139,7 @@ def real_changes(steps: list[dict[str, Any]]) -> dict[str, str]:
 
 def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[str, Path], report: Report,
                workdir: Path, timeout: float, agents: Callable[[], Any]) -> None:
-    label = f"{target.label} (pulumi)"
+    label = target.label
     assert target.spec is not None
     spec_env = {"GPUPLAT_SPEC": str(target.spec)}
     engine = Engine(workdir / "pulumi", tools, target.stack, spec_env)
@@ -270,6 +270,33 @@ def _bump_version(spec: dict[str, Any]) -> None:
     spec["target"]["kubernetesVersion"] = f"{major}.{int(minor) + 1}"
 
 
+def _tail(done: subprocess.CompletedProcess[str], chars: int = 400) -> str:
+    return (done.stdout + done.stderr).strip()[-chars:]
+
+
+def _judge_edit(engine: Engine, name: str, predicted: dict[str, str]) -> tuple[list[str], bool]:
+    """Mismatches between the gate and the engine for one edit, and whether it was applied."""
+    preview = engine.run("preview", "--json", check=False)
+    steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
+    refused_by_engine = preview.returncode != 0 and "protected" in preview.stdout + preview.stderr
+    refused_by_gate = any(op.startswith("refused:") for op in predicted.values())
+    if refused_by_gate or refused_by_engine:
+        if refused_by_gate == refused_by_engine:
+            return [], False
+        return [f"{name}: gate refuses={refused_by_gate}, engine refuses={refused_by_engine}: {_tail(preview)}"], False
+    if preview.returncode != 0:
+        return [f"{name}: pulumi preview failed: {_tail(preview)}"], False
+    plain = {urn: op.removeprefix("refused:") for urn, op in predicted.items()}
+    real = real_changes(steps)
+    differ = sorted(urn for urn in set(plain) | set(real) if plain.get(urn) != real.get(urn))
+    found = [f"{name}: {urn.rsplit('::', 1)[-1]}: predicted {plain.get(urn, 'no change')}, "
+             f"engine {real.get(urn, 'no change')}" for urn in differ[:4]]
+    up = engine.run("up", "--yes", "--skip-preview", check=False)
+    if up.returncode != 0:
+        found.append(f"{name}: pulumi up failed: {_tail(up)}")
+    return found, True
+
+
 def gate_edits(engine: Engine, target: Target, report: Report, label: str) -> None:
     assert target.spec is not None
     yaml = YAML(typ="safe")
@@ -284,30 +311,15 @@ def gate_edits(engine: Engine, target: Target, report: Report, label: str) -> No
         predicted = predicted_changes(target, target.spec, head)
         engine.env["GPUPLAT_SPEC"] = str(head)
         try:
-            preview = engine.run("preview", "--json", check=False)
-            steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
-            real = real_changes(steps)
-            refused_by_engine = preview.returncode != 0 and "protected" in (preview.stdout + preview.stderr)
-            refused_by_gate = any(op.startswith("refused:") for op in predicted.values())
-            plain = {urn: op.removeprefix("refused:") for urn, op in predicted.items()}
-            if refused_by_gate or refused_by_engine:
-                if refused_by_gate != refused_by_engine:
-                    mismatches.append(f"{name}: gate refuses={refused_by_gate}, engine refuses={refused_by_engine}: "
-                                      f"{(preview.stdout + preview.stderr).strip()[-300:]}")
-                continue
-            if preview.returncode != 0:
-                mismatches.append(f"{name}: pulumi preview failed: {(preview.stdout + preview.stderr).strip()[-400:]}")
-                continue
-            differ = {urn for urn in set(plain) | set(real) if plain.get(urn) != real.get(urn)}
-            mismatches += [f"{name}: {urn.rsplit('::', 1)[-1]}: predicted {plain.get(urn, 'no change')}, "
-                           f"engine {real.get(urn, 'no change')}" for urn in sorted(differ)[:4]]
-            up = engine.run("up", "--yes", "--skip-preview", check=False)
-            if up.returncode != 0:
-                mismatches.append(f"{name}: pulumi up failed: {(up.stdout + up.stderr).strip()[-400:]}")
-            applied += 1
+            mismatch, ran_up = _judge_edit(engine, name, predicted)
         finally:
             engine.env["GPUPLAT_SPEC"] = str(target.spec)
-            engine.run("up", "--yes", "--skip-preview", check=False)
+        mismatches += mismatch
+        if ran_up:
+            applied += 1
+            back = engine.run("up", "--yes", "--skip-preview", check=False)
+            if back.returncode != 0:
+                mismatches.append(f"{name}: pulumi up back to the base failed: {_tail(back)}")
     report.scenario(label, "pulumi-gate-edits", not mismatches,
                     "; ".join(mismatches[:6]) or f"{len(EDITS)} edits: the engine did what the gate predicted "
                     f"({applied} applied with pulumi up, the rest refused by both)")
