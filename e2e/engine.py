@@ -88,6 +88,8 @@ class Engine:
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
             "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+            # The provider's Helm keeps its caches and repository list in the run's directory.
+            **{f"HELM_{kind}_HOME": str(workdir / "helm" / kind.lower()) for kind in ("CACHE", "CONFIG", "DATA")},
         }
 
     def run(self, *args: str, check: bool = True, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
