@@ -87,7 +87,6 @@ class Engine:
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
-            "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
             # The provider's Helm keeps its caches and repository list in the run's directory.
             **{f"HELM_{kind}_HOME": str(workdir / "helm" / kind.lower()) for kind in ("CACHE", "CONFIG", "DATA")},
         }
