@@ -57,6 +57,7 @@ import pulumi_kubernetes as k8s
 from components.conventions import OWNER, PART_OF_LABEL, POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.catalog.eks import node_ami_alias
+from gpuplat.catalog.footprint import GPU_ROOT_GIB
 from gpuplat.model import GpuNodePool as PoolModel
 from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
@@ -70,7 +71,7 @@ from .procurement import reservation_selector
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_OVERLAY_API = "karpenter.sh/v1alpha1"
-ROOT_VOLUME = "200Gi"
+ROOT_VOLUME = f"{GPU_ROOT_GIB}Gi"
 CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
 NODE_POOL_LABEL = "karpenter.sh/nodepool"  # set by Karpenter on every node it launches
 
