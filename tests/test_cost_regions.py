@@ -105,3 +105,39 @@ def test_plan_cli_shows_the_region_and_every_estimate(tmp_path: Path) -> None:
     assert (nat["region"], nat["estimated"], nat["unitUsd"]) == ("eu-west-1", None, 0.048)
     assert all(p["priceEstimated"] for p in cost["pools"])
     assert sum(1 for _ in _lines(_cost(_ireland))) == len(cost["services"])
+
+
+def test_the_pull_request_comment_names_the_region_and_each_estimate() -> None:
+    from gpuplat.model import build_model
+    from gpuplat.plan import build_plan
+    from gpuplat.render.comment import _cost_section  # pyright: ignore[reportPrivateUsage]
+    from gpuplat.render.plan import plan_json
+    from tests.test_cost_services import BASE
+
+    doc = json.loads(json.dumps(BASE))
+    _ireland(doc)
+    model = build_model(doc)
+    plan = build_plan(model).plan
+    assert plan is not None
+    section = _cost_section(plan_json(model, plan), None)
+    assert "Prices for `eu-west-1`; " in section and "estimated (not eu-west-1 list prices):" in section
+    assert "- estimated, pool train: us-east-1 list price; the catalog has no eu-west-1 price" in section
+    assert "- estimated, FSx for Lustre hot, PERSISTENT_2 1000 MB/s/TiB: us-east-1 list price" in section
+    assert "NAT gateways (2, one per zone)" not in section  # Ireland's NAT price is a list price
+
+
+def test_a_p5e_block_pool_is_marked_twice() -> None:
+    # p5e in us-east-2 as Capacity Blocks: its on-demand price (the all-on-demand comparison) is an
+    # estimate everywhere, and its block rate is the page's us-east-2 rate, old.
+    def edit(d: Doc) -> None:
+        d["target"]["region"] = "us-east-2"
+        d["target"]["zones"] = ["us-east-2a", "us-east-2b"]
+        _block_pool("p5e.48xlarge")(d)
+        pool = d["gpuNodePools"][0]
+        pool["markets"] = ["reserved"]
+        d["procurement"] = {"reserved": 100, "spot": 0, "onDemand": 0}
+
+    (pool,) = _cost(edit).pools
+    assert "p5en" in pool.price_estimated and "no us-east-2 price" in pool.price_estimated
+    assert pool.reserved_hourly_usd == pytest.approx(43.26)
+    assert "2024-12-15" in pool.reserved_price_note and "estimated" not in pool.reserved_price_note
