@@ -7,8 +7,9 @@ from __future__ import annotations
 import email
 import shutil
 import subprocess
+from email.message import Message
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_fabric_node_classes_get_the_client_setup_only_with_efa(tmp_path: Path) 
 def test_user_data_is_one_shell_part_karpenter_can_merge() -> None:
     message = email.message_from_string(lustre_efa_user_data(32))
     assert message.is_multipart()
-    (part,) = message.get_payload()  # type: ignore[misc]
+    (part,) = cast("list[Message]", message.get_payload())
     assert part.get_content_type() == "text/x-shellscript"
     # The line break before a boundary belongs to the boundary (RFC 2046): the script ends without it.
     assert part.get_payload() == lustre_efa_script(32).rstrip("\n")

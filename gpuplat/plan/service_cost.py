@@ -26,6 +26,8 @@ cannot hold. Provider kubernetes has no cost plan (the cluster and its storage e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gpuplat.catalog.eks import support_phase
 from gpuplat.catalog.footprint import (
     CONTROL_PLANE_LOG_TYPES,
@@ -78,7 +80,7 @@ def _control_plane(model: Platform, price: _Prices) -> CostLine:
 
 def _system_nodes(model: Platform, price: _Prices) -> list[CostLine]:
     _, desired, _ = SYSTEM_NODES
-    spec = model.procurement.prices.on_demand_hourly if model.procurement is not None else {}
+    spec: Mapping[str, float] = model.procurement.prices.on_demand_hourly if model.procurement is not None else {}
     if SYSTEM_INSTANCE_TYPE in spec:
         usd, estimated, source, as_of = spec[SYSTEM_INSTANCE_TYPE], "", "procurement.prices.onDemandHourly", "spec"
     else:
