@@ -55,9 +55,24 @@ def test_service_lines_of_the_example() -> None:
     # No cold capacity in the spec: a rate, not a number; NAT processing likewise.
     assert lines["S3 Standard cold (per GB stored; set storage.cold.capacityTiB to price it)"] is None
     assert lines["NAT data processed (per GB, not in the total)"] is None
+    # The rest of the bill: 3 system m7i.2xlarge x 0.4032 x 730 = 883.008; root volumes of the four
+    # pools at max (32 + 8 + 6 + 4 = 50 nodes) x 200 GiB + 3 system x 50 GiB = 10150 GB x 0.08 = 812;
+    # 6 interface endpoints x 2 zones x 730 h x 0.01 = 87.60; the secrets and storage KMS keys 2 x 1.
+    assert lines["system node group (3 x m7i.2xlarge on demand)"] == pytest.approx(883.008)
+    assert lines["EBS gp3 root volumes (50 GPU x 200 GiB + 3 system x 50 GiB)"] == pytest.approx(812.0)
+    assert lines["interface endpoints (6 x 2 zones)"] == pytest.approx(87.60)
+    assert lines["KMS customer managed keys (2)"] == pytest.approx(2.0)
+    # Usage no spec states is on the bill as a rate: logs, endpoint data, S3 Express requests.
+    assert lines["control-plane logs ingested (5 log types; per GB, not in the total)"] is None
+    assert lines["S3 Express warm PUT requests (not in the total)"] is None
     cost = _cost()
-    assert cost.services_monthly_usd == pytest.approx(438 + 65.7 + 7.3 + 28800 + 7200 + 22528)
-    assert cost.total_monthly_usd == pytest.approx(cost.monthly_usd + 59039.0)
+    fixed = 438 + 65.7 + 7.3 + 28800 + 7200 + 22528 + 883.008 + 812 + 87.6 + 2
+    assert cost.services_monthly_usd == pytest.approx(fixed)
+    assert cost.total_monthly_usd == pytest.approx(cost.monthly_usd + fixed)
+    # us-east-1 is the catalog's own list: nothing is estimated.
+    assert cost.region == "us-east-1"
+    assert not [line.item for line in cost.services if line.estimated]
+    assert not [p.pool for p in cost.pools if p.price_estimated]
 
 
 def test_cold_capacity_and_standard_support_priced() -> None:
@@ -87,7 +102,7 @@ def test_capacity_block_reserved_nodes_at_the_block_rate() -> None:
     # 3 nodes x 39.33 $/h (the catalog's Capacity Block rate) x 730 h = 86132.70, not 3 x 55.04 x 0.65 x 730.
     assert cost.pools[0].monthly_usd[R] == pytest.approx(86132.70)
     assert cost.pools[0].reserved_kind == "capacity-block"
-    assert [a.name for a in cost.assumptions] == ["capacity-block-continuous"]
+    assert [a.name for a in cost.assumptions] == ["capacity-block-rate-old", "capacity-block-continuous"]
 
 
 def test_capacity_block_without_a_rate_falls_back_to_on_demand_and_says_so() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gpuplat.compile import compile_stack
-from gpuplat.render.comment import usd, usd_delta
+from gpuplat.render.comment import SERVICES_LABEL, usd, usd_delta
 from gpuplat.render.plan import plan_json
 from tests.test_preview_diff import CAPACITY, Project, Run, make_project
 
@@ -124,18 +124,19 @@ def test_services_and_assumptions_in_the_comment(comment: tuple[Run, dict[str, A
     before, after = base["cost"]["servicesMonthlyUsd"], head["cost"]["servicesMonthlyUsd"]
     # The overlay grows the hot tier: its FSx storage is priced, so the services move too.
     assert after > before
-    row = f"| services (control plane, NAT, storage) | {usd(before)} | {usd(after)} | {usd_delta(after - before)} |"
+    row = f"| {SERVICES_LABEL} | {usd(before)} | {usd(after)} | {usd_delta(after - before)} |"
     assert row in cost
     total_after = head["cost"]["monthlyUsd"] + after
     assert f"| GPU + services | {usd(base['cost']['monthlyUsd'] + before)} | {usd(total_after)} |" in cost
     assert "assumption `reserved-savings-plan`" in cost
+    assert "Prices for `us-east-1`, list prices." in cost  # the catalog's own region: nothing estimated
 
 
 def test_a_base_planner_without_services_shows_a_dash() -> None:
     from gpuplat.render.comment import _service_rows  # pyright: ignore[reportPrivateUsage]
 
     rows = _service_rows({"monthlyUsd": 100.0, "servicesMonthlyUsd": 10.0}, {"monthlyUsd": 90.0})
-    label = "services (control plane, NAT, storage)"
+    label = SERVICES_LABEL
     assert rows == [[label, "-", "$10.00", ""], ["GPU + services", "-", "$110.00", ""]]
 
 

@@ -21,23 +21,20 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from gpuplat.catalog.footprint import CONTROL_PLANE_LOG_TYPES, SYSTEM_INSTANCE_TYPE, SYSTEM_NODES, SYSTEM_ROOT_GIB
 from gpuplat.model import Platform
 
 from .._common import child_opts, stateful
 from ._common import assume_role_policy, partition, region_of, tags
 from .api_access import ApiAccess, api_ingress
 
-LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+LOG_TYPES = list(CONTROL_PLANE_LOG_TYPES)
 NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
     "AmazonEC2ContainerRegistryReadOnly",
     "AmazonEKS_CNI_Policy",
     "AmazonSSMManagedInstanceCore",  # shell access through SSM instead of SSH keys
 )
-# Prometheus with a 15-30 d retention and the operators' controllers want ~16 GiB nodes.
-SYSTEM_INSTANCE_TYPE = "m7i.2xlarge"
-SYSTEM_NODES = (2, 3, 4)  # min, desired, max: Karpenter's HA pair needs two, the rest is headroom
-SYSTEM_ROOT_GIB = 50
 # Installed before any node exists (nodes need the CNI to become Ready, Pod Identity is
 # how Karpenter gets credentials); CoreDNS waits for the system nodes it runs on.
 EARLY_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")

@@ -25,7 +25,8 @@ Choices this component makes (the spec has no field for them):
 * EFA (fabric pools): AWS's layout for multi-card instances. The primary ENA interface on
   card 0 device 0, then one `efa-only` interface per network card (card 0 device 1, card
   N device 0). That is one EFA per card, never two (Karpenter's CEL rule), and as many EFA
-  devices as the instance has cards, all of its EFA bandwidth.
+  devices as the instance has cards, all of its EFA bandwidth. With `storage.hot.efa` their user
+  data also makes them Lustre EFA clients of the hot tier (lustre_client.py).
 * Root volume: 200 GiB gp3, encrypted with the account's EBS key. Container images and
   scratch go to the instance-store RAID0; a customer key here would need kms:CreateGrant for
   Karpenter and EC2 in the key policy, with no gain for an OS disk holding no data.
@@ -57,6 +58,7 @@ import pulumi_kubernetes as k8s
 from components.conventions import OWNER, PART_OF_LABEL, POOL_LABEL, TAG_POOL, pool_node_labels, pool_taints
 from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.catalog.eks import node_ami_alias
+from gpuplat.catalog.footprint import GPU_ROOT_GIB
 from gpuplat.model import GpuNodePool as PoolModel
 from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
@@ -65,12 +67,13 @@ from gpuplat.plan.types import NodeOverlayPlan, NodePoolPlan
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
+from .lustre_client import lustre_efa_user_data
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_OVERLAY_API = "karpenter.sh/v1alpha1"
-ROOT_VOLUME = "200Gi"
+ROOT_VOLUME = f"{GPU_ROOT_GIB}Gi"
 CLUSTER_SG_TAG = "aws:eks:cluster-name"  # set by EKS on the cluster security group
 NODE_POOL_LABEL = "karpenter.sh/nodepool"  # set by Karpenter on every node it launches
 
@@ -150,6 +153,9 @@ def node_class_spec(
         if itype is None:
             raise ValueError(f"pool {pool.name!r}: {pool.instance_type!r} is not in the catalog")
         spec["networkInterfaces"] = efa_interfaces(itype.network_cards)
+        if model.storage.hot is not None and model.storage.hot.efa:
+            # The hot tier serves EFA only to nodes whose LNet runs on EFA (lustre_client.py).
+            spec["userData"] = lustre_efa_user_data(itype.network_cards)
         if not blocks:
             if placement_group is None:
                 raise ValueError(f"fabric pool {pool.name!r} needs its placement group")

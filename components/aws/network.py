@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuplat.catalog.footprint import INTERFACE_ENDPOINTS
 from gpuplat.catalog.regions import (
     PRIVATE_PREFIX_MAX,
     PUBLIC_SLICE_BITS,
@@ -37,8 +38,6 @@ from gpuplat.model import Platform
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, ZONE_TAG, region_of, tags
 
-# Interface endpoints with private DNS: what nodes, Karpenter and Pod Identity call.
-INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "sts", "ec2", "sqs", "eks-auth")
 _PUBLIC_BLOCK = 2**VPC_SLICE_BITS - 1  # the last block holds the public subnets
 assert len(ZONE_LETTERS) <= _PUBLIC_BLOCK, "every zone letter needs a private block of its own"
 

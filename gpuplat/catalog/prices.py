@@ -19,11 +19,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 PRICES_AS_OF = "2026-07-20"
+PRICES_REGION = "us-east-1"
 PRICES_SOURCE = (
     "AWS EC2 On-Demand list prices, us-east-1, Linux, USD per instance-hour, from the AWS "
     "Price List API as captured in aws/karpenter-provider-aws "
     "pkg/providers/pricing/zz_generated.pricing_aws.go (generated 2026-07-20, commit "
-    "6fc13b52), rounded to 4 decimals. p5e.48xlarge has no us-east-1 on-demand list price "
+    "6fc13b52), rounded to 4 decimals; in any other region these are estimates, marked as such. "
+    "p5e.48xlarge has no us-east-1 on-demand list price "
     "and is estimated at the p5en.48xlarge price (see ESTIMATED_PRICES). Spot and reserved "
     "prices are on-demand times (1 - SPOT_DISCOUNT / RESERVED_DISCOUNT), both assumptions "
     "(Capacity Blocks have their own rate, service_prices.py). "
@@ -68,6 +70,16 @@ ON_DEMAND_HOURLY_USD: Mapping[str, float] = MappingProxyType(
         "g6e.48xlarge": 30.1312,
     }
 )
+# Not a GPU type: the system node group's (catalog/footprint.py), from the same table.
+OTHER_ON_DEMAND_HOURLY_USD: Mapping[str, float] = MappingProxyType({"m7i.2xlarge": 0.4032})
+
+# Instance prices by region, each region's table read from a list of that region. Only us-east-1
+# is catalogued (the table Karpenter ships is us-east-1's; it reads other regions live): a spec
+# elsewhere gets these prices marked estimated (`on_demand_price`), or sets its own under
+# procurement.prices.onDemandHourly.
+ON_DEMAND_BY_REGION: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {"us-east-1": MappingProxyType({**ON_DEMAND_HOURLY_USD, **OTHER_ON_DEMAND_HOURLY_USD})}
+)
 
 # Instance types whose price above is not a published us-east-1 list price, and why.
 ESTIMATED_PRICES: Mapping[str, str] = MappingProxyType(
@@ -79,6 +91,21 @@ ESTIMATED_PRICES: Mapping[str, str] = MappingProxyType(
         ),
     }
 )
+
+
+def on_demand_price(instance_type: str, region: str) -> tuple[float, str] | None:
+    """(USD per hour, why it is an estimate or "") of a type in a region; None: not catalogued."""
+    listed = ON_DEMAND_BY_REGION.get(region, {}).get(instance_type)
+    if listed is not None:
+        return listed, ESTIMATED_PRICES.get(instance_type, "")
+    base = ON_DEMAND_BY_REGION["us-east-1"].get(instance_type)
+    if base is None:
+        return None
+    why = [f"us-east-1 list price; the catalog has no {region} price"]
+    if instance_type in ESTIMATED_PRICES:
+        why.append(ESTIMATED_PRICES[instance_type])
+    return base, "; ".join(why)
+
 
 # Spot: GPU spot prices in us-east-1 have mostly traded 50-70 % under on-demand for the
 # g families and less predictably for p5 since the 2025 cut. 60 % is a planning midpoint;

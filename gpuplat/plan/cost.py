@@ -27,14 +27,15 @@ from collections.abc import Mapping, Sequence
 
 from gpuplat.catalog.prices import (
     HOURS_PER_MONTH,
-    ON_DEMAND_HOURLY_USD,
     PRICES_AS_OF,
+    PRICES_SOURCE,
     RESERVED_ASSUMPTION,
     RESERVED_ASSUMPTION_SOURCE,
     RESERVED_DISCOUNT,
     SPOT_DISCOUNT,
+    on_demand_price,
 )
-from gpuplat.catalog.service_prices import CAPACITY_BLOCK_HOURLY_USD, CAPACITY_BLOCK_PRICING
+from gpuplat.catalog.service_prices import CAPACITY_BLOCK_PRICING, CAPACITY_BLOCK_RATES_OLD, capacity_block_rate
 from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform, ReservationKind
 from gpuplat.plan.codes import PROCUREMENT_PRICE_MISSING
 from gpuplat.plan.service_cost import service_costs
@@ -42,9 +43,23 @@ from gpuplat.plan.types import CostAssumption, CostPlan, MarketShare, PlanFindin
 
 
 def hourly_price(model: Platform, instance_type: str) -> float | None:
+    """USD per node-hour on demand in the spec's region: the spec's price, else the catalog's."""
     assert model.procurement is not None
     spec = model.procurement.prices.on_demand_hourly
-    return spec.get(instance_type, ON_DEMAND_HOURLY_USD.get(instance_type))
+    if instance_type in spec:
+        return spec[instance_type]
+    listed = on_demand_price(instance_type, model.target.region or "us-east-1")
+    return listed[0] if listed is not None else None
+
+
+def price_estimated(model: Platform, instance_type: str) -> str:
+    """Why the on-demand price the plan uses is not the region's list price; "" when it is (or the
+    spec set it: the spec's own number is nobody's estimate but its author's)."""
+    assert model.procurement is not None
+    if instance_type in model.procurement.prices.on_demand_hourly:
+        return ""
+    listed = on_demand_price(instance_type, model.target.region or "us-east-1")
+    return listed[1] if listed is not None else ""
 
 
 def missing_prices(model: Platform) -> tuple[PlanFinding, ...]:
@@ -70,8 +85,23 @@ def capacity_block_hourly(model: Platform, instance_type: str) -> float | None:
     spec = model.procurement.prices.capacity_block_hourly
     if instance_type in spec:
         return spec[instance_type]
-    listed = CAPACITY_BLOCK_HOURLY_USD.get(instance_type)
+    listed = capacity_block_rate(instance_type, model.target.region or "us-east-1")
     return listed.usd if listed is not None else None
+
+
+def capacity_block_note(model: Platform, pool: GpuNodePool) -> str:
+    """What a reader must know about a pool's Capacity Block rate: its age, and where it is another
+    region's rate; "" for other kinds, spec rates and types without a catalogued rate."""
+    assert model.procurement is not None
+    itype = pool.instance_type or ""
+    if pool.reservation.kind is not ReservationKind.CAPACITY_BLOCK:
+        return ""
+    if itype in model.procurement.prices.capacity_block_hourly:
+        return ""
+    listed = capacity_block_rate(itype, model.target.region or "us-east-1")
+    if listed is None:
+        return ""
+    return "; ".join(n for n in (CAPACITY_BLOCK_RATES_OLD, listed.estimated) if n)
 
 
 def _reserved_hourly(model: Platform, pool: GpuNodePool, on_demand: float, discount: float) -> float:
@@ -96,6 +126,8 @@ def _assumptions(model: Platform, reserved_discount: float) -> tuple[CostAssumpt
                 f"priced at on-demand (set procurement.prices.capacityBlockHourly)"
             )
             out.append(CostAssumption("capacity-block-rate-unknown", text, 0.0, CAPACITY_BLOCK_PRICING))
+    if any(capacity_block_note(model, p) for p in blocks):
+        out.append(CostAssumption("capacity-block-rate-old", CAPACITY_BLOCK_RATES_OLD, 0.0, CAPACITY_BLOCK_PRICING))
     if blocks:
         text = (
             "Capacity Blocks priced as bought back to back for the whole month at the catalog's rate; "
@@ -150,6 +182,8 @@ def plan_cost(
                 min_size_monthly_usd=sum(floor.values()),
                 reserved_kind=pool.reservation.kind.value,
                 reserved_hourly_usd=reserved,
+                price_estimated=price_estimated(model, pool.instance_type or ""),
+                reserved_price_note=capacity_block_note(model, pool) if Market.RESERVED in share else "",
             )
         )
     total = sum(sum(p.monthly_usd.values()) for p in pools)
@@ -166,4 +200,6 @@ def plan_cost(
         min_size_monthly_usd=sum(p.min_size_monthly_usd for p in pools),
         services=service_costs(model, storage) if storage is not None else (),
         assumptions=_assumptions(model, discounts[Market.RESERVED]),
+        region=model.target.region or "us-east-1",
+        prices_source=PRICES_SOURCE,
     )

@@ -164,6 +164,8 @@ class PoolCost:
     min_size_monthly_usd: float = 0.0  # at nodes.min: reserved paid in full, the rest spot first
     reserved_kind: str = "on-demand-reservation"  # or capacity-block (its own hourly rate)
     reserved_hourly_usd: float = 0.0  # per reserved node-hour as priced
+    price_estimated: str = ""  # why the on-demand price is not the region's list price ("" = it is)
+    reserved_price_note: str = ""  # a Capacity Block rate's age, and why it is estimated, if it is
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,8 @@ class CostLine:
     monthly_usd: float | None  # None: priced per unit only (usage the spec does not give)
     source: str
     as_of: str
+    region: str = ""  # whose list the price is from
+    estimated: str = ""  # why it is not the list price of the spec's region ("" = it is)
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,8 @@ class CostPlan:
     min_size_monthly_usd: float = 0.0
     services: tuple[CostLine, ...] = ()  # control plane, NAT, storage tiers
     assumptions: tuple[CostAssumption, ...] = ()
+    region: str = ""  # the region the prices are for (the spec's)
+    prices_source: str = ""  # where the instance prices come from
 
     @property
     def services_monthly_usd(self) -> float:

@@ -30,6 +30,7 @@ from .plan import plan_json
 
 Json = dict[str, Any]
 MARKETS = tuple((m.procurement_key, m.value) for m in MARKET_ORDER)  # (plan JSON key, market)
+SERVICES_LABEL = "services (control plane, system nodes, network, storage, keys)"
 _DETAILS_OVER = 25  # past this many rows the table folds away, keeping cost and policy in view
 
 
@@ -222,7 +223,7 @@ def _service_rows(now: Json, before: Json | None) -> list[list[str]]:
     if s_now is None:
         return []
     t_now = float(now["monthlyUsd"]) + s_now
-    label = "services (control plane, NAT, storage)"
+    label = SERVICES_LABEL
     if before is None:
         return [[label, usd(s_now)], ["GPU + services", usd(t_now)]]
     if s_before is None:
@@ -260,11 +261,30 @@ def _cost_table(now: Json, before: Json | None) -> str:
     return _table(["", "base", "head", "delta"], rows, right=3)
 
 
+def _estimates(cost: Json) -> list[str]:
+    """Every price of the head's plan that is not a list price of its region, with the reason."""
+    pools = [
+        f"pool {p['name']}: {p['priceEstimated']}"
+        for p in cast("list[Json]", cost.get("pools") or [])
+        if p.get("priceEstimated")
+    ]
+    services = [
+        f"{s['item']}: {s['estimated']}" for s in cast("list[Json]", cost.get("services") or []) if s.get("estimated")
+    ]
+    return pools + services
+
+
 def _cost_section(head: Json, base: Json | None) -> str:
     now, before = _cost(head), _cost(base)
     table = None if now is None else _cost_table(now, before if base is not None else None)
     assumptions = cast("list[Json]", (now or {}).get("assumptions") or [])
-    return render("comment_cost.md.j2", table=None if table is None else block(table), assumptions=assumptions)
+    return render(
+        "comment_cost.md.j2",
+        table=None if table is None else block(table),
+        assumptions=assumptions,
+        region=(now or {}).get("region"),
+        estimates=_estimates(now) if now else [],
+    )
 
 
 def _policy_section(policy: PolicyResult) -> str:
