@@ -157,7 +157,9 @@ def test_json_paths_quote_keys_that_are_not_plain_names() -> None:
 
 def test_an_unknown_name_is_an_error_with_the_closest_base_name() -> None:
     """A misspelt tenant would silently add a new, protected namespace; a misspelt pool a new pool."""
-    over = _parse("gpuNodePools:\n  - name: trian\n    nodes: {max: 1}\ntenants:\n  - {name: zzz, gpus: 1}\n", "env.yaml")
+    over = _parse(
+        "gpuNodePools:\n  - name: trian\n    nodes: {max: 1}\ntenants:\n  - {name: zzz, gpus: 1}\n", "env.yaml"
+    )
     data, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
     assert [(d.code, d.file, d.line, d.col, d.path) for d in diags] == [
         ("GP015", "env.yaml", 2, 11, "$.gpuNodePools[0].name"),
@@ -203,8 +205,13 @@ def test_merge_keys_merge_and_point_at_the_anchor() -> None:
     doc = _parse(MERGED, "m.yaml")
     x, y = doc.data["pools"]
     assert x == {"name": "x", "nodes": {"min": 1, "max": 3}, "instanceType": "p5.48xlarge"}
-    assert y == {"name": "y", "labels": {"a": "b"}, "instanceType": "p5.48xlarge",
-                 "nodes": {"min": 0, "max": 2}, "markets": ["spot"]}
+    assert y == {
+        "name": "y",
+        "labels": {"a": "b"},
+        "instanceType": "p5.48xlarge",
+        "nodes": {"min": 0, "max": 2},
+        "markets": ["spot"],
+    }
     # a merged value is where it is written (the anchor), even through a nested merge
     assert doc.pos.locate(("pools", 0, "instanceType")) == Origin("m.yaml", 2, 17)
     assert doc.pos.locate(("pools", 0, "instanceType"), prefer_key=True) == Origin("m.yaml", 2, 3)
