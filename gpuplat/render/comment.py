@@ -1,8 +1,10 @@
 """`gpuplat preview --format markdown`: the pull-request comment.
 
-Sections: resource changes (or, without --base, resources by type), per-pool capacity and
-market changes, the reference workloads' fit (comment_workloads.py), monthly cost delta,
-policy results, `gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
+It leads with what blocks the merge (refused changes, broken journeys, mandatory policy
+violations; comment_summary.py), then the change in one line, the monthly cost delta and the
+per-pool capacity and market changes, then the details: resource changes (or, without --base,
+resources by component), the reference workloads' fit (comment_workloads.py), policy results,
+`gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
 
 The numbers come from the plan JSON (`gpuplat plan --format json`) on both sides. The head's is built
 here; the base's is the base checkout's own planner's, gathered by the preview command
@@ -23,7 +25,7 @@ from gpuplat.preview.diff import OPS, Change
 from gpuplat.vocabulary import MARKET_ORDER
 
 from ._templates import block, md_table, render
-from .comment_summary import lead, resources_section
+from .comment_summary import blockers, lead, resources_section
 from .comment_workloads import workloads_section
 from .graph import platform_mermaid
 from .plan import plan_json
@@ -68,6 +70,7 @@ class Report:
     policy: PolicyResult
     allow_replace: bool = False
     verify: str | None = None  # `gpuplat verify`'s markdown section, when computed
+    broken_journeys: Sequence[str] | None = None  # verify's broken journeys; None: not verified
 
 
 # ---- formatting ---------------------------------------------------------------------------------
@@ -295,6 +298,7 @@ def render_markdown(report: Report) -> str:
         "comment.md.j2",
         stack=report.stack,
         base_ref=report.base_ref,
+        blockers=blockers(report.changes, report.allow_replace, report.broken_journeys, report.policy.violations),
         lead=lead(report.resources, report.changes, (_cost(head_plan), _cost(base)), report.policy.violations),
         changes=block(changes),
         base_note=result.note if report.changes is not None and base is None else None,
