@@ -92,6 +92,24 @@ def test_plan_of_the_kubernetes_fixture(capsys: pytest.CaptureFixture[str]) -> N
     assert doc["fleet"]["markets"] == {"reserved": 0, "spot": 0, "onDemand": 0}
 
 
+def test_text_of_an_owned_cluster_speaks_its_units(capsys: pytest.CaptureFixture[str]) -> None:
+    """On kubernetes both tiers are StorageClasses asked for in TiB, the cold tier has no day-0
+    step to show, and there are no capacity reservations to report."""
+    code, out = _run(capsys, "--spec", "tests/fixtures/kubernetes_example.yaml")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in (["hot"], ["warm"], ["cold"])}
+    assert "100 TiB" in rows["hot"] and "GiB" not in rows["hot"] and "400 TiB" in rows["warm"]
+    assert "ceph-rgw-hdd -> EXPIRE@730d" in rows["cold"] and "@0d" not in out
+    assert "ODCR" not in out and "Reservations" not in out
+
+
+def test_one_switch_is_not_plural(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, "--stack", "dev")
+    assert code == 0
+    assert "switches                 2 = 1 leaf + 1 spine + 0 cores" in out
+    assert "STANDARD -> GLACIER_IR@30d" in out
+
+
 def test_infeasible_split_fails_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text("gpuNodePools:\n  - name: train\n    markets: [reserved, on-demand]\n")

@@ -101,7 +101,7 @@ def test_the_comment_leads_with_the_change_and_its_cost(comment: tuple[Run, dict
     before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
     delta = f"+${after - before:,.0f}, {100 * (after - before) / before:+.1f} %"
     assert re.fullmatch(r"\*\*(\d+ to (create|update|replace|delete)(, )?)+\*\* · .* · .*", lead), lead
-    assert f"GPU cost **${after:,.0f}/month** ({delta})" in lead
+    assert f"GPU cost at max size **${after:,.0f}/month** ({delta})" in lead
     assert "<details><summary>diagram</summary>" not in run.out or "```mermaid" in run.out
 
 
@@ -120,6 +120,8 @@ def test_capacity_rows_show_base_and_head(comment: tuple[Run, dict[str, Any], di
     assert "| train | reserved | 1 → 2 | 8 → 16 |" in capacity
     hot = (base["storage"]["hot"]["capacityGiB"], head["storage"]["hot"]["capacityGiB"])
     assert f"| hot | {hot[0]} GiB → {hot[1]} GiB |" in capacity
+    std = (base["storage"]["hot"]["standard"]["capacityGiB"], head["storage"]["hot"]["standard"]["capacityGiB"])
+    assert f"| hot (standard) | {std[0]} GiB" in capacity  # the plan's second file system is shown too
 
 
 def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
@@ -128,7 +130,8 @@ def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], d
     before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
     assert after > before
     delta = usd_delta(round(after - before, 2))
-    assert f"| **total** | {usd(before)} | {usd(after)} | **{delta}** (" in cost
+    assert f"| **GPU total** | {usd(before)} | {usd(after)} | **{delta}** (" in cost
+    assert "every pool at its max size all month" in cost  # not a forecast, and it says so
     for b, a in zip(base["cost"]["pools"], head["cost"]["pools"], strict=True):
         pool_delta = sum(a["monthlyUsd"].values()) - sum(b["monthlyUsd"].values())
         assert f"| {a['name']} | " in cost and usd_delta(pool_delta) in cost
@@ -174,11 +177,13 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
     resources = _section(run.out, "Resources")
     assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 2 |" in resources  # critical + standard
     # Grouped by the platform's components, the per-type table folded away.
-    assert re.search(r"^\*\*\d+ resources\*\* in \d+ components · GPU cost \*\*\$[\d,]+/month\*\* · ", run.out, re.M)
+    assert re.search(
+        r"^\*\*\d+ resources\*\* in \d+ components · GPU cost at max size \*\*\$[\d,]+/month\*\* · ", run.out, re.M
+    )
     assert "| `atlas-storage` | `StorageTiers` | " in resources and "| `(platform)` | stack, providers | " in resources
     assert "<details><summary>" in resources and resources.index("| component |") < resources.index("| type | count |")
     assert "→" not in _section(run.out, "Capacity and markets")
-    assert "| total |" in _section(run.out, "Monthly cost")
+    assert "| GPU total |" in _section(run.out, "Monthly cost")
     _section(run.out, "Policy")
 
 
@@ -190,7 +195,7 @@ def test_a_base_without_a_planner_is_a_note(project: Project, monkeypatch: pytes
     run = project.preview(base="patched", fmt="markdown")
     assert run.code == 0, run.err
     assert "Base plan not available: the base has no gpuplat planner" in run.out
-    assert "| total |" in _section(run.out, "Monthly cost")
+    assert "| GPU total |" in _section(run.out, "Monthly cost")
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,9 @@ def _tier_sizes(plan: Json | None) -> dict[str, str]:
     sizes: dict[str, str] = {}
     if hot:
         sizes["hot"] = f"{hot.get('capacityGiB')} GiB"
+        standard = cast("Json | None", hot.get("standard"))
+        if standard:  # the second file system the plan adds for standard tenants (aws)
+            sizes["hot (standard)"] = f"{standard.get('capacityGiB')} GiB"
     if warm:
         sizes["warm"] = f"{warm.get('capacityTiB')} TiB"
     return sizes
@@ -240,7 +243,7 @@ def _service_rows(now: Json, before: Json | None) -> list[list[str]]:
 def _cost_table(now: Json, before: Json | None) -> str:
     if before is None:
         rows = [
-            ["total", usd(float(now["monthlyUsd"]))],
+            ["GPU total", usd(float(now["monthlyUsd"]))],
             ["all on-demand", usd(float(now["allOnDemandMonthlyUsd"]))],
             ["savings", f"{now['savingsPercent']} %"],
             *_service_rows(now, None),
@@ -249,7 +252,7 @@ def _cost_table(now: Json, before: Json | None) -> str:
     total_now, total_before = float(now["monthlyUsd"]), float(before["monthlyUsd"])
     delta = round(total_now - total_before, 2)
     pct = f" ({100 * delta / total_before:+.1f} %)" if total_before and delta else ""
-    rows = [["**total**", usd(total_before), usd(total_now), f"**{usd_delta(delta)}**{pct}"]]
+    rows = [["**GPU total**", usd(total_before), usd(total_now), f"**{usd_delta(delta)}**{pct}"]]
     pools_now, pools_before = _pool_costs(now), _pool_costs(before)
     for pool in [*pools_now, *(p for p in pools_before if p not in pools_now)]:
         a, b = pools_now.get(pool, 0.0), pools_before.get(pool, 0.0)

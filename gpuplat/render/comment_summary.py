@@ -32,13 +32,13 @@ def _cost_phrase(head: Json | None, base: Json | None) -> str:
         return "no GPU cost (the nodes are already owned)"
     now = float(head["monthlyUsd"])
     if base is None:
-        return f"GPU cost **{_usd(now)}/month**"
+        return f"GPU cost at max size **{_usd(now)}/month**"
     delta = now - float(base["monthlyUsd"])
     if round(delta) == 0:
-        return f"GPU cost **{_usd(now)}/month** (unchanged)"
+        return f"GPU cost at max size **{_usd(now)}/month** (unchanged)"
     sign = "+" if delta > 0 else "-"
     pct = f", {100 * delta / float(base['monthlyUsd']):+.1f} %" if float(base["monthlyUsd"]) else ""
-    return f"GPU cost **{_usd(now)}/month** ({sign}{_usd(abs(delta))}{pct})"
+    return f"GPU cost at max size **{_usd(now)}/month** ({sign}{_usd(abs(delta))}{pct})"
 
 
 def lead(
