@@ -1,6 +1,6 @@
 """Behaviour of the Kubernetes components under the offline engine, both providers.
 
-What the README's "What gets provisioned" (Kubernetes column) promises is checked on the recorded objects:
+What docs/provisioned.md (Kubernetes column) promises is checked on the recorded objects:
 the GPU stack per sharing mode, labels on existing nodes, Kueue flavors and quotas, topology,
 SR-IOV / RDMA, storage, tenants, the GPU-utilization rules; plus the conventions every
 component keeps (type tokens, parents, provider, CRD ordering, stable names).

@@ -1,4 +1,4 @@
-"""`gpuplat plan`: the JSON document (README, `gpuplat plan`) and the text tables, via the CLI."""
+"""`gpuplat plan`: the JSON document (docs/cli.md, `gpuplat plan`) and the text tables, via the CLI."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def _check_contract(doc: dict[str, Any]) -> None:
-    """Every key the README promises, with the types CI tools rely on."""
+    """Every key docs/cli.md promises, with the types CI tools rely on."""
     assert {"pools", "fleet", "fabric", "storage", "cost"} <= set(doc)
     for pool in doc["pools"]:
         assert {"name", "instanceType", "gpuModel", "gpusPerNode", "nodes", "markets", "units"} <= set(pool)
