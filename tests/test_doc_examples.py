@@ -127,3 +127,16 @@ def test_the_harness_tells_a_stale_example() -> None:
     assert (first.argv, first.exit_code, first.expected) == (["gpuplat", "check", "--stack", "dev"], 1, ["out"])
     assert (second.cd, second.argv) == ("x", ["gpuplat", "plan"])
     assert citations(None, "run `gpuplat check --nope` or `gpuplat frob`") == [("check", ["--nope"]), ("frob", [])]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_table_cells_stay_readable(page: Path) -> None:
+    """A cell of a thousand characters is a paragraph in the wrong place."""
+    long = [
+        (n, len(cell))
+        for n, line in enumerate(prose(page).splitlines(), 1)
+        if line.startswith("|")
+        for cell in line.split("|")
+        if len(cell) > 750
+    ]
+    assert long == [], f"{page.name}: move these cells' text into a paragraph"
