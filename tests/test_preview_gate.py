@@ -156,7 +156,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Generator[Project]:
         yield made
 
 
-RENAME = ("  - {name: product, gpus: 8}\n", "  - {name: product, remove: true}\n  - {name: retail, gpus: 8}\n")
+RENAME = (
+    "  - {name: product, gpus: 8}\n",
+    "  - {name: product, remove: true}\n  - {name: retail, new: true, gpus: 8}\n",
+)
 
 
 def test_renaming_a_tenant_is_refused_it_deletes_its_namespace(project: Project) -> None:

@@ -1,4 +1,4 @@
-"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables
+"""The plan as a JSON document (documented in docs/cli.md, `gpuplat plan`) and as aligned text tables
 (laid out by templates/plan.txt.j2).
 
 JSON: the documented keys are always present (CI tools read them); the extra keys
