@@ -523,6 +523,6 @@ def test_the_comment_has_the_workload_table(
     assert main(["preview", "--spec", str(EXAMPLE), "--format", "markdown"]) == 0
     comment = capsys.readouterr().out
     assert (
-        comment.index("### Capacity and markets") < comment.index("### Workloads") < comment.index("### Monthly cost")
-    )
+        comment.index("### Monthly cost") < comment.index("### Capacity and markets") < comment.index("### Workloads")
+    )  # cost and capacity lead; the workloads open the details
     assert "| llama-70b-serve | serve ×2 | 42.88 GiB | 72 of 80 GiB (H100-SXM-80GB GPU) | yes |" in comment

@@ -217,7 +217,8 @@ def test_removing_a_pool_warns_that_its_node_pools_drain(project: Project) -> No
     warning = "1 NodePool(s) deleted or replaced (dev-spot): Karpenter will drain their nodes"
     assert f"warning: {warning}" in text.out
     assert "> [!WARNING]\n> 1 NodePool(s) deleted or replaced (`dev-spot`): Karpenter will drain" in markdown.out
-    assert "(1 NodePool(s) drained)" in markdown.out.splitlines()[2]
+    lead = next(line for line in markdown.out.splitlines() if " · GPU cost" in line)  # under what blocks
+    assert "(1 NodePool(s) drained)" in lead
     (only,) = document.json()["warnings"]
     assert only.startswith(warning) and "evict the GPU jobs" in only
 
