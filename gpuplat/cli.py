@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gpuplat.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from gpuplat.commands import ABOUT, EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
 from gpuplat.project import enter, find_project
 
@@ -23,6 +23,16 @@ DEFAULT_STACK = "dev"
 # Commands that run the project's Pulumi program: they need a project, and its stack's settings.
 _PROGRAM_COMMANDS = ("preview", "policy", "verify")
 _PATH_ARGS = ("spec", "overlay", "config")
+
+
+def _command(sub: Any, name: str) -> argparse.ArgumentParser:  # argparse keeps its subparsers type private
+    summary, detail = ABOUT[name]
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}. {detail}",
+        epilog=EXIT_CODES,
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,9 +55,21 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
         type=_stack_name,
         help=f"stack (environment) name; overlay stacks/<stack>.yaml (default: {DEFAULT_STACK})",
     )
-    p.add_argument("--spec", default=None, help="platform spec (default platform/platform.yaml)")
-    p.add_argument("--overlay", default=None, help="overlay file (default: the stack's, when it exists)")
-    p.add_argument("--format", default="text", choices=formats)
+    p.add_argument(
+        "--spec", default=None, metavar="PATH", help="platform spec (default: platform/platform.yaml of the project)"
+    )
+    p.add_argument(
+        "--overlay",
+        default=None,
+        metavar="PATH",
+        help="overlay file; '' for none (default: stacks/<stack>.yaml when it exists; none with --spec)",
+    )
+    p.add_argument(
+        "--format",
+        default=formats[0],
+        choices=formats,
+        help=f"output format: {', '.join(formats)} (default: {formats[0]})",
+    )
     p.add_argument(
         "--suppress",
         action="append",
@@ -137,10 +159,12 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    init = sub.add_parser("init", help="start a new platform project: Pulumi program, spec, stacks, CI")
+    init = _command(sub, "init")
     init.add_argument("dir", nargs="?", default=".", help="directory of the new project (default: .)")
     init.add_argument("--name", help="platform name, prefixes resource names (default: the directory's name)")
-    init.add_argument("--provider", choices=["aws", "kubernetes"], default="aws", help="default: aws")
+    init.add_argument(
+        "--provider", choices=["aws", "kubernetes"], default="aws", help="aws or kubernetes (default: aws)"
+    )
     init.add_argument("--region", default="us-east-1", help="aws region (default: us-east-1)")
     init.add_argument("--pool", default="gpu", help="name of the first GPU pool (default: gpu)")
     init.add_argument(
@@ -169,7 +193,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
-    simulate = sub.add_parser("simulate", help="replay a GPU job trace: waste, waiting and cost of this spec")
+    simulate = _command(sub, "simulate")
     _common(simulate, ["text", "json", "markdown"])
     simulate.add_argument(
         "--trace",
@@ -177,7 +201,7 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         help="job trace (canonical CSV, Philly, Helios); default: the stack's gpuplat:simulateTrace",
     )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
-    simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default 0)")
+    simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default: 0)")
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
     simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
@@ -188,17 +212,21 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpuplat", description="Validate, plan and preview a GPU platform spec.")
+    parser = _Parser(
+        prog="gpuplat",
+        description="Validate, plan and preview a GPU platform spec. `gpuplat COMMAND --help` describes a command.",
+        epilog=EXIT_CODES,
+    )
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
-    check = sub.add_parser("check", help="validate the spec (schema + semantic rules)")
+    check = _command(sub, "check")
     _common(check, ["text", "json", "github"])
     check.set_defaults(run=_check)
-    plan = sub.add_parser("plan", help="print the derived numbers: markets, sharing, fabric, storage, cost")
+    plan = _command(sub, "plan")
     _common(plan, ["text", "json"])
     plan.set_defaults(run=_plan)
-    preview = sub.add_parser("preview", help="run the Pulumi program offline and print every resource")
+    preview = _command(sub, "preview")
     _common(preview, ["text", "json", "markdown"])
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
     preview.add_argument("--base", metavar="GIT_REF", help="also compile the stack at GIT_REF and print the diff")
@@ -209,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _account_facts(preview)
     preview.set_defaults(run=_preview)
-    policy = sub.add_parser("policy", help="run the policy pack offline on the recorded resources")
+    policy = _command(sub, "policy")
     _common(policy, ["text", "json"])
     policy.add_argument(
         "--config",
@@ -217,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="policy settings, as for pulumi's --policy-pack-config (default policy/config.json if present)",
     )
     policy.set_defaults(run=_policy)
-    verify = sub.add_parser("verify", help="follow every tenant's job through the emitted objects to a GPU")
+    verify = _command(sub, "verify")
     _common(verify, ["text", "json"])
     verify.add_argument(
         "--charts",
@@ -232,12 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
     )
     verify.set_defaults(run=_verify)
-    preflight = sub.add_parser("preflight", help="check the account's offerings, versions and quotas for the stack")
+    preflight = _command(sub, "preflight")
     _common(preflight, ["text", "json"])
     _account_facts(preflight)
     preflight.add_argument("--save", metavar="FILE", help="write the facts read, for preview --account-facts")
     preflight.set_defaults(run=_preflight)
-    graph = sub.add_parser("graph", help="print a mermaid diagram of the platform")
+    graph = _command(sub, "graph")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)
     _add_simulate(sub)

@@ -97,7 +97,7 @@ def _stack(urn: str) -> str:
 
 @functools.cache
 def _spec(stack: str) -> tuple[frozenset[str] | None, float | None]:
-    """The spec's metadata.tags keys and the plan's expected monthly GPU cost, for the stack."""
+    """The spec's metadata.tags keys and the plan's monthly GPU cost at max size, for the stack."""
     overlay = PROJECT_ROOT / "stacks" / f"{stack}.yaml"
     sources = Sources(PROJECT_ROOT / "platform" / "platform.yaml", overlay if overlay.exists() else None)
     try:

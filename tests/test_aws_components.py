@@ -278,9 +278,15 @@ def test_subnets_follow_the_zone_letter_not_the_list_position() -> None:
 def _with_extra_pool_and_tenant(tmp_path: Path) -> Path:
     overlay = yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text(encoding="utf-8"))
     overlay["gpuNodePools"].append(
-        {"name": "extra", "instanceType": "g6.12xlarge", "nodes": {"min": 0, "max": 2}, "markets": ["on-demand"]}
+        {
+            "name": "extra",
+            "new": True,
+            "instanceType": "g6.12xlarge",
+            "nodes": {"min": 0, "max": 2},
+            "markets": ["on-demand"],
+        }
     )
-    overlay["tenants"].append({"name": "newcomer", "gpus": 4})
+    overlay["tenants"].append({"name": "newcomer", "new": True, "gpus": 4})
     path = tmp_path / "prod-extra.yaml"
     path.write_text(yaml.safe_dump(overlay), encoding="utf-8")
     return path

@@ -22,7 +22,7 @@ ALL_CASES = case_dirs()
 # Load, merge and schema codes the cases must exercise besides the registered rules.
 PIPELINE_CODES = {
     *("GP002", "GP003", "GP004", "GP005", "GP006", "GP007", "GP008"),
-    *("GP010", "GP011", "GP012", "GP101", "GP102", "GP103", "GP104"),
+    *("GP010", "GP011", "GP012", "GP015", "GP016", "GP101", "GP102", "GP103", "GP104"),
 }
 # Codes the planner reports (procurement infeasibility, fabric capacity); not registry rules.
 PLANNER_CODE = re.compile(r"^GP2[34]\d$")

@@ -56,3 +56,12 @@ def test_architecture_names_only_files_that_exist() -> None:
     assert named, "no paths found"
     missing = sorted(p for p in named if "<" not in p and not (ROOT / p).exists())
     assert missing == []
+
+
+def test_catalog_page_lists_every_instance_type_and_gpu_model() -> None:
+    from gpuplat.catalog.gpus import GPUS
+    from gpuplat.catalog.instances import INSTANCE_TYPES
+
+    text = (docs.DOCS / "catalog.md").read_text()
+    for name in [*INSTANCE_TYPES, *GPUS]:
+        assert f"| `{name}` |" in text, name

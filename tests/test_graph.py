@@ -17,6 +17,7 @@ from gpuplat.plan.types import Plan
 from gpuplat.render.graph import Edge, Graph, Node, platform_graph, platform_mermaid, render_mermaid
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ROOT = FIXTURES.parents[1]
 EXAMPLES = ("design_example.yaml", "kubernetes_example.yaml")
 
 _NODE = re.compile(r'^\s+(\w+)(\[|\{\{|\[\(|\(\[)"([^"]*)"(\]|\}\}|\)\]|\]\))$')
@@ -94,6 +95,19 @@ def test_labels_carry_the_plan_numbers() -> None:
     assert f"{fabric.leaves} leaves · {fabric.spines} spines · {fabric.cores} cores" in nodes["fabric"]
     assert plan.storage.hot is not None and f"{plan.storage.hot.capacity_gib} GiB" in nodes["storage_hot"]
     assert "MIG all-1g.10gb" in nodes["pool_infer"]
+
+
+def test_the_standard_hot_file_system_is_drawn_and_one_switch_is_singular() -> None:
+    """dev: one leaf, one spine; the plan's second FSx for standard tenants exports to cold too."""
+    compiled = compile_sources(Sources(ROOT / "platform" / "platform.yaml", ROOT / "stacks" / "dev.yaml"))
+    assert compiled.model is not None and compiled.plan is not None
+    nodes, edges = parse_mermaid(platform_mermaid(compiled.model, compiled.plan))
+    hot = compiled.plan.storage.hot
+    assert hot is not None and hot.standard is not None
+    standard = nodes["storage_hot_standard"]
+    assert f"{hot.standard.capacity_gib} GiB" in standard and "tenants product" in standard
+    assert ("storage_hot_standard", "storage_cold", "export") in edges
+    assert "1 leaf · 1 spine · 0 cores" in nodes["fabric"]
 
 
 def test_syntax_characters_become_entities_and_ids_stay_safe() -> None:

@@ -1,6 +1,6 @@
 """Behaviour of the Kubernetes components under the offline engine, both providers.
 
-What the README's "What gets provisioned" (Kubernetes column) promises is checked on the recorded objects:
+What docs/provisioned.md (Kubernetes column) promises is checked on the recorded objects:
 the GPU stack per sharing mode, labels on existing nodes, Kueue flavors and quotas, topology,
 SR-IOV / RDMA, storage, tenants, the GPU-utilization rules; plus the conventions every
 component keeps (type tokens, parents, provider, CRD ordering, stable names).
@@ -147,10 +147,12 @@ def test_provider_kubernetes_root_emits_no_aws_resource() -> None:
     assert COMPONENTS | {"gpuplat:index:PoolLabels"} <= types
 
 
-def _extended(tmp_path: Path, base: dict[str, Any], pool: dict[str, Any]) -> Path:
+def _extended(tmp_path: Path, base: dict[str, Any], pool: dict[str, Any], *, overlay: bool = False) -> Path:
+    """`base` with one more pool and tenant; in an overlay they are marked new (GP015 otherwise)."""
+    marker = {"new": True} if overlay else {}
     base = dict(base)
-    base["gpuNodePools"] = [*base.get("gpuNodePools", []), pool]
-    base["tenants"] = [*base.get("tenants", []), {"name": "newcomer", "gpus": 2}]
+    base["gpuNodePools"] = [*base.get("gpuNodePools", []), {**pool, **marker}]
+    base["tenants"] = [*base.get("tenants", []), {"name": "newcomer", "gpus": 2, **marker}]
     path = tmp_path / "extended.yaml"
     path.write_text(yaml.safe_dump(base), encoding="utf-8")
     return path
@@ -160,7 +162,7 @@ def test_adding_a_pool_and_a_tenant_renames_nothing_on_aws(tmp_path: Path) -> No
     _, _, before = recorded("prod")
     overlay = yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text(encoding="utf-8"))
     pool = {"name": "extra", "instanceType": "g6.12xlarge", "nodes": {"min": 0, "max": 2}, "markets": ["on-demand"]}
-    model, plan = compile_aws_stack("prod", _extended(tmp_path, overlay, pool))
+    model, plan = compile_aws_stack("prod", _extended(tmp_path, overlay, pool, overlay=True))
     after = {r.urn for r in record_side(model, plan, "prod")}
     assert sorted(r.urn for r in before if r.urn not in after) == []
     assert any(u.endswith("-flavor-extra-on-demand") for u in after)

@@ -1,7 +1,7 @@
 """Behaviour of the Kubernetes components that serve the platform's users, both providers.
 
 Kueue flavors and tenant quotas, tenant namespaces, storage tiers, the GPU-utilization rules
-and monitoring, and the pinned chart releases (the Kubernetes column of the README's "What gets provisioned").
+and monitoring, and the pinned chart releases (the Kubernetes column of docs/provisioned.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`gpuplat plan`: the JSON document (README, `gpuplat plan`) and the text tables, via the CLI."""
+"""`gpuplat plan`: the JSON document (docs/cli.md, `gpuplat plan`) and the text tables, via the CLI."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def _check_contract(doc: dict[str, Any]) -> None:
-    """Every key the README promises, with the types CI tools rely on."""
+    """Every key docs/cli.md promises, with the types CI tools rely on."""
     assert {"pools", "fleet", "fabric", "storage", "cost"} <= set(doc)
     for pool in doc["pools"]:
         assert {"name", "instanceType", "gpuModel", "gpusPerNode", "nodes", "markets", "units"} <= set(pool)
@@ -90,6 +90,24 @@ def test_plan_of_the_kubernetes_fixture(capsys: pytest.CaptureFixture[str]) -> N
     _check_contract(doc)
     assert doc["cost"] is None and doc["fleet"]["gpus"] == 172
     assert doc["fleet"]["markets"] == {"reserved": 0, "spot": 0, "onDemand": 0}
+
+
+def test_text_of_an_owned_cluster_speaks_its_units(capsys: pytest.CaptureFixture[str]) -> None:
+    """On kubernetes both tiers are StorageClasses asked for in TiB, the cold tier has no day-0
+    step to show, and there are no capacity reservations to report."""
+    code, out = _run(capsys, "--spec", "tests/fixtures/kubernetes_example.yaml")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in (["hot"], ["warm"], ["cold"])}
+    assert "100 TiB" in rows["hot"] and "GiB" not in rows["hot"] and "400 TiB" in rows["warm"]
+    assert "ceph-rgw-hdd -> EXPIRE@730d" in rows["cold"] and "@0d" not in out
+    assert "ODCR" not in out and "Reservations" not in out
+
+
+def test_one_switch_is_not_plural(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, "--stack", "dev")
+    assert code == 0
+    assert "switches                 2 = 1 leaf + 1 spine + 0 cores" in out
+    assert "STANDARD -> GLACIER_IR@30d" in out
 
 
 def test_infeasible_split_fails_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

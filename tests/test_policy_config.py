@@ -97,7 +97,7 @@ def test_gpu_budget_is_advisory_and_fed_by_the_plan() -> None:
     capped = PolicyConfig(gpu_budget_monthly_usd=100_000)
     assert found([key(tags)], config=capped, gpu_monthly_usd=99_000) == []
     assert found([key(tags)], config=capped, gpu_monthly_usd=123_456.7) == [
-        ("gpu-budget", "advisory", "expected GPU spend $123,457/month exceeds the budget of $100,000/month")
+        ("gpu-budget", "advisory", "GPU spend at max size $123,457/month exceeds the budget of $100,000/month")
     ]
     assert [m for p, _, m in found([key(tags)], config=capped) if p == "gpu-budget"] == [
         "a GPU budget of $100,000/month is set but the plan has no cost (spec has no procurement)"
@@ -176,8 +176,9 @@ def test_crossguard_applies_a_configure_request_as_the_engine_sends_it() -> None
     config = {"aws-required-tags": proto.PolicyConfig(enforcementLevel=proto.MANDATORY, properties=settings)}
     service.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
     props = json_format.ParseDict({"enableKeyRotation": True, "tags": {"team": "a"}}, struct_pb2.Struct())
-    request = proto.AnalyzeRequest(type=KMS, properties=props, urn=URN, name="k",
-                                   options=proto.AnalyzerResourceOptions(protect=True))
+    request = proto.AnalyzeRequest(
+        type=KMS, properties=props, urn=URN, name="k", options=proto.AnalyzerResourceOptions(protect=True)
+    )
     found = {d.policyName: d.message.splitlines()[-1] for d in service.Analyze(request, None).diagnostics}
     assert found["aws-required-tags"] == "missing required tags: owner"  # not the default team, cost-center
 

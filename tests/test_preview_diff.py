@@ -347,7 +347,10 @@ def test_a_cidr_change_cascades_through_subnet_ids(project: Project) -> None:
 
 
 def test_adding_a_tenant_only_creates(project: Project) -> None:
-    tenant = ("  - {name: product, gpus: 8}\n", "  - {name: product, gpus: 8}\n  - {name: vision, gpus: 8}\n")
+    tenant = (
+        "  - {name: product, gpus: 8}\n",
+        "  - {name: product, gpus: 8}\n  - {name: vision, new: true, gpus: 8}\n",
+    )
     with project.overlay(tenant):
         run = project.preview()
     assert run.code == 0, run.err

@@ -156,7 +156,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Generator[Project]:
         yield made
 
 
-RENAME = ("  - {name: product, gpus: 8}\n", "  - {name: product, remove: true}\n  - {name: retail, gpus: 8}\n")
+RENAME = (
+    "  - {name: product, gpus: 8}\n",
+    "  - {name: product, remove: true}\n  - {name: retail, new: true, gpus: 8}\n",
+)
 
 
 def test_renaming_a_tenant_is_refused_it_deletes_its_namespace(project: Project) -> None:
@@ -214,7 +217,8 @@ def test_removing_a_pool_warns_that_its_node_pools_drain(project: Project) -> No
     warning = "1 NodePool(s) deleted or replaced (dev-spot): Karpenter will drain their nodes"
     assert f"warning: {warning}" in text.out
     assert "> [!WARNING]\n> 1 NodePool(s) deleted or replaced (`dev-spot`): Karpenter will drain" in markdown.out
-    assert "(1 NodePool(s) drained)" in markdown.out.splitlines()[2]
+    lead = next(line for line in markdown.out.splitlines() if " · GPU cost" in line)  # under what blocks
+    assert "(1 NodePool(s) drained)" in lead
     (only,) = document.json()["warnings"]
     assert only.startswith(warning) and "evict the GPU jobs" in only
 

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,26 @@ def test_sections_of_the_comment(comment: tuple[Run, dict[str, Any], dict[str, A
 
 def test_the_comment_leads_with_the_change_and_its_cost(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
     run, base, head = comment
-    lead = run.out.split("\n\n")[1]  # the line under the title, before any section
+    verdict, lead = run.out.split("\n\n")[1:3]  # under the title: what blocks, then the change
+    # Growing train moves quota between flavors; every journey the Verify section lists as
+    # failing further down is named first.
+    failing = re.findall(r"^\| (\S+) \| (\S+) \| `([^`]+)` \| ([\w, -]+) \|$", _section(run.out, "Verify"), re.M)
+    if failing:
+        assert verdict.startswith(f"> [!CAUTION]\n> **{len(failing)} blocker(s)**:\n"), verdict
+        for tenant, pool, resource, steps in failing:
+            assert f"> - verify: {tenant} → {pool} (`{resource}`) breaks at {steps}" in verdict
+    else:
+        assert verdict == (
+            "**Nothing blocks this change**: no refused change, no broken journey, no mandatory policy violation."
+        )
+    # Cost and capacity before the details.
+    titles = re.findall(r"^### (.+)$", run.out, re.M)
+    assert titles.index("Monthly cost") < titles.index("Capacity and markets") < titles.index("Resource changes")
+    assert titles.index("Resource changes") < titles.index("Policy") < titles.index("Platform")
     before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
     delta = f"+${after - before:,.0f}, {100 * (after - before) / before:+.1f} %"
     assert re.fullmatch(r"\*\*(\d+ to (create|update|replace|delete)(, )?)+\*\* · .* · .*", lead), lead
-    assert f"GPU cost **${after:,.0f}/month** ({delta})" in lead
+    assert f"GPU cost at max size **${after:,.0f}/month** ({delta})" in lead
     assert "<details><summary>diagram</summary>" not in run.out or "```mermaid" in run.out
 
 
@@ -104,6 +120,8 @@ def test_capacity_rows_show_base_and_head(comment: tuple[Run, dict[str, Any], di
     assert "| train | reserved | 1 → 2 | 8 → 16 |" in capacity
     hot = (base["storage"]["hot"]["capacityGiB"], head["storage"]["hot"]["capacityGiB"])
     assert f"| hot | {hot[0]} GiB → {hot[1]} GiB |" in capacity
+    std = (base["storage"]["hot"]["standard"]["capacityGiB"], head["storage"]["hot"]["standard"]["capacityGiB"])
+    assert f"| hot (standard) | {std[0]} GiB" in capacity  # the plan's second file system is shown too
 
 
 def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
@@ -112,7 +130,8 @@ def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], d
     before, after = base["cost"]["monthlyUsd"], head["cost"]["monthlyUsd"]
     assert after > before
     delta = usd_delta(round(after - before, 2))
-    assert f"| **total** | {usd(before)} | {usd(after)} | **{delta}** (" in cost
+    assert f"| **GPU total** | {usd(before)} | {usd(after)} | **{delta}** (" in cost
+    assert "every pool at its max size all month" in cost  # not a forecast, and it says so
     for b, a in zip(base["cost"]["pools"], head["cost"]["pools"], strict=True):
         pool_delta = sum(a["monthlyUsd"].values()) - sum(b["monthlyUsd"].values())
         assert f"| {a['name']} | " in cost and usd_delta(pool_delta) in cost
@@ -144,6 +163,9 @@ def test_stateful_replacement_is_bold_with_a_warning(project: Project) -> None:
     with project.overlay(("target:\n", "target:\n  zones: [us-east-1b, us-east-1c]\n")):
         run = project.preview(fmt="markdown")
     assert run.code == 1
+    verdict = run.out.split("\n\n")[1]
+    assert verdict.startswith("> [!CAUTION]\n> **") and " blocker(s)**:\n" in verdict
+    assert "> - refused unless `--allow-replace`: replace `atlas-storage-hot` (aws:fsx/" in verdict
     changes = _section(run.out, "Resource changes")
     assert "> [!WARNING]" in changes and "**replace `atlas-storage-hot`**" in changes
     assert "| **replace** ⚠️ | **`atlas-storage-hot`** (stateful) |" in changes
@@ -156,11 +178,13 @@ def test_without_a_base_the_comment_shows_the_stack(project: Project) -> None:
     resources = _section(run.out, "Resources")
     assert "| `aws:fsx/lustreFileSystem:LustreFileSystem` | 2 |" in resources  # critical + standard
     # Grouped by the platform's components, the per-type table folded away.
-    assert re.search(r"^\*\*\d+ resources\*\* in \d+ components · GPU cost \*\*\$[\d,]+/month\*\* · ", run.out, re.M)
+    assert re.search(
+        r"^\*\*\d+ resources\*\* in \d+ components · GPU cost at max size \*\*\$[\d,]+/month\*\* · ", run.out, re.M
+    )
     assert "| `atlas-storage` | `StorageTiers` | " in resources and "| `(platform)` | stack, providers | " in resources
     assert "<details><summary>" in resources and resources.index("| component |") < resources.index("| type | count |")
     assert "→" not in _section(run.out, "Capacity and markets")
-    assert "| total |" in _section(run.out, "Monthly cost")
+    assert "| GPU total |" in _section(run.out, "Monthly cost")
     _section(run.out, "Policy")
 
 
@@ -172,4 +196,47 @@ def test_a_base_without_a_planner_is_a_note(project: Project, monkeypatch: pytes
     run = project.preview(base="patched", fmt="markdown")
     assert run.code == 0, run.err
     assert "Base plan not available: the base has no gpuplat planner" in run.out
-    assert "| total |" in _section(run.out, "Monthly cost")
+    assert "| GPU total |" in _section(run.out, "Monthly cost")
+
+
+@dataclass(frozen=True)
+class _Violation:
+    policy: str
+    level: str
+    urn: str
+    message: str
+
+
+def test_blockers_list_broken_journeys_and_mandatory_violations_per_policy() -> None:
+    """The first lines name what fails the check, before any number (a comment once opened with
+    "no policy violations" above a change that broke 4 of 5 journeys)."""
+    from gpuplat.render.comment_summary import blockers
+
+    found = [
+        _Violation("aws-required-tags", "mandatory", "urn:a::atlas-vpc", "missing tag cost-center"),
+        _Violation("aws-required-tags", "mandatory", "urn:a::atlas-eks", "missing tag cost-center"),
+        _Violation("gpu-budget", "advisory", "urn:a::atlas", "over budget"),
+    ]
+    text = blockers([], False, ["research → infer (`nvidia.com/mig-1g.10gb`) breaks at capacity"], found)
+    assert text.splitlines() == [
+        "> [!CAUTION]",
+        "> **2 blocker(s)**:",
+        "> - verify: research → infer (`nvidia.com/mig-1g.10gb`) breaks at capacity",
+        "> - policy `aws-required-tags` (mandatory) on 2 resource(s), e.g. `atlas-vpc`: missing tag cost-center",
+    ]
+    # Not evaluated is said, never counted as passing.
+    assert blockers(None, False, None, None) == (
+        "**Nothing blocks this change**: no broken journey, no mandatory policy violation "
+        "(verify and the policy pack not evaluated)."
+    )
+
+
+def test_broken_journeys_come_from_verify() -> None:
+    from gpuplat.verify.output import failing_lines
+    from gpuplat.verify.types import Journey, Step
+
+    broken = Journey(
+        "research", "infer", "nvidia.com/mig-1g.10gb", (Step("queue", True, "ok"), Step("capacity", False, "none"))
+    )
+    fine = Journey("product", "dev", "nvidia.com/gpu.shared", (Step("queue", True, "ok"),))
+    assert failing_lines([broken, fine]) == ["research → infer (`nvidia.com/mig-1g.10gb`) breaks at capacity"]

@@ -85,10 +85,11 @@ gpuNodePools:
   - name: infer
     remove: true
   - name: batch
+    new: true
     instanceType: p4d.24xlarge
     nodes: {min: 0, max: 2}
 tenants:
-  - {name: b, gpus: 4}
+  - {name: b, gpus: 4, new: true}
 procurement: null
 """
 
@@ -105,7 +106,8 @@ def test_overlay_merges_named_items_removes_appends_and_deletes() -> None:
     # each value keeps the file it came from, renumbered items included
     assert pos.locate(("gpuNodePools", 0, "nodes", "max")).file == "env.yaml"
     assert pos.locate(("gpuNodePools", 0, "nodes", "min")) == Origin("base.yaml", 8, 18)
-    assert pos.locate(("gpuNodePools", 1, "instanceType")) == Origin("env.yaml", 7, 19)
+    assert pos.locate(("gpuNodePools", 1, "instanceType")) == Origin("env.yaml", 8, 19)
+    assert "new" not in pools[1] and "new" not in data["tenants"][1]
     assert pos.locate(("tenants", 1, "gpus")).file == "env.yaml"
 
 
@@ -153,6 +155,26 @@ def test_json_paths_quote_keys_that_are_not_plain_names() -> None:
     assert json_path(("storage", "hot", "capacityTiB")) == "$.storage.hot.capacityTiB"
 
 
+def test_an_unknown_name_is_an_error_with_the_closest_base_name() -> None:
+    """A misspelt tenant would silently add a new, protected namespace; a misspelt pool a new pool."""
+    over = _parse(
+        "gpuNodePools:\n  - name: trian\n    nodes: {max: 1}\ntenants:\n  - {name: zzz, gpus: 1}\n", "env.yaml"
+    )
+    data, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
+    assert [(d.code, d.file, d.line, d.col, d.path) for d in diags] == [
+        ("GP015", "env.yaml", 2, 11, "$.gpuNodePools[0].name"),
+        ("GP015", "env.yaml", 5, 12, "$.tenants[0].name"),
+    ]
+    assert "did you mean 'train'?" in diags[0].message and "the base has: a" in diags[1].message
+    assert [p["name"] for p in data["gpuNodePools"]] == ["train", "infer"]
+
+
+def test_new_must_be_a_boolean_and_only_on_new_names() -> None:
+    over = _parse("tenants:\n  - {name: a, gpus: 1, new: true}\n  - {name: c, new: yes}\n", "env.yaml")
+    _, _, diags = merge_overlay(_parse(BASE, "base.yaml"), over)
+    assert [(d.code, d.line) for d in diags] == [("GP016", 2), ("GP012", 3)]
+
+
 def test_a_name_twice_in_one_overlay_list_is_an_error_at_the_second() -> None:
     over = _parse(
         "gpuNodePools:\n  - name: train\n    nodes: {max: 1}\n  - name: train\n    remove: true\n", "env.yaml"
@@ -183,8 +205,13 @@ def test_merge_keys_merge_and_point_at_the_anchor() -> None:
     doc = _parse(MERGED, "m.yaml")
     x, y = doc.data["pools"]
     assert x == {"name": "x", "nodes": {"min": 1, "max": 3}, "instanceType": "p5.48xlarge"}
-    assert y == {"name": "y", "labels": {"a": "b"}, "instanceType": "p5.48xlarge",
-                 "nodes": {"min": 0, "max": 2}, "markets": ["spot"]}
+    assert y == {
+        "name": "y",
+        "labels": {"a": "b"},
+        "instanceType": "p5.48xlarge",
+        "nodes": {"min": 0, "max": 2},
+        "markets": ["spot"],
+    }
     # a merged value is where it is written (the anchor), even through a nested merge
     assert doc.pos.locate(("pools", 0, "instanceType")) == Origin("m.yaml", 2, 17)
     assert doc.pos.locate(("pools", 0, "instanceType"), prefer_key=True) == Origin("m.yaml", 2, 3)

@@ -161,6 +161,7 @@ def _report(
     model, plan = compiled.model, compiled.plan
     assert model is not None and plan is not None
     cost = plan.cost.monthly_usd if plan.cost is not None else None
+    verify_section, broken = markdown_section(model, plan, [r.to_json() for r in resources], _charts(args))
     return Report(
         stack=args.stack,
         model=model,
@@ -171,7 +172,8 @@ def _report(
         base_plan=base.plan if base else None,
         policy=policy_result(resources, args.stack, tuple(model.metadata.tags), cost),
         allow_replace=args.allow_replace,
-        verify=markdown_section(model, plan, [r.to_json() for r in resources], _charts(args)),
+        verify=verify_section,
+        broken_journeys=broken,
     )
 
 

@@ -1,4 +1,4 @@
-"""The generated pages of docs/: the spec reference and the rules page, rendered from jinja2
+"""The generated pages of docs/: the spec reference, the rules page and the catalog page, rendered from jinja2
 templates kept beside this module (gpuplat/docs/templates/). `python -m gpuplat.docs` (or
 `make docs`) rewrites them; `python -m gpuplat.docs --check` fails when a committed page is stale.
 docs/architecture.md is written by hand and not generated.
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 
+from gpuplat.catalog.instances import InstanceType
 from gpuplat.docs.schema_fields import fields
 from gpuplat.plan.codes import PLAN_CODES
 from gpuplat.validate.registry import RULES  # importing gpuplat.validate registers every rule
@@ -62,9 +63,38 @@ def render_rules() -> str:
     return _ENV.get_template("rules.md.j2").render(rows=rule_rows(), cell=_cell)
 
 
+def _size_order(t: InstanceType) -> tuple[str, int, str]:
+    """g5.2xlarge before g5.12xlarge: family, then the size's multiple."""
+    family, _, size = t.name.partition(".")
+    digits = size.removesuffix("xlarge")
+    return family, int(digits) if digits.isdigit() else (1 if digits == "" else 10_000), size
+
+
+def render_catalog() -> str:
+    from gpuplat.catalog.gpus import GPUS
+    from gpuplat.catalog.instances import INSTANCE_TYPES
+    from gpuplat.catalog.sharing import REPLICAS_MAX, REPLICAS_MIN, SHARING_OVERHEAD, SHARING_RESOURCE
+
+    sharing = [
+        (mode, SHARING_RESOURCE.get(mode, "nvidia.com/mig-<profile>"), overhead)
+        for mode, overhead in SHARING_OVERHEAD.items()
+    ]
+    return _ENV.get_template("catalog.md.j2").render(
+        instances=sorted(INSTANCE_TYPES.values(), key=_size_order),
+        gpus=sorted(GPUS.values(), key=lambda g: g.name),
+        sharing=sharing,
+        replicas_min=REPLICAS_MIN,
+        replicas_max=REPLICAS_MAX,
+    )
+
+
 def pages() -> dict[Path, str]:
     """Every generated page: path -> its text."""
-    return {DOCS / "spec.md": render_spec(), DOCS / "rules.md": render_rules()}
+    return {
+        DOCS / "spec.md": render_spec(),
+        DOCS / "rules.md": render_rules(),
+        DOCS / "catalog.md": render_catalog(),
+    }
 
 
 def stale() -> list[Path]:

@@ -28,7 +28,7 @@ class Context:
     stack: str
     tag_keys: frozenset[str] | None = None  # the spec's metadata.tags keys; None: not known here
     config: PolicyConfig = field(default_factory=PolicyConfig)  # the organisation's settings (config.py)
-    gpu_monthly_usd: float | None = None  # the plan's expected GPU spend; None: the plan has no cost
+    gpu_monthly_usd: float | None = None  # the plan's GPU spend at max size; None: the plan has no cost
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The GPU budget the organisation configures (config.py), held against the plan's expected spend."""
+"""The GPU budget the organisation configures (config.py), held against the plan's GPU spend at max size
+(every pool at nodes.max all month: the most the fleet can cost, not a forecast)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from collections.abc import Sequence
 from ._base import Context, Resource, stack_rule
 
 
-@stack_rule("gpu-budget", "The plan's expected monthly GPU spend stays under the configured cap", "advisory")
+@stack_rule(
+    "gpu-budget",
+    "The monthly GPU spend at max size (every pool at nodes.max) stays under the configured cap",
+    "advisory",
+)
 def _gpu_budget(resources: Sequence[Resource], ctx: Context) -> list[tuple[str, str]]:
     # Fed by the plan (cost.py), not by the resources: node counts are decided by the planner and
     # Karpenter at run time, so the recorded objects carry limits, never a bill.
@@ -17,5 +22,5 @@ def _gpu_budget(resources: Sequence[Resource], ctx: Context) -> list[tuple[str, 
     if cost is None:
         return [("", f"a GPU budget of ${cap:,.0f}/month is set but the plan has no cost (spec has no procurement)")]
     if cost > cap:
-        return [("", f"expected GPU spend ${cost:,.0f}/month exceeds the budget of ${cap:,.0f}/month")]
+        return [("", f"GPU spend at max size ${cost:,.0f}/month exceeds the budget of ${cap:,.0f}/month")]
     return []

@@ -58,7 +58,7 @@ def evaluate(
 
     `tag_keys` are the spec's metadata.tags keys; without them aws-platform-tags only asks for
     some tags. `config` is the organisation's (required tags, GPU budget, level overrides;
-    default: config.py's defaults); `gpu_monthly_usd` the plan's expected GPU spend.
+    default: config.py's defaults); `gpu_monthly_usd` the plan's GPU spend at max size.
     """
     views = [
         Resource(r.urn, r.type, r.inputs, r.options, frozenset(r.options.get("dependsOn") or ())) for r in resources

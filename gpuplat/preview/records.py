@@ -20,7 +20,7 @@ class RecordedResource:
     inputs: dict[str, Any]
     options: dict[str, Any]
     # register_outputs of components and the stack's exports. Not part of to_json(): the
-    # preview JSON (README, `gpuplat preview`) lists exactly the seven fields above.
+    # preview JSON (docs/cli.md, `gpuplat preview`) lists exactly the seven fields above.
     outputs: dict[str, Any] = field(default_factory=lambda: {})
 
     def to_json(self) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """`gpuplat preview --format markdown`: the pull-request comment.
 
-Sections: resource changes (or, without --base, resources by type), per-pool capacity and
-market changes, the reference workloads' fit (comment_workloads.py), monthly cost delta,
-policy results, `gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
+It leads with what blocks the merge (refused changes, broken journeys, mandatory policy
+violations; comment_summary.py), then the change in one line, the monthly cost delta and the
+per-pool capacity and market changes, then the details: resource changes (or, without --base,
+resources by component), the reference workloads' fit (comment_workloads.py), policy results,
+`gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
 
 The numbers come from the plan JSON (`gpuplat plan --format json`) on both sides. The head's is built
 here; the base's is the base checkout's own planner's, gathered by the preview command
@@ -23,7 +25,7 @@ from gpuplat.preview.diff import OPS, Change
 from gpuplat.vocabulary import MARKET_ORDER
 
 from ._templates import block, md_table, render
-from .comment_summary import lead, resources_section
+from .comment_summary import blockers, lead, resources_section
 from .comment_workloads import workloads_section
 from .graph import platform_mermaid
 from .plan import plan_json
@@ -69,6 +71,7 @@ class Report:
     policy: PolicyResult
     allow_replace: bool = False
     verify: str | None = None  # `gpuplat verify`'s markdown section, when computed
+    broken_journeys: Sequence[str] | None = None  # verify's broken journeys; None: not verified
 
 
 # ---- formatting ---------------------------------------------------------------------------------
@@ -187,6 +190,9 @@ def _tier_sizes(plan: Json | None) -> dict[str, str]:
     sizes: dict[str, str] = {}
     if hot:
         sizes["hot"] = f"{hot.get('capacityGiB')} GiB"
+        standard = cast("Json | None", hot.get("standard"))
+        if standard:  # the second file system the plan adds for standard tenants (aws)
+            sizes["hot (standard)"] = f"{standard.get('capacityGiB')} GiB"
     if warm:
         sizes["warm"] = f"{warm.get('capacityTiB')} TiB"
     return sizes
@@ -238,7 +244,7 @@ def _service_rows(now: Json, before: Json | None) -> list[list[str]]:
 def _cost_table(now: Json, before: Json | None) -> str:
     if before is None:
         rows = [
-            ["total", usd(float(now["monthlyUsd"]))],
+            ["GPU total", usd(float(now["monthlyUsd"]))],
             ["all on-demand", usd(float(now["allOnDemandMonthlyUsd"]))],
             ["savings", f"{now['savingsPercent']} %"],
             *_service_rows(now, None),
@@ -247,7 +253,7 @@ def _cost_table(now: Json, before: Json | None) -> str:
     total_now, total_before = float(now["monthlyUsd"]), float(before["monthlyUsd"])
     delta = round(total_now - total_before, 2)
     pct = f" ({100 * delta / total_before:+.1f} %)" if total_before and delta else ""
-    rows = [["**total**", usd(total_before), usd(total_now), f"**{usd_delta(delta)}**{pct}"]]
+    rows = [["**GPU total**", usd(total_before), usd(total_now), f"**{usd_delta(delta)}**{pct}"]]
     pools_now, pools_before = _pool_costs(now), _pool_costs(before)
     for pool in [*pools_now, *(p for p in pools_before if p not in pools_now)]:
         a, b = pools_now.get(pool, 0.0), pools_before.get(pool, 0.0)
@@ -315,6 +321,7 @@ def render_markdown(report: Report) -> str:
         "comment.md.j2",
         stack=report.stack,
         base_ref=report.base_ref,
+        blockers=blockers(report.changes, report.allow_replace, report.broken_journeys, report.policy.violations),
         lead=lead(report.resources, report.changes, (_cost(head_plan), _cost(base)), report.policy.violations),
         changes=block(changes),
         base_note=result.note if report.changes is not None and base is None else None,

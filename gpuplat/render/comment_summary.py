@@ -32,13 +32,13 @@ def _cost_phrase(head: Json | None, base: Json | None) -> str:
         return "no GPU cost (the nodes are already owned)"
     now = float(head["monthlyUsd"])
     if base is None:
-        return f"GPU cost **{_usd(now)}/month**"
+        return f"GPU cost at max size **{_usd(now)}/month**"
     delta = now - float(base["monthlyUsd"])
     if round(delta) == 0:
-        return f"GPU cost **{_usd(now)}/month** (unchanged)"
+        return f"GPU cost at max size **{_usd(now)}/month** (unchanged)"
     sign = "+" if delta > 0 else "-"
     pct = f", {100 * delta / float(base['monthlyUsd']):+.1f} %" if float(base["monthlyUsd"]) else ""
-    return f"GPU cost **{_usd(now)}/month** ({sign}{_usd(abs(delta))}{pct})"
+    return f"GPU cost at max size **{_usd(now)}/month** ({sign}{_usd(abs(delta))}{pct})"
 
 
 def lead(
@@ -69,6 +69,54 @@ def lead(
         found = f"{len(violations)} policy finding(s), {mandatory} mandatory"
         policy = found if violations else "no policy violations"
     return f"{what} · {_cost_phrase(*cost)} · {policy}"
+
+
+def _policy_blockers(violations: Sequence[Any]) -> list[str]:
+    """Mandatory violations, one line per policy with its count and first message."""
+    by_policy: dict[str, list[Any]] = {}
+    for v in violations:
+        if getattr(v, "level", "") == "mandatory":
+            by_policy.setdefault(str(v.policy), []).append(v)
+    lines: list[str] = []
+    for policy, found in sorted(by_policy.items()):
+        example = str(found[0].urn).rpartition("::")[2]
+        lines.append(f"policy `{policy}` (mandatory) on {len(found)} resource(s), e.g. `{example}`: {found[0].message}")
+    return lines
+
+
+def blockers(
+    changes: Sequence[Change] | None,
+    allow_replace: bool,
+    broken_journeys: Sequence[str] | None,
+    violations: Sequence[Any] | None,
+) -> str:
+    """The comment's first paragraph: everything that fails the check, or a line saying nothing does.
+
+    A reviewer must not scroll for the reason a merge is refused: refused changes, broken
+    journeys and mandatory policy violations come before any number. What was not evaluated is
+    said, never counted as passing.
+    """
+    found: list[str] = []
+    for c in changes or ():
+        for reason in c.blocked:
+            found.append(f"AWS would refuse: {c.op} `{c.name}` ({c.type}): {reason}")
+        if c.refused and not allow_replace:
+            why = "; ".join(c.destroys) or "stateful, its data would be lost"
+            found.append(f"refused unless `--allow-replace`: {c.op} `{c.name}` ({c.type}): {why}")
+    found += [f"verify: {line}" for line in broken_journeys or ()]
+    found += _policy_blockers(violations or ())
+    unknown = [
+        what
+        for what, missing in (("verify", broken_journeys is None), ("the policy pack", violations is None))
+        if missing
+    ]
+    not_run = f" ({' and '.join(unknown)} not evaluated)" if unknown else ""
+    if not found:
+        checked = [*(["no refused change"] if changes is not None else []), "no broken journey"]
+        checked.append("no mandatory policy violation")
+        return f"**Nothing blocks this change**: {', '.join(checked)}{not_run}."
+    items = "".join(f"\n> - {line}" for line in found)
+    return f"> [!CAUTION]\n> **{len(found)} blocker(s)**{not_run}:{items}"
 
 
 def components(resources: Sequence[RecordedResource]) -> dict[str, list[RecordedResource]]:

@@ -115,11 +115,24 @@ def _storage_nodes(model: Platform, plan: Plan, ids: _Ids) -> list[Node]:
     hot, warm = plan.storage.hot, plan.storage.warm
     if storage.hot is not None and hot is not None:
         kind = "FSx for Lustre" if aws else f"StorageClass {storage.hot.storage_class}"
-        lines = ["hot", kind, f"{hot.capacity_gib} GiB"]
+        lines = ["hot", kind, f"{hot.capacity_gib} GiB" if aws else f"{hot.requested_tib:g} TiB"]
         if hot.throughput_per_tib:
             lines.append(f"{hot.throughput_per_tib} MB/s per TiB")
         data = {"capacityGiB": hot.capacity_gib, "throughputPerTiB": hot.throughput_per_tib}
         nodes.append(Node(ids.make("storage", "hot"), "storage", "hot", tuple(lines), data))
+        std = hot.standard
+        if std is not None:
+            # The second file system the plan adds so critical work keeps its throughput share.
+            share = hot.critical_throughput_share
+            lines = ["hot (standard)", kind, f"{std.capacity_gib} GiB", f"{std.throughput_per_tib} MB/s per TiB"]
+            lines.append(f"tenants {', '.join(hot.standard_tenants)}")
+            data = {
+                "capacityGiB": std.capacity_gib,
+                "throughputPerTiB": std.throughput_per_tib,
+                "tenants": list(hot.standard_tenants),
+                "criticalThroughputShare": share,
+            }
+            nodes.append(Node(ids.make("storage", "hot-standard"), "storage", "hot-standard", tuple(lines), data))
     if storage.warm is not None and warm is not None:
         kind = "S3 Express One Zone" if aws else f"StorageClass {storage.warm.storage_class}"
         zone = plan.fabric_zone
@@ -171,7 +184,8 @@ def platform_graph(model: Platform, plan: Plan) -> Graph:
         head = (
             f"{spec.topology} · {fabric.tiers} tiers · radix {fabric.radix} · {fabric.link_gbps} Gbps {spec.transport}"
         )
-        switches = f"{fabric.leaves} leaves · {fabric.spines} spines · {fabric.cores} cores"
+        parts = ((fabric.leaves, "leaf", "leaves"), (fabric.spines, "spine", "spines"), (fabric.cores, "core", "cores"))
+        switches = " · ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts)
         counts = {"leaves": fabric.leaves, "spines": fabric.spines, "cores": fabric.cores, "hosts": fabric.hosts}
         nodes.append(Node("fabric", "fabric", "fabric", (head, switches, f"{fabric.hosts} host ports"), counts))
         for name in fabric.pools or tuple(p.name for p in model.fabric_pools):
@@ -181,8 +195,8 @@ def platform_graph(model: Platform, plan: Plan) -> Graph:
     nodes.extend(storage)
     tier = {n.name: n.id for n in storage}
     edges.extend(Edge(cluster.id, n.id, "storage") for n in storage)
-    if model.target.provider is Provider.AWS and "hot" in tier and "cold" in tier:
-        edges.append(Edge(tier["hot"], tier["cold"], "export", "export"))
+    if model.target.provider is Provider.AWS and "cold" in tier:
+        edges.extend(Edge(tier[t], tier["cold"], "export", "export") for t in ("hot", "hot-standard") if t in tier)
     for tenant in model.tenants:
         node = Node(
             ids.make("tenant", tenant.name),

@@ -1,4 +1,4 @@
-"""The plan as a JSON document (documented in the README, `gpuplat plan`) and as aligned text tables
+"""The plan as a JSON document (documented in docs/cli.md, `gpuplat plan`) and as aligned text tables
 (laid out by templates/plan.txt.j2).
 
 JSON: the documented keys are always present (CI tools read them); the extra keys
@@ -229,6 +229,10 @@ def _sharing_table(model: Platform, plan: Plan) -> str:
     )
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _fabric_rows(plan: Plan) -> list[list[str]] | None:
     f = plan.fabric
     if f is None:
@@ -242,8 +246,8 @@ def _fabric_rows(plan: Plan) -> list[list[str]] | None:
         ["leaf ports", f"{f.leaf_down} down, {f.leaf_up} up"],
         [
             "switches",
-            f"{f.switches} = {f.leaves} leaves + {f.spines} spines + {f.cores} cores"
-            + (f" ({f.pods} pods)" if f.pods else ""),
+            f"{f.switches} = {_count(f.leaves, 'leaf', 'leaves')} + {_count(f.spines, 'spine')} + "
+            f"{_count(f.cores, 'core')}" + (f" ({f.pods} pods)" if f.pods else ""),
         ],
         ["switch links", str(f.links)],
         ["bisection", f"{f.bisection_gbps:,.0f} Gbps"],
@@ -261,7 +265,11 @@ def _storage_table(plan: Plan) -> str | None:
     rows: list[list[str]] = []
     if s.hot is not None:
         h = s.hot
-        size = f"{h.capacity_gib} GiB" + (f" (asked {h.requested_tib:g} TiB)" if h.rounded else "")
+        # aws sizes the file system FSx makes (GiB, rounded to its steps); on kubernetes the tier is
+        # a StorageClass asked for in TiB like the warm tier beside it, so it is shown in TiB.
+        owned = h.throughput_per_tib is None
+        size = f"{h.requested_tib:g} TiB" if owned else f"{h.capacity_gib} GiB"
+        size += f" (asked {h.requested_tib:g} TiB)" if h.rounded else ""
         speed = f"{h.throughput_mbps:,.0f} MB/s ({h.throughput_per_tib}/TiB)" if h.throughput_mbps else "-"
         times = [
             f"checkpoint write {h.checkpoint_write_seconds:.1f} s" if h.checkpoint_write_seconds else "",
@@ -283,7 +291,10 @@ def _storage_table(plan: Plan) -> str | None:
         zone = plan.fabric_zone
         rows.append(["warm", f"{s.warm.capacity_tib:g} TiB", "-", f"zone {zone}" if zone else "-"])
     if s.cold_lifecycle:
-        steps = " -> ".join(f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle)
+        # The first step is where objects land (day 0): its class alone, not "@0d".
+        steps = " -> ".join(
+            c.storage_class if c.after_days == 0 else f"{c.storage_class}@{c.after_days}d" for c in s.cold_lifecycle
+        )
         rows.append(["cold", "-", "-", steps])
     return table(["tier", "capacity", "throughput", "notes"], rows) if rows else None
 

@@ -3,7 +3,10 @@
 Rules:
 - mappings merge deeply;
 - lists of objects with `name` merge item by item: an overlay item with a known name merges
-  into that item, a new name is appended, `remove: true` drops the item;
+  into that item, `remove: true` drops the item, and an item marked `new: true` is appended.
+  An unmarked name the base does not define is an error (GP015) with the closest base name:
+  a misspelt tenant would otherwise become a new, protected namespace, and a misspelt pool a
+  new pool with no instance type;
 - `null` in an overlay deletes the key (the only way to drop a mapping key, e.g. `procurement`);
 - every other value replaces.
 Each merged value keeps the position of the file that supplied it, so a diagnostic about a
@@ -12,6 +15,7 @@ value set in the overlay points into the overlay.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, cast
 
 from gpuplat.diagnostics import Diagnostic, Level, json_path
@@ -80,6 +84,48 @@ class _Merger:
             pos.children[key] = merged_pos
         return out, pos
 
+    def _markers_ok(
+        self, label: str, markers: tuple[Any, Any], known: bool, base: list[Any], where: tuple[Path, Pos]
+    ) -> bool:
+        """`remove` and `new` say what an overlay item is meant to do; one that cannot be done is an
+        error at the item, so a slip in a name never changes the platform silently."""
+        (remove, new), (item_path, item_pos) = markers, where
+        for key, value in (("remove", remove), ("new", new)):
+            if value is not True and value is not False:
+                self.error(
+                    "GP012", f"`{key}` must be true or false", (*item_path, key), item_pos.children.get(key, item_pos)
+                )
+                return False
+        if remove and new:
+            self.error("GP012", f"{label!r} is marked both `remove` and `new`", item_path, item_pos)
+            return False
+        if remove and not known:
+            self.error(
+                "GP010",
+                f"`remove: true` names {label!r}, which the base does not define{_hint(label, base)}",
+                item_path,
+                item_pos,
+            )
+            return False
+        if new and known:
+            self.error(
+                "GP016",
+                f"{label!r} is marked `new: true`, but the base already defines it (drop `new` to change it)",
+                (*item_path, "new"),
+                item_pos.children.get("new", item_pos),
+            )
+            return False
+        if not new and not remove and not known and base:
+            self.error(
+                "GP015",
+                f"{label!r} matches no item of the base's {_list_name(item_path)}{_hint(label, base)}; "
+                "to add it in this overlay, mark it `new: true`",
+                (*item_path, "name"),
+                item_pos.children.get("name", item_pos),
+            )
+            return False
+        return True
+
     def _merge_named(
         self, base: list[Any], base_pos: Pos, over: list[Any], over_pos: Pos, path: Path
     ) -> tuple[list[Any], Pos]:
@@ -106,23 +152,14 @@ class _Merger:
                 continue
             seen.add(name)
             remove = item.pop("remove", False)
+            new = item.pop("new", False)
             stripped_pos = Pos(item_pos.value, item_pos.key, dict(item_pos.children))
             stripped_pos.children.pop("remove", None)
-            if remove is True:
-                if name in index:
-                    items[index[name]] = (None, item_pos)
-                else:
-                    self.error(
-                        "GP010", f"`remove: true` names {name!r}, which the base does not define", item_path, item_pos
-                    )
+            stripped_pos.children.pop("new", None)
+            if not self._markers_ok(name, (remove, new), name in index, base, (item_path, item_pos)):
                 continue
-            if remove is not False:
-                self.error(
-                    "GP012",
-                    "`remove` must be true or false",
-                    (*item_path, "remove"),
-                    item_pos.children.get("remove", item_pos),
-                )
+            if remove is True:
+                items[index[name]] = (None, item_pos)
                 continue
             if name in index and items[index[name]][0] is not None:
                 j = index[name]
@@ -134,6 +171,16 @@ class _Merger:
         kept = [(item, p) for item, p in items if item is not None]
         pos = Pos(over_pos.value, over_pos.key, {i: p for i, (_, p) in enumerate(kept)})
         return [item for item, _ in kept], pos
+
+
+def _list_name(item_path: Path) -> str:
+    return str(item_path[-2]) if len(item_path) >= 2 else "list"
+
+
+def _hint(name: str, base: list[Any]) -> str:
+    names = [str(cast("dict[str, Any]", item)["name"]) for item in base if isinstance(item, dict)]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (the base has: {', '.join(names)})" if names else ""
 
 
 def _o(origin: Any) -> tuple[str, int, int]:

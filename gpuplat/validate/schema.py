@@ -119,6 +119,18 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _quote_hint(value: Any) -> str:
+    """A scalar YAML typed for the user: the fix is quotes, and a number may have lost digits already
+    (`1.30` is read as 1.3), so say both."""
+    if isinstance(value, bool):
+        return "; quote it: unquoted, YAML reads true / false as a boolean"
+    if isinstance(value, float) and math.isfinite(value):
+        return f'; quote it ("{value}", digits as you mean them): unquoted, YAML reads a number (1.30 is 1.3)'
+    if isinstance(value, int):
+        return f'; quote it ("{value}"): unquoted, YAML reads it as a number'
+    return ""
+
+
 class _SchemaReporter:
     def __init__(self, pos: Pos) -> None:
         self.pos = pos
@@ -170,7 +182,8 @@ class _SchemaReporter:
             expected = error.validator_value
             expected_text = " or ".join(cast("list[str]", expected)) if isinstance(expected, list) else str(expected)
             expected_text = expected_text.replace("object", "mapping").replace("array", "list")
-            self.add("GP103", f"expected {expected_text}, got {_type_name(value)} {_show(value)}", path)
+            hint = _quote_hint(value) if "string" in expected_text else ""
+            self.add("GP103", f"expected {expected_text}, got {_type_name(value)} {_show(value)}{hint}", path)
         elif validator in ("enum", "const"):
             allowed_values: list[Any] = (
                 cast("list[Any]", error.validator_value) if validator == "enum" else [error.validator_value]

@@ -92,13 +92,24 @@ def render_markdown(journeys: Sequence[Journey]) -> str:
     return "".join(out)
 
 
+def failing_lines(journeys: Sequence[Journey]) -> list[str]:
+    """One line per broken journey and the steps it breaks at: what the comment leads with."""
+    return [
+        f"{j.tenant} → {j.pool} (`{j.resource}`) breaks at {', '.join(dict.fromkeys(s.step for s in j.failed))}"
+        for j in journeys
+        if not j.ok
+    ]
+
+
 def markdown_section(
     model: Platform, plan: Plan, resources: Sequence[Mapping[str, Any]], charts: ChartDirectory = NO_CHARTS
-) -> str:
-    """The section for a recorded stack, or a note when the charts cannot be rendered here."""
+) -> tuple[str, list[str] | None]:
+    """The section for a recorded stack and its broken journeys, or a note (and None: not known)
+    when the charts cannot be rendered here."""
     from .journeys import verify
 
     try:
-        return render_markdown(verify(model, plan, resources, charts))
+        journeys = verify(model, plan, resources, charts)
     except (RenderUnavailable, RenderError) as err:
-        return f"### Verify\n\n> [!NOTE]\n> Not verified: {err}\n"
+        return f"### Verify\n\n> [!NOTE]\n> Not verified: {err}\n", None
+    return render_markdown(journeys), failing_lines(journeys)
