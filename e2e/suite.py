@@ -11,7 +11,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import gomod, karpenter, kueue, netns, nodes, scenarios
+from e2e import contention, gomod, karpenter, kueue, netns, nodes, scenarios
 from e2e.cluster import Cluster, E2EError
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.report import Report
@@ -114,6 +114,9 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
+            contention.borrowing(cluster, stack, report, timeout)
+            contention.reclaim(cluster, stack, report, timeout)
+            contention.priority(cluster, stack, report, timeout)
             if stack.provider == "aws":
                 scenarios.nodeclaims_initialized(cluster, stack, report)
             if agents.errors:
