@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from e2e import contention, jobs, karpenter, kueue, quota
+from e2e import contention, hami, jobs, karpenter, kueue, quota, topology
+from e2e import floor as floor_
 from e2e.stack import Stack, Target
 from e2e.tools import build
 
@@ -170,3 +171,43 @@ def test_contending_work_is_pinned_to_its_flavor_by_the_flavor_s_own_labels() ->
     job = contention.pinned_job(slot, 3, "claim")
     assert job["spec"]["parallelism"] == 3 and "tolerations" not in job["spec"]["template"]["spec"]
     assert job["spec"]["template"]["spec"]["nodeSelector"] == pod["spec"]["nodeSelector"]
+
+
+def test_the_floor_moves_between_keda_s_bounds() -> None:
+    def floor(name: str, replicas: int) -> dict[str, Any]:
+        return {"type": "kubernetes:apps/v1:Deployment",
+                "inputs": {"metadata": {"name": name, "labels": {"gpuplat.dev/pool": name[15:]}},
+                           "spec": {"replicas": replicas}}}
+
+    def scaled(name: str, low: int, high: int) -> dict[str, Any]:
+        return {"type": floor_.SCALED_OBJECT, "inputs": {"spec": {"scaleTargetRef": {"name": name},
+                                                                  "minReplicaCount": low, "maxReplicaCount": high}}}
+
+    stack = _stack([floor("capacity-floor-train", 1), scaled("capacity-floor-train", 1, 3),
+                    floor("capacity-floor-fixed", 2), scaled("capacity-floor-fixed", 2, 2),
+                    floor("capacity-floor-none", 0)], {"pools": []})
+    assert [(d["metadata"]["name"], low, high) for d, low, high in floor_.floors(stack)] == [
+        ("capacity-floor-train", 1, 3)]  # a floor KEDA cannot move, or without a ScaledObject, is not scaled
+
+
+def test_the_topology_only_predictions_come_from_verify_s_own_words() -> None:
+    def journey(pool: str, detail: str) -> dict[str, Any]:
+        return {"tenant": "t", "pool": pool, "resource": "nvidia.com/gpu",
+                "steps": [{"step": "topology", "ok": True, "detail": detail}]}
+
+    stack = Stack(Target("t"), [], {}, [journey("a", f"... ClusterQueue q {topology.IMPLIED}, so ..."),
+                                        journey("b", f'... waits ("Flavor f {topology.REFUSED}")'),
+                                        {"tenant": "t", "pool": "c", "resource": "x", "steps": []}])
+    assert topology.predictions(stack) == {("t", "a", "nvidia.com/gpu"): True, ("t", "b", "nvidia.com/gpu"): False}
+
+
+def test_the_old_hami_overlay_declares_memory_and_cores_no_device_plugin_registers() -> None:
+    overlay = {"metadata": {"name": "frac-units"}, "spec": {"capacity": {"nvidia.com/gpu.fractional": "16"}}}
+    old = hami.old_overlay(overlay, {"gpuModel": "L40S-48GB", "gpusPerNode": 4})
+    memory = str(int(44.7 * 1024) * 4)  # the catalog's usable memory of an L40S, per node of 4
+    assert old["spec"]["capacity"] == {"nvidia.com/gpu.fractional": "16", "nvidia.com/gpumem": memory,
+                                       "nvidia.com/gpucores": "400"}
+    assert overlay["spec"]["capacity"] == {"nvidia.com/gpu.fractional": "16"}  # the emitted one untouched
+    job = hami.hami_job("apps", "frac")
+    limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert set(limits) == {"nvidia.com/gpu.fractional", "nvidia.com/gpumem", "nvidia.com/gpucores"}
