@@ -22,6 +22,7 @@ SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 POOL_LABEL = "gpuplat.dev/pool"
 SHORT_CONSOLIDATE_AFTER = "5s"
+PER_REMOVAL = 30.0  # seconds allowed per node removed, beyond the suite's timeout
 
 
 def floors(stack: Stack) -> list[tuple[dict[str, Any], int, int]]:
@@ -111,7 +112,10 @@ def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
             _shorten_consolidation(cluster, stack, pool)
             _scale(cluster, deployment, low)
             try:
-                left = wait_for(lambda p=pool, lo=low: _at_most(cluster, p, lo), timeout,
+                # Fabric pools' budgets let Karpenter remove one node at a time, each after its own
+                # consolidation round: the wait grows with the nodes to remove.
+                removals = max(0, len(before) - low)
+                left = wait_for(lambda p=pool, lo=low: _at_most(cluster, p, lo), timeout + PER_REMOVAL * removals,
                                 f"Karpenter removing pool {pool}'s empty nodes down to {low}")
                 gone = before - {n["metadata"]["name"] for n in left}
                 report.scenario(label, name, ok,
