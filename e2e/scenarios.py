@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from e2e import jobs
+from e2e import jobs, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Journey, Report
 from e2e.stack import Stack
@@ -183,30 +183,19 @@ def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) ->
     return count if count >= wanted else None
 
 
-def _quota_ceiling(queue: dict[str, Any], resource: str) -> int | None:
-    """The most of `resource` a ClusterQueue can ever hold: nominal plus borrowing, every flavor."""
-    total, bounded = 0, False
-    for group in queue["spec"].get("resourceGroups", []):
-        for flavor in group["flavors"]:
-            for quota in flavor["resources"]:
-                if quota["name"] == resource:
-                    if "borrowingLimit" not in quota and queue["spec"].get("cohortName"):
-                        return None  # may borrow all the cohort has: no ceiling of its own
-                    total += int(quota["nominalQuota"]) + int(quota.get("borrowingLimit", 0))
-                    bounded = True
-    return total if bounded else None
-
-
 def quota_waits(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
-    """A job asking for more than its tenant's quota and borrowing allow is held by Kueue."""
-    queues = {q["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]: q
-              for q in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")}
+    """A job asking for one unit more than its tenant can hold in any single flavor of the pool
+    (Kueue gives a pod set one flavor: nominal + what it may borrow there) is held by Kueue."""
+    queues = stack.of_type(quota.CLUSTER_QUEUE)
+    by_tenant = {quota.tenant_of(q): q for q in queues}
     for journey in stack.journeys[:1]:
         tenant, pool, resource = journey["tenant"], journey["pool"], journey["resource"]
-        ceiling = _quota_ceiling(queues.get(tenant, {"spec": {}}), resource)
+        if tenant not in by_tenant:
+            continue
+        ceiling = quota.pool_ceiling(queues, by_tenant[tenant], stack.of_type(quota.FLAVOR), pool, resource)
         if ceiling is None:
             continue
-        job = jobs.reference_job(tenant, pool, resource, name="over-quota")
+        job = jobs.reference_job(tenant, pool, resource, name="over-quota", topology_level=topology_level(stack, pool))
         job["spec"]["parallelism"] = job["spec"]["completions"] = ceiling + 1
         refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
         if refused.returncode != 0:

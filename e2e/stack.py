@@ -4,8 +4,10 @@ predictions, all through the `gpuplat` command a user runs."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,9 @@ from e2e.cluster import E2EError
 ROOT = Path(__file__).resolve().parent.parent
 # The console script installed beside the interpreter running the suite (.venv/bin/gpuplat).
 GPUPLAT = [str(Path(sys.executable).parent / "gpuplat")]
+# The clone's own package first: a .venv shared by several clones (worktrees) has an editable
+# install of one of them, and the suite must compile with the code it is run from.
+_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,8 @@ class Stack:
 
 
 def _gpuplat_json(*args: str) -> dict[str, Any]:
-    result = subprocess.run([*GPUPLAT, *args, "--format", "json"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([*GPUPLAT, *args, "--format", "json"], cwd=ROOT, capture_output=True, text=True,
+                            env=_ENV)
     try:
         return json.loads(result.stdout)
     except json.JSONDecodeError:
@@ -63,5 +69,10 @@ def compile_target(target: Target) -> Stack:
     if "resources" not in preview:
         raise E2EError(f"gpuplat preview of {target.label} produced no resources: {preview}")
     plan = _gpuplat_json("plan", *target.args())
-    verify = _gpuplat_json("verify", *target.args())
+    # verify follows the journeys over the recording preview just made (recording is most of
+    # the compile time), so its predictions are about exactly the objects the suite applies.
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="gpuplat-recording-") as recording:
+        json.dump(preview, recording)
+        recording.flush()
+        verify = _gpuplat_json("verify", *target.args(), "--recording", recording.name)
     return Stack(target, preview["resources"], plan, verify.get("journeys", []))

@@ -11,7 +11,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import deploy, gomod, karpenter, kueue, netns, nodes, scenarios
+from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, netns, nodes, scenarios, topology
 from e2e.cluster import Cluster, E2EError
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.report import Report
@@ -117,8 +117,14 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
+            contention.borrowing(cluster, stack, report, timeout)
+            contention.reclaim(cluster, stack, report, timeout)
+            contention.priority(cluster, stack, report, timeout)
+            topology.without_annotation(cluster, stack, report, timeout)
             if stack.provider == "aws":
                 scenarios.nodeclaims_initialized(cluster, stack, report)
+                hami.old_output_never_initializes(cluster, stack, report, timeout)
+            floor.scaling(cluster, stack, report, timeout)
             if agents.errors:
                 report.scenario(target.label, "node-agents", False, agents.errors[-1])
         scenarios.isolation(cluster, stack, report)

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from e2e import jobs, karpenter, kueue
+from e2e import contention, hami, jobs, karpenter, kueue, quota, topology
+from e2e import floor as floor_
 from e2e.stack import Stack, Target
 from e2e.tools import build
 
@@ -183,3 +184,125 @@ def test_policy_violations_and_the_rules_that_ran_come_from_the_engines_event_lo
     log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
     assert policy_events(log) == ({("karpenter-gpu-limit", "u1")}, {"no-helm-v4-chart", "karpenter-gpu-limit"})
     assert policy_events(tmp_path / "absent.jsonl") == (set(), set())
+
+
+def _queue(tenant: str, flavors: dict[str, dict[str, int]], cohort: str = "c", **preemption: str) -> dict[str, Any]:
+    entries = [{"name": f, "resources": [{"name": "nvidia.com/gpu", **q}]} for f, q in flavors.items()]
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": tenant}}
+    return {"metadata": {"name": f"cq-{tenant}"},
+            "spec": {"cohortName": cohort, "namespaceSelector": selector, "preemption": preemption,
+                     "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": entries}]}}
+
+
+def _flavor(name: str, pool: str, **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"nodeLabels": {"gpuplat.dev/pool": pool,
+                                                                "karpenter.sh/capacity-type": name}, **spec}}
+
+
+def test_a_job_can_hold_one_flavor_at_most_not_the_sum_of_the_pool_s_flavors() -> None:
+    # Kueue gives a pod set one flavor: 3 nominal + 2 borrowed in either, never 10 in both.
+    hard = _queue("hard", {"spot": {"nominalQuota": 8, "lendingLimit": 0}, "on-demand": {"nominalQuota": 8}})
+    soft = _queue("soft", {"spot": {"nominalQuota": 3, "borrowingLimit": 5},
+                           "on-demand": {"nominalQuota": 3, "borrowingLimit": 2}})
+    flavors = [_flavor("spot", "train"), _flavor("on-demand", "train")]
+    assert quota.ceiling([hard, soft], soft, "spot", "nvidia.com/gpu") == 3  # the hard owner lends none
+    assert quota.ceiling([hard, soft], soft, "on-demand", "nvidia.com/gpu") == 5  # borrowingLimit 2 < 8 lent
+    assert quota.pool_ceiling([hard, soft], soft, flavors, "train", "nvidia.com/gpu") == 5
+    assert quota.pool_ceiling([hard, soft], soft, flavors, "infer", "nvidia.com/gpu") is None
+    # No borrowingLimit: all the cohort lends; no cohort: nothing to borrow.
+    unbounded = _queue("soft", {"on-demand": {"nominalQuota": 3}})
+    assert quota.ceiling([hard, unbounded], unbounded, "on-demand", "nvidia.com/gpu") == 11
+    alone = _queue("alone", {"on-demand": {"nominalQuota": 3, "borrowingLimit": 9}}, cohort="")
+    assert quota.ceiling([hard, alone], alone, "on-demand", "nvidia.com/gpu") == 3
+
+
+def test_the_borrowing_scenario_prefers_a_tenant_its_borrowing_limit_stops() -> None:
+    lender = _queue("lender", {"od": {"nominalQuota": 10}, "spot": {"nominalQuota": 10}})
+    borrower = _queue("borrower", {"od": {"nominalQuota": 2, "borrowingLimit": 20},
+                                   "spot": {"nominalQuota": 4, "borrowingLimit": 3}})
+    slots = quota.slots([lender, borrower], [_flavor("od", "p"), _flavor("spot", "p")])
+    chosen = quota.borrowing_slot(slots)
+    assert chosen is not None and (chosen.tenant, chosen.flavor, chosen.ceiling) == ("borrower", "spot", 7)
+    # A flavor with a Topology takes only jobs asking for a placement: not used for quota scenarios.
+    tas = quota.slots([lender, borrower], [_flavor("od", "p", topologyName="fabric"), _flavor("spot", "p")])
+    assert {s.flavor for s in tas} == {"spot"}
+
+
+def test_reclaim_needs_a_lender_whose_loan_no_third_queue_covers() -> None:
+    owner = _queue("owner", {"od": {"nominalQuota": 4}}, reclaimWithinCohort="Any")
+    guest = _queue("guest", {"od": {"nominalQuota": 2, "borrowingLimit": 3}})
+    flavors = [_flavor("od", "p")]
+    pair = quota.reclaim_pair(quota.slots([owner, guest], flavors))
+    assert pair is not None and (pair.borrower.tenant, pair.lender.tenant, pair.policy) == ("guest", "owner", "Any")
+    # A third queue lending 3 covers the guest's loan: the owner's claim fits without reclaiming
+    # (the owner itself borrows nothing here, or it would be a borrower the guest reclaims from).
+    owner = _queue("owner", {"od": {"nominalQuota": 4, "borrowingLimit": 0}}, reclaimWithinCohort="Any")
+    third = _queue("third", {"od": {"nominalQuota": 3, "borrowingLimit": 0}})
+    assert quota.reclaim_pair(quota.slots([owner, guest, third], flavors)) is None
+    # A hard owner lends nothing, so nothing of it is reclaimed: it is the one that borrows.
+    hard = _queue("owner", {"od": {"nominalQuota": 4, "lendingLimit": 0}})
+    pair = quota.reclaim_pair(quota.slots([hard, guest], flavors))
+    assert pair is not None
+    assert (pair.borrower.tenant, pair.borrower.borrow, pair.lender.tenant) == ("owner", 2, "guest")
+
+
+def test_preemption_is_predicted_from_the_emitted_policies() -> None:
+    assert quota.reclaim_expected("Any", 100, 0)
+    assert not quota.reclaim_expected("LowerPriority", 0, 0) and quota.reclaim_expected("LowerPriority", 0, 1)
+    assert not quota.reclaim_expected("Never", 0, 100)
+    queue = _queue("t", {"od": {"nominalQuota": 1}}, withinClusterQueue="LowerPriority")
+    assert quota.within_queue_expected(queue, 0, 10000) and not quota.within_queue_expected(queue, 10, 10)
+    assert not quota.within_queue_expected(_queue("t", {"od": {"nominalQuota": 1}}), 0, 10000)
+
+
+def test_contending_work_is_pinned_to_its_flavor_by_the_flavor_s_own_labels() -> None:
+    owner = _queue("owner", {"spot": {"nominalQuota": 4}})
+    (slot,) = quota.slots([owner], [_flavor("spot", "train")])
+    pod = contention.holder_pod(slot, 4, "holder", "x-standard")
+    assert pod["kind"] == "Pod" and pod["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "default"}
+    assert pod["spec"]["nodeSelector"] == {"gpuplat.dev/pool": "train", "karpenter.sh/capacity-type": "spot"}
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+    assert pod["spec"]["priorityClassName"] == "x-standard"
+    job = contention.pinned_job(slot, 3, "claim")
+    assert job["spec"]["parallelism"] == 3 and "tolerations" not in job["spec"]["template"]["spec"]
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == pod["spec"]["nodeSelector"]
+
+
+def test_the_floor_moves_between_keda_s_bounds() -> None:
+    def floor(name: str, replicas: int) -> dict[str, Any]:
+        return {"type": "kubernetes:apps/v1:Deployment",
+                "inputs": {"metadata": {"name": name, "labels": {"gpuplat.dev/pool": name[15:]}},
+                           "spec": {"replicas": replicas}}}
+
+    def scaled(name: str, low: int, high: int) -> dict[str, Any]:
+        return {"type": floor_.SCALED_OBJECT, "inputs": {"spec": {"scaleTargetRef": {"name": name},
+                                                                  "minReplicaCount": low, "maxReplicaCount": high}}}
+
+    stack = _stack([floor("capacity-floor-train", 1), scaled("capacity-floor-train", 1, 3),
+                    floor("capacity-floor-fixed", 2), scaled("capacity-floor-fixed", 2, 2),
+                    floor("capacity-floor-none", 0)], {"pools": []})
+    assert [(d["metadata"]["name"], low, high) for d, low, high in floor_.floors(stack)] == [
+        ("capacity-floor-train", 1, 3)]  # a floor KEDA cannot move, or without a ScaledObject, is not scaled
+
+
+def test_the_topology_only_predictions_come_from_verify_s_own_words() -> None:
+    def journey(pool: str, detail: str) -> dict[str, Any]:
+        return {"tenant": "t", "pool": pool, "resource": "nvidia.com/gpu",
+                "steps": [{"step": "topology", "ok": True, "detail": detail}]}
+
+    stack = Stack(Target("t"), [], {}, [journey("a", f"... ClusterQueue q {topology.IMPLIED}, so ..."),
+                                        journey("b", f'... waits ("Flavor f {topology.REFUSED}")'),
+                                        {"tenant": "t", "pool": "c", "resource": "x", "steps": []}])
+    assert topology.predictions(stack) == {("t", "a", "nvidia.com/gpu"): True, ("t", "b", "nvidia.com/gpu"): False}
+
+
+def test_the_old_hami_overlay_declares_memory_and_cores_no_device_plugin_registers() -> None:
+    overlay = {"metadata": {"name": "frac-units"}, "spec": {"capacity": {"nvidia.com/gpu.fractional": "16"}}}
+    old = hami.old_overlay(overlay, {"gpuModel": "L40S-48GB", "gpusPerNode": 4})
+    memory = str(int(44.7 * 1024) * 4)  # the catalog's usable memory of an L40S, per node of 4
+    assert old["spec"]["capacity"] == {"nvidia.com/gpu.fractional": "16", "nvidia.com/gpumem": memory,
+                                       "nvidia.com/gpucores": "400"}
+    assert overlay["spec"]["capacity"] == {"nvidia.com/gpu.fractional": "16"}  # the emitted one untouched
+    job = hami.hami_job("apps", "frac")
+    limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert set(limits) == {"nvidia.com/gpu.fractional", "nvidia.com/gpumem", "nvidia.com/gpucores"}

@@ -58,7 +58,7 @@ def test_quotas_move_to_where_they_fit(tmp_path: Path) -> None:
             "  - {name: b, gpus: 4, isolation: hard, pools: [p0]}",
         ],
     )
-    # ... and a, hard (it borrows nothing), holds no quota on p0 any more: said, at p0.
+    # ... and a holds no quota on p0 any more, where b, hard, lends nothing: said, at p0.
     assert diagnostics == [("GP354", 6)]
     assert sorted(quotas) == [("a", "p1-on-demand", 4), ("b", "p0-on-demand", 4)]
 
@@ -74,3 +74,23 @@ def test_hard_guarantees_beyond_a_pool_are_an_error_soft_ones_a_warning(tmp_path
     assert diagnostics == [("GP351", 10)]
     # The soft tenant's promise stands (oversubscribed); the hard one is whole.
     assert sorted(quotas) == [("a", "p0-on-demand", 4), ("b", "p0-on-demand", 2)]
+
+
+def test_a_pool_only_hard_tenants_hold_strands_the_soft_tenants_allowed_on_it(tmp_path: Path) -> None:
+    # The hard owner's quota has lendingLimit 0: it is there, and nobody else can use it.
+    _, diagnostics = _plan_of(
+        tmp_path,
+        ["  - {name: a, gpus: 4, isolation: hard, pools: [p0]}", "  - {name: b, gpus: 4, pools: [p0, p1]}"],
+    )
+    assert ("GP354", 6) in diagnostics
+
+
+def test_a_hard_tenant_borrows_what_a_soft_one_lends(tmp_path: Path) -> None:
+    # a holds nothing on p0 but b, soft, lends its p0 quota: a may borrow it (borrowingLimit > 0).
+    quotas, diagnostics = _plan_of(
+        tmp_path,
+        ["  - {name: a, gpus: 4, isolation: hard, pools: [p0, p1]}", "  - {name: b, gpus: 4, pools: [p0]}"],
+    )
+    held_on_p0 = {t for t, f, g in quotas if f == "p0-on-demand" and g}
+    assert "a" not in held_on_p0 and "b" in held_on_p0
+    assert "GP354" not in [code for code, _ in diagnostics]

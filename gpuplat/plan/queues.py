@@ -56,30 +56,36 @@ def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[
 def unquoted_pool_findings(
     model: Platform, flavors: Sequence[FlavorPlan], quotas: Sequence[QuotaPlan]
 ) -> list[PlanFinding]:
-    """Pools a tenant may use where it can never be admitted: the quota flow placed its GPUs
-    elsewhere and, for a soft tenant, no tenant of the cohort holds quota there to lend (a hard
-    tenant borrows nothing). `gpuplat verify` fails those journeys at the quota step."""
+    """Pools a tenant may use where it can never be admitted: it holds no quota there and no
+    other tenant lends any. A soft tenant lends all its quota to the cohort; a hard one lends
+    none (`lendingLimit: 0`), so a pool only hard tenants hold strands every other tenant allowed
+    on it, whatever its isolation: Kueue's quota nobody else can use. `gpuplat verify` fails
+    those journeys at the quota step."""
     if model.scheduling.queueing != "kueue":
         return []
     pool_of = {f.key: f.pool for f in flavors}
     held: Counter[tuple[str, str]] = Counter()
     for q in quotas:
         held[q.tenant, pool_of[q.flavor]] += q.gpus
-    pool_total: Counter[str] = Counter()
-    for (_, pool), gpus in held.items():
-        pool_total[pool] += gpus
+    isolation = {t.name: t.isolation for t in model.tenants}
+    lent: Counter[str] = Counter()  # per pool, what soft tenants hold there (and lend when idle)
+    for (tenant, pool), gpus in held.items():
+        if isolation.get(tenant) != "hard":
+            lent[pool] += gpus
     stranded: dict[str, list[str]] = {}
     for tenant in model.tenants:
         for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
-            room = held[tenant.name, pool] if tenant.isolation == "hard" else pool_total[pool]
-            if room <= 0:
+            own = held[tenant.name, pool]
+            lent_by_others = lent[pool] - (own if tenant.isolation != "hard" else 0)
+            if own <= 0 and lent_by_others <= 0:
                 stranded.setdefault(pool, []).append(tenant.name)
     return [
         NO_QUOTA_ON_POOL.finding(
             ("gpuNodePools", index, "name"),
             f"pool {pool.name} holds no Kueue quota for {_names(stranded[pool.name])}, which may use it: the "
-            f"quota flow placed their GPUs on their other pools and no tenant lends any here, so Kueue admits "
-            f"none of their jobs on {pool.name}; raise their gpus or leave {pool.name} out of their pools",
+            f"quota flow placed their GPUs on their other pools and no tenant lends any here (hard tenants "
+            f"lend none: lendingLimit 0), so Kueue admits none of their jobs on {pool.name}; raise their gpus "
+            f"or leave {pool.name} out of their pools",
         )
         for index, pool in enumerate(model.pools)
         if pool.name in stranded

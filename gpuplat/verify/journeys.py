@@ -24,6 +24,7 @@ from .k8s import Obj
 from .nodes import capacity_step, existing_nodes_step, karpenter_nodes_step
 from .queues import placement_step, queue_step, quota_step
 from .render import NO_CHARTS, ChartDirectory
+from .topology import asks_placement, topology_step
 from .types import QUEUE, Journey, Nodes, Placement, Step
 from .view import View, build_view
 from .volumes import volumes_step
@@ -46,12 +47,24 @@ def journey_targets(model: Platform, plan: Plan) -> list[tuple[Tenant, GpuNodePo
 
 
 def _flavor_chain(
-    view: View, model: Platform, pool: GpuNodePool, resource: str, flavor: Obj, registered: Sequence[str]
+    view: View,
+    model: Platform,
+    pool: GpuNodePool,
+    resource: str,
+    route: tuple[Obj, Obj, bool],
+    registered: Sequence[str],
 ) -> list[Step]:
+    """`route`: the ClusterQueue, the flavor, and whether the pool's job asks for a placement."""
+    queue, flavor, asks = route
     placed = placement_step(flavor)
     steps = [placed.step]
     if not isinstance(placed.value, Placement):
         return steps
+    tas = topology_step(view, queue, flavor, asks)
+    if tas is not None:
+        steps.append(tas)
+        if not tas.ok:
+            return steps
     placement = placed.value
     if model.target.provider is Provider.AWS:
         found = karpenter_nodes_step(view, placement)
@@ -79,8 +92,9 @@ def _queue_chain(
     quota = quota_step(view, queued.value, pool.name, resource)
     steps.append(quota.step)
     flavors: list[Obj] = quota.value or []
+    asks = asks_placement(flavors)
     for flavor in flavors:
-        steps += _flavor_chain(view, model, pool, resource, flavor, registered)
+        steps += _flavor_chain(view, model, pool, resource, (queued.value, flavor, asks), registered)
     return steps
 
 

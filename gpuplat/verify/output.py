@@ -18,7 +18,9 @@ from .types import Journey
 # server, scheduler, Kueue and Karpenter) carries these.
 NOT_MODELLED: tuple[str, ...] = (
     "Kueue's scheduling cycle: flavor order and fungibility, fair sharing, preemption, "
-    "topology-aware placement, and waitForPodsReady eviction and requeuing",
+    "whether a job's pods fit in one domain of the Topology level it asks for (verify models only which "
+    "flavors take a job asking for a placement, and which take one asking for none), "
+    "and waitForPodsReady eviction and requeuing",
     "Karpenter's launch decisions: instance choice, price and availability, spot interruption, "
     "insufficient capacity, reservations running out, NodePool limits counted once nodes exist",
     "node initialization: startup taints and the time until a device plugin registers the resource "

@@ -9,13 +9,14 @@ from typing import Any
 QUEUE = "queue"  # 1. LocalQueue -> ClusterQueue selecting the namespace
 QUOTA = "quota"  # 2. a flavor of the pool with quota for one unit
 PLACEMENT = "placement"  # 3. the flavor's node labels, taints, tolerations
+TOPOLOGY = "topology"  # 3b. a flavor naming a Topology takes the job (Kueue's TAS-only rule)
 NODES = "nodes"  # 4. nodes carrying those labels, whose taints the job tolerates
 CAPACITY = "capacity"  # 5. Karpenter knows the nodes offer the resource (aws)
 DEVICE_PLUGIN = "device-plugin"  # 6. a device plugin advertises the resource on those nodes
 ADMISSION = "admission"  # 7. LimitRange, Pod Security, ResourceQuota admit the pod
 VOLUMES = "volumes"  # 8. the tenant's claims bind to distinct volumes
 
-STEP_ORDER = (QUEUE, QUOTA, PLACEMENT, NODES, CAPACITY, DEVICE_PLUGIN, ADMISSION, VOLUMES)
+STEP_ORDER = (QUEUE, QUOTA, PLACEMENT, TOPOLOGY, NODES, CAPACITY, DEVICE_PLUGIN, ADMISSION, VOLUMES)
 
 
 @dataclass(frozen=True)
