@@ -43,6 +43,8 @@ Choices this component makes (the spec has no field for them):
   one node at a time and never expire (`expireAfter: Never`): expiry is forceful in
   Karpenter v1 (no budget, no do-not-disrupt), while drift from a new AMI is graceful, so
   patches still roll. Other pools keep the 720h expiry, 10% at a time.
+* User data: MIG pools turn MIG mode on before the kubelet starts (mig_boot.py says why);
+  other pools keep the AMI's bootstrap as it is.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from gpuplat.plan.types import NodeOverlayPlan, NodePoolPlan
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
+from .mig_boot import mig_boot_user_data
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -154,6 +157,9 @@ def node_class_spec(
             if placement_group is None:
                 raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
             spec["placementGroupSelector"] = {"name": placement_group}
+    user_data = mig_boot_user_data(pool)
+    if user_data is not None:
+        spec["userData"] = user_data
     reserved = plan.pool(pool.name).share(Market.RESERVED).nodes > 0
     if blocks or (reserved and not separate_block_class(plan, pool)):
         spec["capacityReservationSelectorTerms"] = reservation_terms(pool, cluster)
