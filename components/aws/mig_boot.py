@@ -1,7 +1,9 @@
 """MIG mode at first boot: the user data of a MIG pool's EC2NodeClass.
 
 Why: on EKS's AL2023 NVIDIA AMI the driver is on the host, so the GPU Operator runs
-mig-manager with host GPU clients shut down around a change, and when the change includes the
+mig-manager with host GPU clients shut down around a change (gpu-operator
+`controllers/object_controls.go` `TransformMIGManager` sets WITH_SHUTDOWN_HOST_GPU_CLIENTS
+when `driver.enabled` is false), and when the change includes the
 MIG *mode* it adds the kubelet to the services it stops and restarts (mig-parted
 `deployments/container/reconfigure-mig.sh`: `assert --mode-only` fails ->
 `HOST_GPU_CLIENT_SERVICES+=(${HOST_KUBELET_SERVICE})`). On AL2023's cgroup v2 that restart,
