@@ -84,9 +84,7 @@ pytestmark = pytest.mark.skipif(BASH is None, reason="needs bash")
 
 
 def test_mig_mode_is_set_with_the_gpu_clients_stopped_then_they_run_again(tmp_path: Path) -> None:
-    code, calls, state = run_script(
-        tmp_path, ["Disabled", "Disabled"], ["nvidia-persistenced", "nvidia-fabricmanager"]
-    )
+    code, calls, state = run_script(tmp_path, ["Disabled", "Disabled"], ["nvidia-persistenced", "nvidia-fabricmanager"])
     assert code == 0
     assert {p.read_text().strip() for p in state.glob("gpu*.mode")} == {"Enabled"}
     mig = calls.index("nvidia-smi -mig 1")
