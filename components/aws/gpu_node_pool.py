@@ -29,8 +29,10 @@ Choices this component makes (the spec has no field for them):
 * Root volume: 200 GiB gp3, encrypted with the account's EBS key. Container images and
   scratch go to the instance-store RAID0; a customer key here would need kms:CreateGrant for
   Karpenter and EC2 in the key policy, with no gain for an OS disk holding no data.
-* NodePools, their names, `nvidia.com/gpu` limits and weights come from the plan
-  (gpuplat/plan/capacity.py): one per market the split gives nodes, reserved first.
+* NodePools, their names, limits and weights come from the plan (gpuplat/plan/capacity.py):
+  one per market the split gives nodes, reserved first; limited on `nvidia.com/gpu` and, on
+  MIG / shared / fractional pools, on the units their nodes advertise, which is what Karpenter
+  counts once the nodes are initialized.
 * NodeOverlay (karpenter.sh/v1alpha1, feature gate `nodeOverlay`, which Karpenter's release
   turns on): MIG, time-sliced, MPS and HAMi pools advertise resources EC2 knows nothing of,
   so without it Karpenter finds no instance type for a pod asking for them and the pool never
@@ -213,7 +215,7 @@ def node_pool_spec(
             "spec": node_spec,
         },
         "disruption": disruption,
-        "limits": {GPU_RESOURCE: str(planned.gpus)},
+        "limits": {resource: str(n) for resource, n in (planned.limits or {GPU_RESOURCE: planned.gpus}).items()},
         "weight": planned.weight,
     }
 

@@ -224,6 +224,9 @@ class NodePoolPlan:
     nodes: int
     gpus: int  # its nvidia.com/gpu limit
     weight: int
+    # Every limit of the NodePool: nvidia.com/gpu and, on MIG / shared / fractional pools, the
+    # units the pool's nodes advertise (capacity.node_pools says why both).
+    limits: Mapping[str, int] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True)
