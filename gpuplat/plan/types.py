@@ -117,6 +117,7 @@ class HotTierPlan:
     standard: StandardHotPlan | None = None
     standard_tenants: tuple[str, ...] = ()  # tenants whose hot volume is on `standard`
     critical_throughput_share: float | None = None  # achieved: critical / (critical + standard)
+    critical_share_asked: float | None = None  # storage.qos.criticalIopsShare, with a standard file system
 
 
 @dataclass(frozen=True)
