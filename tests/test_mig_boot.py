@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from components.aws.cpu_node_pool import CPU_NODE_POOL
 from components.aws.mig_boot import LOG, REBOOT_MARK, mig_boot_user_data
 from gpuplat.model import GpuNodePool, SharingMode
 from tests.support_aws import NODE_CLASS, STACKS, custom_resources, recorded
@@ -124,6 +125,9 @@ def test_exactly_the_mig_pools_node_classes_turn_mig_on_at_boot(stack: str) -> N
     classes = custom_resources(resources, NODE_CLASS)
     assert classes
     for obj in classes:
+        if obj["metadata"]["name"] == CPU_NODE_POOL:
+            assert "userData" not in obj["spec"]
+            continue
         pool = model.pools_by_name[obj["metadata"]["name"].removesuffix("-blocks")]
         expected = mig_boot_user_data(pool)
         assert obj["spec"].get("userData") == expected, pool.name

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import pytest
 
+from components.aws.cpu_node_pool import CPU_NODE_POOL
 from gpuplat.catalog import GPU_RESOURCE
 from gpuplat.verify.k8s import quantity
 from tests.support_aws import NODE_OVERLAY, NODE_POOL, STACKS, custom_resources, recorded
@@ -44,6 +45,8 @@ def test_every_node_pool_stops_at_its_share_once_its_nodes_are_initialized(stack
     checked = 0
     for obj in custom_resources(resources, NODE_POOL):
         name = obj["metadata"]["name"]
+        if name == CPU_NODE_POOL:
+            continue  # no GPUs: tests/test_cpu_node_pool.py
         planned = next(n for n in plan.node_pools if n.name == name)
         pool = model.pools_by_name[planned.pool]
         limits = obj["spec"]["limits"]

@@ -96,11 +96,11 @@ _KARPENTER_OWNED_TAGS = (
 )
 
 
-def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: PoolModel) -> dict[str, str]:
+def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: str) -> dict[str, str]:
     """What Karpenter puts on a pool's instances, volumes and interfaces: the AWS provider's default
     tags (the stack's aws:defaultTags + metadata.tags), which reach only objects Pulumi creates,
     then the pool's own tag. Keys Karpenter owns are left to Karpenter."""
-    merged = {**default_tags, **model.metadata.tags, TAG_POOL: pool.name}
+    merged = {**default_tags, **model.metadata.tags, TAG_POOL: pool}
     return {
         k: v for k, v in merged.items() if k not in _KARPENTER_OWNED_TAGS and not k.startswith("kubernetes.io/cluster")
     }
@@ -110,26 +110,18 @@ def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
     return [fabric_zone(plan)] if pool.fabric else list(model.target.zones)
 
 
-def node_class_spec(
+def base_node_class_spec(
     model: Platform,
-    plan: Plan,
-    pool: PoolModel,
-    cluster: str,
     role: pulumi.Input[str],
-    placement_group: pulumi.Input[str] | None,
-    default_tags: Mapping[str, str] | None = None,
-    blocks: bool = False,
+    subnet_tags: Mapping[str, str],
+    security_groups: list[dict[str, Any]],
+    tags: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
-    subnet_tags = {DISCOVERY_TAG: cluster}
-    security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
-    if pool.fabric:
-        subnet_tags[ZONE_TAG] = fabric_zone(plan)
-        security_groups.append({"tags": {EFA_TAG: cluster}})
-    spec: dict[str, Any] = {
+    """What every node class of the platform has: the pinned AMI, the node role, IMDS and disks."""
+    return {
         "amiSelectorTerms": [{"alias": node_ami_alias(model.target.kubernetes_version, model.target.node_ami)}],
         "role": role,
-        "subnetSelectorTerms": [{"tags": subnet_tags}],
+        "subnetSelectorTerms": [{"tags": dict(subnet_tags)}],
         "securityGroupSelectorTerms": security_groups,
         "metadataOptions": {
             "httpEndpoint": "enabled",
@@ -148,8 +140,29 @@ def node_class_spec(
             }
         ],
         "instanceStorePolicy": "RAID0",
-        "tags": instance_tags(default_tags or {}, model, pool),
+        "tags": dict(tags),
     }
+
+
+def node_class_spec(
+    model: Platform,
+    plan: Plan,
+    pool: PoolModel,
+    cluster: str,
+    role: pulumi.Input[str],
+    placement_group: pulumi.Input[str] | None,
+    default_tags: Mapping[str, str] | None = None,
+    blocks: bool = False,
+) -> dict[str, Any]:
+    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
+    subnet_tags = {DISCOVERY_TAG: cluster}
+    security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
+    if pool.fabric:
+        subnet_tags[ZONE_TAG] = fabric_zone(plan)
+        security_groups.append({"tags": {EFA_TAG: cluster}})
+    spec = base_node_class_spec(
+        model, role, subnet_tags, security_groups, instance_tags(default_tags or {}, model, pool.name)
+    )
     if pool.fabric:
         itype = instance_type(pool.instance_type or "")
         if itype is None:
