@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from components.aws.cpu_node_pool import CPU_NODE_POOL
 from components.conventions import TAG_POOL
 from gpuplat.catalog import GPU_RESOURCE, fsx, instance_type
 from gpuplat.model import MARKET_ORDER, Market
@@ -39,6 +40,7 @@ def test_reservations_hold_exactly_the_reserved_nodes(stack: str) -> None:
 def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
     model, plan, resources = recorded(stack)
     emitted = {obj["metadata"]["name"]: obj["spec"] for obj in custom_resources(resources, NODE_POOL)}
+    emitted.pop(CPU_NODE_POOL)  # no GPUs, not in the plan's split
     expected: dict[str, int] = {}
     for pool in plan.pools:
         for market in model.pools_by_name[pool.name].markets:
@@ -47,7 +49,9 @@ def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
                 expected[f"{pool.name}-{market.value}"] = share.gpus
     assert set(emitted) == set(expected)
     for name, spec in emitted.items():
-        assert spec["limits"] == {GPU_RESOURCE: str(expected[name])}, name
+        assert spec["limits"][GPU_RESOURCE] == str(expected[name]), name
+        planned = next(n for n in plan.node_pools if n.name == name)
+        assert spec["limits"] == {r: str(n) for r, n in planned.limits.items()}, name
     # The limits add up to the fleet the plan priced.
     assert sum(expected.values()) == plan.fleet_gpus
 
