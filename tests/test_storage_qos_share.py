@@ -44,7 +44,7 @@ def test_the_reviewed_spec_gets_exactly_the_share() -> None:
     # 96 TiB at 500 MB/s/TiB, 80 %: 48,000 MB/s critical, 12,000 MB/s standard (12 TiB x 1000).
     critical = fsx.throughput_mbps(fsx.capacity_gib(96_000), 500)
     chosen = fsx.standard_file_system(critical, 0.8)
-    assert chosen == (12_000, 1000)
+    assert chosen is not None and chosen == (12_000, 1000)
     assert critical / (critical + fsx.throughput_mbps(*chosen)) == pytest.approx(0.8)
 
 
