@@ -2,7 +2,8 @@
 
 On provider aws: an AWS provider for the spec's region -> Network -> Cluster -> TenantAccess
 (when a tenant names principals) and a Kubernetes provider built from the cluster's
-kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, StorageTiers.
+kubeconfig -> Karpenter, Fabric, Procurement, one GpuNodePool per pool, the CpuNodePool,
+StorageTiers.
 On provider kubernetes: only the Kubernetes provider, from stack config.
 
 The spec's target.region decides where the platform lives, not the stack's `aws:region`:
@@ -30,6 +31,7 @@ from gpuplat.plan import Plan
 from .aws._common import cluster_name
 from .aws.api_access import ApiAccess, api_access
 from .aws.cluster import Cluster, ClusterArgs
+from .aws.cpu_node_pool import CpuNodePool, CpuNodePoolArgs
 from .aws.fabric import Fabric, FabricArgs, fabric_zone
 from .aws.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from .aws.karpenter import Karpenter, KarpenterArgs
@@ -156,6 +158,12 @@ class GpuPlatform(pulumi.ComponentResource):
             placement_arns = fabric.placement_group_arns if fabric is not None else {}
             Procurement(f"{name}-procurement", ProcurementArgs(model, plan.reservations, cluster, placement_arns), mine)
         node_pools = self._node_pools(name, model, plan, cluster, eks, karpenter, fabric, default_tags, on_k8s)
+        # Tenants' CPU-only pods get nodes of their own, not the system nodes (cpu_node_pool.py).
+        CpuNodePool(
+            f"{name}-cpu-pool",
+            CpuNodePoolArgs(model, cluster, eks.node_role_name, karpenter.releases, default_tags),
+            on_k8s,
+        )
         storage = self._storage(name, model, plan, cluster, network, eks, fabric, account_id, mine)
         outputs = AwsOutputs(cluster, model.target.region, eks, karpenter, node_pools, fabric, storage, access)
         return outputs, provider

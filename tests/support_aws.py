@@ -61,7 +61,17 @@ def overlay_with(directory: Path, stack: str, **sections: Any) -> Path:
 
 AWS_COMPONENTS = frozenset(
     f"gpuplat:index:{n}"
-    for n in ("Network", "Cluster", "Karpenter", "Fabric", "Procurement", "GpuNodePool", "StorageTiers", "TenantAccess")
+    for n in (
+        "Network",
+        "Cluster",
+        "Karpenter",
+        "Fabric",
+        "Procurement",
+        "GpuNodePool",
+        "CpuNodePool",
+        "StorageTiers",
+        "TenantAccess",
+    )
 )
 
 
@@ -121,6 +131,7 @@ def crd_errors(kind: tuple[str, str], obj: dict[str, Any]) -> Iterator[str]:
 
 
 # ------------------------------------------------------------------------------ chart values
+
 
 def chart_values(key: str) -> dict[str, Any]:
     """Chart `key`'s upstream values.yaml (the test fails, naming it, when it is missing)."""

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components import GpuPlatform, GpuPlatformArgs
+from components.aws.cpu_node_pool import CPU_NODE_POOL
 from components.aws.network import subnet_cidrs
 from components.conventions import S3_CSI_NAMESPACE, S3_CSI_SERVICE_ACCOUNT
 from gpuplat.catalog import CHARTS
@@ -80,7 +81,7 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     assert count["aws:cloudwatch/eventRule:EventRule"] == count["aws:cloudwatch/eventTarget:EventTarget"] == 5
     charts = sorted(r.inputs["chart"].rsplit("/", 1)[-1] for r in of_type(resources, "kubernetes:helm.sh/v3:Release"))
     assert charts == ["aws-efa-k8s-device-plugin", "karpenter", "karpenter-crd"]
-    assert len(custom_resources(resources, NODE_CLASS)) == len(model.pools)
+    assert len(custom_resources(resources, NODE_CLASS)) == len(model.pools) + 1  # and the CPU pool's
     assert count["aws:ec2/placementGroup:PlacementGroup"] == len(model.fabric_pools)
     assert count.get("aws:ec2/capacityReservation:CapacityReservation", 0) == len(plan.reservations)
     assert plan.storage.hot is not None
@@ -111,6 +112,7 @@ def test_component_tree(stack: str) -> None:
         "gpuplat:index:Karpenter",
         "gpuplat:index:Fabric",
         "gpuplat:index:GpuNodePool",
+        "gpuplat:index:CpuNodePool",
         "gpuplat:index:StorageTiers",
         *(["gpuplat:index:Procurement"] if stack == "prod" else []),
     }
@@ -313,6 +315,8 @@ def test_fabric_pools_are_never_disrupted_under_a_running_job(stack: str) -> Non
     model, _, resources = recorded(stack)
     for obj in custom_resources(resources, NODE_POOL):
         spec = obj["spec"]
+        if obj["metadata"]["name"] == CPU_NODE_POOL:
+            continue  # tests/test_cpu_node_pool.py
         pool = model.pools_by_name[spec["template"]["spec"]["nodeClassRef"]["name"]]
         disruption = spec["disruption"]
         assert disruption["consolidateAfter"] == model.autoscaling.cooldown
@@ -330,6 +334,7 @@ def test_karpenter_knows_what_shared_pools_advertise(stack: str) -> None:
     model, plan, resources = recorded(stack)
     overlays = custom_resources(resources, NODE_OVERLAY)
     node_pools = {o["metadata"]["name"]: o for o in custom_resources(resources, NODE_POOL)}
+    node_pools.pop(CPU_NODE_POOL)
     gates = next(r for r in of_type(resources, "kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "karpenter")
     assert gates.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
     for pool in model.pools:

@@ -14,6 +14,12 @@ from typing import Any
 import yaml
 
 from components.conventions import FABRIC_LABEL, POOL_LABEL
+from gpuplat.catalog.charts import (
+    GPU_DRIVER_IMAGE,
+    GPU_DRIVER_KERNEL_MODULE_TYPE,
+    GPU_DRIVER_REPOSITORY,
+    GPU_DRIVER_VERSION,
+)
 from gpuplat.model import Platform
 from gpuplat.preview import RecordedResource
 from tests.support_k8s import (
@@ -200,8 +206,29 @@ def test_network_operator_with_the_ofed_driver_on_an_rdma_fabric() -> None:
     (nic,) = by_kind(resources, "NicClusterPolicy")
     assert nic["metadata"]["name"] == "nic-cluster-policy"
     assert "ofedDriver" in nic["spec"] and "rdmaSharedDevicePlugin" not in nic["spec"]
-    assert releases(resources)["gpu-operator"].inputs["values"]["driver"]["rdma"]["enabled"] is True
+    driver = releases(resources)["gpu-operator"].inputs["values"]["driver"]
+    # GPUDirect RDMA waits for the DOCA-OFED driver, which only fabric nodes run: the chart's
+    # default NVIDIADriver (every other GPU node) has it off, the platform's fabric one on.
+    assert driver["rdma"]["enabled"] is False and driver["nvidiaDriverCRD"]["enabled"] is True
+    (fabric,) = by_kind(resources, "NVIDIADriver")
+    assert fabric["spec"]["rdma"] == {"enabled": True, "useHostMofed": False}
+    assert fabric["spec"]["nodeSelector"] == {FABRIC_LABEL: "true"} and fabric["spec"]["default"] is False
     for stack in STACKS:
         aws = recorded(stack)[2]
         assert not {"sriov-network-operator", "network-operator"} & set(releases(aws))
         assert not by_kind(aws, "SriovNetwork") and not by_kind(aws, "IPPool")
+
+
+def test_the_fabric_driver_is_the_one_the_chart_installs_elsewhere() -> None:
+    """The fabric nodes' NVIDIADriver names the driver the chart's default NVIDIADriver runs on
+    every other GPU node: one driver version on the cluster, moved by one chart bump."""
+    values = yaml.safe_load((chart_values_dir("gpu-operator") / "values.yaml").read_text(encoding="utf-8"))
+    driver = values["driver"]
+    assert (driver["repository"], driver["image"], str(driver["version"]), driver["kernelModuleType"]) == (
+        GPU_DRIVER_REPOSITORY,
+        GPU_DRIVER_IMAGE,
+        GPU_DRIVER_VERSION,
+        GPU_DRIVER_KERNEL_MODULE_TYPE,
+    )
+    # The chart renders its default NVIDIADriver only when asked; it must stay asked.
+    assert driver["nvidiaDriverCRD"]["deployDefaultCR"] is True

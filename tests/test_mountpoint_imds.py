@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.kubernetes.storage_classes import mountpoint_throughput_gbps
+from components.kubernetes._mountpoint import mountpoint_throughput_gbps
 from gpuplat.catalog import instance_type
 from tests.support_aws import NODE_CLASS, STACKS, custom_resources
 from tests.support_aws import recorded as recorded_aws

@@ -39,5 +39,5 @@ def test_keys_karpenter_owns_are_left_to_it() -> None:
         "eks:eks-cluster-name": "y",
         "a": "b",
     }
-    tags = instance_tags(defaults, model, pool)
+    tags = instance_tags(defaults, model, pool.name)
     assert tags == {"a": "b", **model.metadata.tags, TAG_POOL: pool.name}

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from components.aws.cpu_node_pool import CPU_NODE_POOL
 from components.conventions import TAG_POOL
 from gpuplat.catalog import GPU_RESOURCE, fsx, instance_type
 from gpuplat.model import MARKET_ORDER, Market
@@ -39,6 +40,7 @@ def test_reservations_hold_exactly_the_reserved_nodes(stack: str) -> None:
 def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
     model, plan, resources = recorded(stack)
     emitted = {obj["metadata"]["name"]: obj["spec"] for obj in custom_resources(resources, NODE_POOL)}
+    emitted.pop(CPU_NODE_POOL)  # no GPUs, not in the plan's split
     expected: dict[str, int] = {}
     for pool in plan.pools:
         for market in model.pools_by_name[pool.name].markets:
@@ -47,7 +49,9 @@ def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
                 expected[f"{pool.name}-{market.value}"] = share.gpus
     assert set(emitted) == set(expected)
     for name, spec in emitted.items():
-        assert spec["limits"] == {GPU_RESOURCE: str(expected[name])}, name
+        assert spec["limits"][GPU_RESOURCE] == str(expected[name]), name
+        planned = next(n for n in plan.node_pools if n.name == name)
+        assert spec["limits"] == {r: str(n) for r, n in planned.limits.items()}, name
     # The limits add up to the fleet the plan priced.
     assert sum(expected.values()) == plan.fleet_gpus
 
@@ -89,9 +93,10 @@ def test_fabric_pools_live_in_the_fabric_zone(stack: str) -> None:
     zone = plan.fabric_zone
     for obj in custom_resources(resources, NODE_POOL):
         spec = obj["spec"]["template"]["spec"]
-        pool = model.pools_by_name[spec["nodeClassRef"]["name"]]
         zones = next(r["values"] for r in spec["requirements"] if r["key"] == "topology.kubernetes.io/zone")
-        assert zones == ([zone] if pool.fabric else list(model.target.zones))
+        pool = model.pools_by_name.get(spec["nodeClassRef"]["name"])
+        fabric = pool is not None and pool.fabric  # None: the CPU NodePool, in every zone
+        assert zones == ([zone] if fabric else list(model.target.zones))
     groups = of_type(resources, "aws:ec2/placementGroup:PlacementGroup")
     assert {g.inputs["strategy"] for g in groups} == {"cluster"}
     assert all(g.name.endswith(f"-{zone}") for g in groups)

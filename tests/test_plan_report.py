@@ -142,7 +142,7 @@ def test_text_shows_the_standard_hot_file_system() -> None:
     text = plan_text(compiled.model, compiled.plan)
     row = next(line for line in text.splitlines() if line.startswith("hot (standard)"))
     assert "12000 GiB" in row and "12,000 MB/s (1000/TiB)" in row
-    assert "tenants product" in row and "80%" in row
+    assert "tenants product" in row and "keep 80.0%" in row
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

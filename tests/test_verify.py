@@ -216,6 +216,20 @@ def test_nodes_zero_gpu_limit() -> None:
     assert_fails(journey(run("dev", zero), "research", "train"), steps_.NODES, "limits nvidia.com/gpu to 0")
 
 
+def test_nodes_zero_unit_limit_of_a_mig_pool() -> None:
+    """Once a MIG node is initialized Karpenter counts its MIG slices, not GPUs: that limit at
+    zero stops the pool as surely as the GPU limit would."""
+
+    def zero(resources: list[dict[str, Any]]) -> None:
+        for node_pool in objects(resources, "NodePool"):
+            limits = node_pool["spec"]["limits"]
+            if "nvidia.com/mig-1g.10gb" in limits:
+                limits["nvidia.com/mig-1g.10gb"] = "0"
+
+    assert journey(run("dev"), "research", "infer").ok
+    assert_fails(journey(run("dev", zero), "research", "infer"), steps_.NODES, "limits nvidia.com/mig-1g.10gb to 0")
+
+
 def test_nodes_on_kubernetes_need_the_labeler_for_labels_outside_the_selector() -> None:
     def want_workload(resources: list[dict[str, Any]]) -> None:
         find(resources, "ResourceFlavor", "orion-infer")["spec"]["nodeLabels"]["workload"] = "inference"

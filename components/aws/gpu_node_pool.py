@@ -30,8 +30,10 @@ Choices this component makes (the spec has no field for them):
 * Root volume: 200 GiB gp3, encrypted with the account's EBS key. Container images and
   scratch go to the instance-store RAID0; a customer key here would need kms:CreateGrant for
   Karpenter and EC2 in the key policy, with no gain for an OS disk holding no data.
-* NodePools, their names, `nvidia.com/gpu` limits and weights come from the plan
-  (gpuplat/plan/capacity.py): one per market the split gives nodes, reserved first.
+* NodePools, their names, limits and weights come from the plan (gpuplat/plan/capacity.py):
+  one per market the split gives nodes, reserved first; limited on `nvidia.com/gpu` and, on
+  MIG / shared / fractional pools, on the units their nodes advertise, which is what Karpenter
+  counts once the nodes are initialized.
 * NodeOverlay (karpenter.sh/v1alpha1, feature gate `nodeOverlay`, which Karpenter's release
   turns on): MIG, time-sliced, MPS and HAMi pools advertise resources EC2 knows nothing of,
   so without it Karpenter finds no instance type for a pod asking for them and the pool never
@@ -44,6 +46,8 @@ Choices this component makes (the spec has no field for them):
   one node at a time and never expire (`expireAfter: Never`): expiry is forceful in
   Karpenter v1 (no budget, no do-not-disrupt), while drift from a new AMI is graceful, so
   patches still roll. Other pools keep the 720h expiry, 10% at a time.
+* User data: MIG pools turn MIG mode on before the kubelet starts (mig_boot.py says why);
+  other pools keep the AMI's bootstrap as it is.
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ from gpuplat.plan.types import NodeOverlayPlan, NodePoolPlan
 from .._common import child_opts
 from ._common import DISCOVERY_TAG, EFA_TAG, ZONE_TAG
 from .fabric import fabric_zone
-from .lustre_client import lustre_efa_user_data
+from .lustre_client import lustre_efa_script, shell_parts
+from .mig_boot import mig_boot_user_data
 from .procurement import reservation_selector
 
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -94,11 +99,11 @@ _KARPENTER_OWNED_TAGS = (
 )
 
 
-def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: PoolModel) -> dict[str, str]:
+def instance_tags(default_tags: Mapping[str, str], model: Platform, pool: str) -> dict[str, str]:
     """What Karpenter puts on a pool's instances, volumes and interfaces: the AWS provider's default
     tags (the stack's aws:defaultTags + metadata.tags), which reach only objects Pulumi creates,
     then the pool's own tag. Keys Karpenter owns are left to Karpenter."""
-    merged = {**default_tags, **model.metadata.tags, TAG_POOL: pool.name}
+    merged = {**default_tags, **model.metadata.tags, TAG_POOL: pool}
     return {
         k: v for k, v in merged.items() if k not in _KARPENTER_OWNED_TAGS and not k.startswith("kubernetes.io/cluster")
     }
@@ -108,26 +113,18 @@ def pool_zones(model: Platform, plan: Plan, pool: PoolModel) -> list[str]:
     return [fabric_zone(plan)] if pool.fabric else list(model.target.zones)
 
 
-def node_class_spec(
+def base_node_class_spec(
     model: Platform,
-    plan: Plan,
-    pool: PoolModel,
-    cluster: str,
     role: pulumi.Input[str],
-    placement_group: pulumi.Input[str] | None,
-    default_tags: Mapping[str, str] | None = None,
-    blocks: bool = False,
+    subnet_tags: Mapping[str, str],
+    security_groups: list[dict[str, Any]],
+    tags: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
-    subnet_tags = {DISCOVERY_TAG: cluster}
-    security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
-    if pool.fabric:
-        subnet_tags[ZONE_TAG] = fabric_zone(plan)
-        security_groups.append({"tags": {EFA_TAG: cluster}})
-    spec: dict[str, Any] = {
+    """What every node class of the platform has: the pinned AMI, the node role, IMDS and disks."""
+    return {
         "amiSelectorTerms": [{"alias": node_ami_alias(model.target.kubernetes_version, model.target.node_ami)}],
         "role": role,
-        "subnetSelectorTerms": [{"tags": subnet_tags}],
+        "subnetSelectorTerms": [{"tags": dict(subnet_tags)}],
         "securityGroupSelectorTerms": security_groups,
         "metadataOptions": {
             "httpEndpoint": "enabled",
@@ -146,8 +143,30 @@ def node_class_spec(
             }
         ],
         "instanceStorePolicy": "RAID0",
-        "tags": instance_tags(default_tags or {}, model, pool),
+        "tags": dict(tags),
     }
+
+
+def node_class_spec(
+    model: Platform,
+    plan: Plan,
+    pool: PoolModel,
+    cluster: str,
+    role: pulumi.Input[str],
+    placement_group: pulumi.Input[str] | None,
+    default_tags: Mapping[str, str] | None = None,
+    blocks: bool = False,
+) -> dict[str, Any]:
+    """The pool's EC2NodeClass; `blocks`: the class of a fabric pool's Capacity Block NodePool."""
+    subnet_tags = {DISCOVERY_TAG: cluster}
+    security_groups: list[dict[str, Any]] = [{"tags": {CLUSTER_SG_TAG: cluster}}]
+    if pool.fabric:
+        subnet_tags[ZONE_TAG] = fabric_zone(plan)
+        security_groups.append({"tags": {EFA_TAG: cluster}})
+    spec = base_node_class_spec(
+        model, role, subnet_tags, security_groups, instance_tags(default_tags or {}, model, pool.name)
+    )
+    lustre: str | None = None
     if pool.fabric:
         itype = instance_type(pool.instance_type or "")
         if itype is None:
@@ -155,11 +174,17 @@ def node_class_spec(
         spec["networkInterfaces"] = efa_interfaces(itype.network_cards)
         if model.storage.hot is not None and model.storage.hot.efa:
             # The hot tier serves EFA only to nodes whose LNet runs on EFA (lustre_client.py).
-            spec["userData"] = lustre_efa_user_data(itype.network_cards)
+            lustre = lustre_efa_script(itype.network_cards)
         if not blocks:
             if placement_group is None:
                 raise ValueError(f"fabric pool {pool.name!r} needs its placement group")
             spec["placementGroupSelector"] = {"name": placement_group}
+    mig = mig_boot_user_data(pool)
+    if lustre is not None:
+        # One archive, MIG mode first: cloud-init runs both before nodeadm starts the kubelet.
+        spec["userData"] = shell_parts(*(s for s in (mig, lustre) if s is not None))
+    elif mig is not None:
+        spec["userData"] = mig  # a plain script: Karpenter wraps it as a part beside its NodeConfig
     reserved = plan.pool(pool.name).share(Market.RESERVED).nodes > 0
     if blocks or (reserved and not separate_block_class(plan, pool)):
         spec["capacityReservationSelectorTerms"] = reservation_terms(pool, cluster)
@@ -213,7 +238,7 @@ def node_pool_spec(
             "spec": node_spec,
         },
         "disruption": disruption,
-        "limits": {GPU_RESOURCE: str(planned.gpus)},
+        "limits": {resource: str(n) for resource, n in (planned.limits or {GPU_RESOURCE: planned.gpus}).items()},
         "weight": planned.weight,
     }
 

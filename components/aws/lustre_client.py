@@ -72,13 +72,14 @@ def lustre_efa_script(network_cards: int) -> str:
 def lustre_efa_user_data(network_cards: int) -> str:
     """EC2NodeClass `userData`: a MIME multi-part archive with the script as its one shell part
     (the form Karpenter merges with its AL2023 NodeConfig)."""
-    return (
-        "MIME-Version: 1.0\n"
-        f'Content-Type: multipart/mixed; boundary="{BOUNDARY}"\n'
-        "\n"
-        f"--{BOUNDARY}\n"
-        'Content-Type: text/x-shellscript; charset="us-ascii"\n'
-        "\n"
-        f"{lustre_efa_script(network_cards)}"
-        f"--{BOUNDARY}--\n"
+    return shell_parts(lustre_efa_script(network_cards))
+
+
+def shell_parts(*scripts: str) -> str:
+    """Scripts as the shell parts of one MIME multi-part archive, run by cloud-init in order."""
+    parts = "".join(
+        f'--{BOUNDARY}\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n{script}'
+        + ("" if script.endswith("\n") else "\n")
+        for script in scripts
     )
+    return f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="{BOUNDARY}"\n\n{parts}--{BOUNDARY}--\n'

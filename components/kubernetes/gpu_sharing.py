@@ -7,7 +7,8 @@
   `nvidia.com/device-plugin.config=<pool>`; exclusive and MIG nodes get `default`.
 - Custom MIG layouts: a mig-parted ConfigMap (see _gpu_configs.mig_parted_config).
 - Driver and container toolkit: on aws the EKS AL2023 NVIDIA AMI ships both, so the operator
-  must not install them again; on provider kubernetes the operator installs them. A node
+  must not install them again; on provider kubernetes the operator installs them, and on an
+  RDMA fabric through two NVIDIADrivers: GPUDirect RDMA on fabric nodes only (fabric_driver_spec). A node
   whose driver is already on the host is detected by the operator, which then skips its
   driver pod there, so this default is safe on mixed fleets too.
 - Fractional pools: HAMi (scheduler extender + its own device plugin) on the nodes labelled
@@ -29,11 +30,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.conventions import HAMI_GPU_RESOURCE, HAMI_NODE_LABEL, HAMI_NODE_LABEL_VALUE, SHARING_LABEL
+from components.conventions import (
+    FABRIC_LABEL,
+    HAMI_GPU_RESOURCE,
+    HAMI_NODE_LABEL,
+    HAMI_NODE_LABEL_VALUE,
+    SHARING_LABEL,
+)
 from gpuplat.catalog import HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
+from gpuplat.catalog.charts import (
+    GPU_DRIVER_IMAGE,
+    GPU_DRIVER_KERNEL_MODULE_TYPE,
+    GPU_DRIVER_REPOSITORY,
+    GPU_DRIVER_VERSION,
+)
 from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
 
-from ._common import gpu_node_tolerations, helm_release
+from .._common import child_opts
+from ._common import gpu_node_tolerations, helm_release, meta
 from ._gpu_configs import (
     DEFAULT_DEVICE_PLUGIN_CONFIG,
     DEFAULT_MIG_CONFIG,
@@ -50,6 +64,8 @@ _CONTROL_PLANE_TOLERATION = {
     "value": "",
     "effect": "NoSchedule",
 }
+NVIDIA_DRIVER_API = "nvidia.com/v1alpha1"
+FABRIC_DRIVER = "gpuplat-fabric"  # cluster-scoped, like the chart's own `default`
 # HAMi's default registry is a mirror in mainland China; the upstream image is the same.
 _KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
 
@@ -65,11 +81,10 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
     on_aws = model.target.provider is Provider.AWS
     tolerations = gpu_node_tolerations(model)
     driver: dict[str, Any] = {"enabled": not on_aws}
-    # GPUDirect RDMA (peermem in the driver) on an existing cluster's RoCE / InfiniBand fabric; on
-    # aws the fabric is EFA, whose GPUDirect path needs nothing from the operator.
     if model.rdma_fabric:
-        # The network operator's DOCA driver container provides the RDMA stack (FabricTopology).
-        driver["rdma"] = {"enabled": True, "useHostMofed": False}
+        # Drivers per node group (NVIDIADriver): GPUDirect RDMA only on fabric nodes (fabric_driver_spec).
+        driver["nvidiaDriverCRD"] = {"enabled": True, "deployDefaultCR": True}
+        driver["rdma"] = {"enabled": False, "useHostMofed": False}
     values: dict[str, Any] = {
         "mig": {"strategy": MIG_STRATEGY},
         "driver": driver,
@@ -94,6 +109,30 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
             "config": {"create": True, "name": MIG_PARTED_CONFIGMAP, "default": DEFAULT_MIG_CONFIG, "data": mig_data}
         }
     return values
+
+
+def fabric_driver_spec(model: Platform) -> dict[str, Any]:
+    """The NVIDIADriver of fabric nodes: the chart's driver with GPUDirect RDMA (peermem).
+
+    GPUDirect RDMA builds nvidia-peermem against the network operator's DOCA-OFED driver
+    container, and with `useHostMofed: false` the driver pod waits for that container to report
+    ready before it starts. The network operator runs it only on fabric nodes (FabricTopology),
+    so a ClusterPolicy-wide `driver.rdma` would leave every other GPU node waiting forever: no
+    driver, no GPU. So the chart's default NVIDIADriver (the fallback for GPU nodes no other
+    NVIDIADriver selects) has RDMA off, and this one, for the nodes labelled as fabric nodes,
+    has it on (gpu-operator `internal/state/driver.go` reads `rdma` per NVIDIADriver).
+    """
+    return {
+        "driverType": "gpu",
+        "default": False,
+        "repository": GPU_DRIVER_REPOSITORY,
+        "image": GPU_DRIVER_IMAGE,
+        "version": GPU_DRIVER_VERSION,
+        "kernelModuleType": GPU_DRIVER_KERNEL_MODULE_TYPE,
+        "nodeSelector": {FABRIC_LABEL: "true"},
+        "rdma": {"enabled": True, "useHostMofed": False},
+        "tolerations": gpu_node_tolerations(model, model.fabric_pools),
+    }
 
 
 def hami_device_config(model: Platform, pools: Sequence[GpuNodePool]) -> str:
@@ -189,6 +228,15 @@ class GpuSharing(pulumi.ComponentResource):
             pod_security="privileged",  # driver, toolkit, MIG manager and exporters use the host
             depends_on=args.depends_on,
         )
+        if model.rdma_fabric:
+            k8s.apiextensions.CustomResource(
+                f"{name}-fabric-driver",
+                api_version=NVIDIA_DRIVER_API,
+                kind="NVIDIADriver",
+                metadata=meta(FABRIC_DRIVER),
+                spec=fabric_driver_spec(model),
+                opts=child_opts(self, args.provider, [self.gpu_operator]),  # the chart brings the CRD
+            )
         values = hami_values(model)
         self.hami = (
             helm_release(

@@ -45,14 +45,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import S3_CSI_SERVICE_ACCOUNT
-from gpuplat.catalog import fsx, instance_type
+from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
 from .._common import child_opts
 from ._common import TENANT_LABEL, helm_release, meta, prefix
 from ._hot_volumes import ADMIN_NAMESPACE, FsxRef, directory_job_name, directory_job_spec, root_csi, tenant_csi
+from ._mountpoint import mountpoint_options, mountpoint_values
 
 QOS_SHARE_ANNOTATION = "gpuplat.dev/critical-iops-share"
 # Above every tenant class (Tenant.TENANT_PRIORITY), below Kubernetes' system classes (1e9+).
@@ -140,27 +140,6 @@ def fsx_values(model: Platform) -> dict[str, Any]:
     return {"controller": {"region": model.target.region}, "node": {"region": model.target.region}}
 
 
-def mountpoint_values() -> dict[str, Any]:
-    return {"node": {"serviceAccount": {"name": S3_CSI_SERVICE_ACCOUNT}}}
-
-
-def mountpoint_throughput_gbps(model: Platform, tenant: str) -> int | None:
-    """Mountpoint's target throughput on the tenant's S3 volumes: one network card's bandwidth
-    (pods use card 0) of the slowest instance type among the pools the tenant may use. A volume
-    has one value for every node that mounts it; the slowest never asks a node for more than its
-    card carries (the faster ones then use less than they could, still far above the 10 Gbps
-    Mountpoint assumes when it cannot ask IMDS). None: no pool with a known instance type."""
-    allowed = next((t.pools for t in model.tenants if t.name == tenant), ())
-    cards = [
-        itype.card_gbps
-        for name in allowed
-        if (pool := model.pools_by_name.get(name)) is not None
-        and pool.instance_type is not None
-        and (itype := instance_type(pool.instance_type)) is not None
-    ]
-    return max(1, math.floor(min(cards))) if cards else None
-
-
 def hot_file_system(plan: Plan, tenant: str) -> str:
     """`critical` or `standard`: the hot file system `tenant`'s volume is on (aws)."""
     hot = plan.storage.hot
@@ -228,22 +207,13 @@ def volume_spec(
     if bucket is None:
         return None
     spec = _base_spec(storage_class, capacity, tenant, tier)
-    # Mountpoint CSI v2 runs Mountpoint in a pod, which reaches IMDS only with a hop limit of 2;
-    # GPU nodes keep 1 (no pod may read the node role's credentials), so Mountpoint could detect
-    # neither the region nor the instance's bandwidth and would target 10 Gbps. Both are given.
-    options = [f"region {model.target.region}", f"prefix {tenant}/"]
-    gbps = mountpoint_throughput_gbps(model, tenant)
-    if gbps is not None:
-        options.append(f"maximum-throughput-gbps {gbps}")
-    if tier == "warm":
-        options += ["allow-delete", "allow-overwrite"]
     spec["csi"] = {
         "driver": S3_DRIVER,
         # Mountpoint, like Kubernetes, needs a volumeHandle unique across the cluster's volumes.
         "volume_handle": f"{prefix(model)}-{tier}-{tenant}",
         "volume_attributes": {"bucketName": bucket},
     }
-    spec["mount_options"] = options
+    spec["mount_options"] = mountpoint_options(model, tier, tenant)
     return spec
 
 

@@ -53,6 +53,11 @@ class Chart:
         return None if self.is_oci else self.repo
 
 
+# The driver the gpu-operator chart above installs by default (values.yaml driver.repository,
+# .image, .version, .kernelModuleType): an NVIDIADriver of the platform's own names the same one.
+GPU_DRIVER_REPOSITORY, GPU_DRIVER_IMAGE, GPU_DRIVER_VERSION = "nvcr.io/nvidia", "driver", "595.91.07"
+GPU_DRIVER_KERNEL_MODULE_TYPE = "auto"
+
 LOCAL_CHARTS_NAMESPACE, LOCAL_CHARTS_KEY = "gpuplat", "localCharts"
 LOCAL_CHARTS_SETTING = f"{LOCAL_CHARTS_NAMESPACE}:{LOCAL_CHARTS_KEY}"
 
@@ -84,7 +89,7 @@ _CHARTS = (
         _NGC,
         "v26.7.0",
         "gpu-operator",
-        ("nvidia.com/v1",),
+        ("nvidia.com/v1", "nvidia.com/v1alpha1"),
         "v26.7.0",
         "NVIDIA/gpu-operator deployments/gpu-operator @ v26.7.0 (10ee5b36)",
     ),

@@ -26,6 +26,7 @@ from __future__ import annotations
 PLATFORM_LABEL_PREFIX = "gpuplat.dev/"
 POOL_LABEL = "gpuplat.dev/pool"
 SHARING_LABEL = "gpuplat.dev/sharing"  # the pool's sharing mode; HAMi's device plugin selects on it
+CPU_NODE_LABEL = "gpuplat.dev/cpu"  # "true" on the CPU NodePool's nodes (aws): tenants' CPU-only work
 FABRIC_LABEL = "gpuplat.dev/fabric"  # "true" on fabric pools: SR-IOV / network operator agents select on it
 # The GPU Operator deploys an operand on a node unless its deploy label is already "false";
 # HAMi brings its own device plugin to fractional pools, and two plugins must not advertise there.

@@ -61,13 +61,27 @@ def unit_resources(pool: PoolPlan) -> dict[str, int]:
 
 
 def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan, ...]:
+    """One NodePool per market the split gives nodes, limited to its share.
+
+    Karpenter counts a NodePool's usage from its nodes' capacity: the NodeClaim's (the instance
+    type's, NodeOverlays applied) until a node is initialized, the node's own after (karpenter
+    `pkg/controllers/state/statenode.go` `Capacity`), and checks each limit by resource name
+    (`pkg/apis/v1/nodepool.go` `Limits.ExceededBy`). A MIG, time-sliced, MPS or HAMi node then
+    reports its units under their own names, and with the mixed MIG strategy or HAMi in place
+    of NVIDIA's device plugin, no `nvidia.com/gpu` at all: a limit on `nvidia.com/gpu` alone
+    stops binding as soon as the first nodes are up. So such a NodePool is also limited on each
+    unit resource, at its nodes times the units one node advertises; either limit stops the
+    pool at its share.
+    """
     if model.target.provider is not Provider.AWS:
         return ()
     result: list[NodePoolPlan] = []
     for pool in pools:
+        per_node = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
         for market, share in pool.bought.items():
             name = node_pool_name(pool.name, market)
-            result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market]))
+            limits = {GPU_RESOURCE: share.gpus, **{r: n * share.nodes for r, n in per_node.items()}}
+            result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market], limits))
     return tuple(result)
 
 

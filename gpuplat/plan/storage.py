@@ -72,6 +72,7 @@ def plan_storage(model: Platform, sizes: tuple[float | None, float | None] | Non
             standard=standard,
             standard_tenants=tenants,
             critical_throughput_share=share,
+            critical_share_asked=model.storage.critical_iops_share if standard is not None else None,
         )
     warm = WarmTierPlan(storage.warm.capacity_tib) if storage.warm is not None else None
     steps: list[LifecycleStep] = []

@@ -117,6 +117,7 @@ class HotTierPlan:
     standard: StandardHotPlan | None = None
     standard_tenants: tuple[str, ...] = ()  # tenants whose hot volume is on `standard`
     critical_throughput_share: float | None = None  # achieved: critical / (critical + standard)
+    critical_share_asked: float | None = None  # storage.qos.criticalIopsShare, with a standard file system
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,9 @@ class NodePoolPlan:
     nodes: int
     gpus: int  # its nvidia.com/gpu limit
     weight: int
+    # Every limit of the NodePool: nvidia.com/gpu and, on MIG / shared / fractional pools, the
+    # units the pool's nodes advertise (capacity.node_pools says why both).
+    limits: Mapping[str, int] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True)

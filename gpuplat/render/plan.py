@@ -108,6 +108,9 @@ def _storage_json(storage: StoragePlan, model: Platform, zone: str | None) -> Js
                 "tenants": list(hot.standard_tenants),
             },
             "criticalThroughputShare": _opt(hot.critical_throughput_share),
+            "criticalShareAsked": _opt(hot.critical_share_asked),
+            # What the hot tier provisions in all: the spec's file system plus the standard one.
+            "totalCapacityGiB": hot.capacity_gib + (hot.standard.capacity_gib if hot.standard else 0),
         },
         "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": zone},
         "cold": None
@@ -260,6 +263,17 @@ def _fabric_rows(plan: Plan) -> list[list[str]] | None:
     return [[k.ljust(width), v] for k, v in rows]
 
 
+def _percent(value: float | None) -> str:
+    # One decimal: a share just above the one asked (FSx sizes are steps) must not read as it.
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _standard_hot_monthly(plan: Plan) -> float | None:
+    """The standard file system's monthly list price (a line of the services cost)."""
+    lines = plan.cost.services if plan.cost is not None else ()
+    return next((c.monthly_usd for c in lines if c.item.startswith("FSx for Lustre hot (standard)")), None)
+
+
 def _storage_table(plan: Plan) -> str | None:
     s = plan.storage
     rows: list[list[str]] = []
@@ -276,15 +290,20 @@ def _storage_table(plan: Plan) -> str | None:
             f"model load {h.model_load_seconds:.1f} s" if h.model_load_seconds else "",
         ]
         rows.append(["hot", size, speed, ", ".join(t for t in times if t) or "-"])
-        if h.standard is not None and h.critical_throughput_share is not None:
+        if h.standard is not None and h.critical_throughput_share is not None and h.throughput_mbps:
             std = h.standard
+            monthly = _standard_hot_monthly(plan)
+            cost = f", ${monthly:,.0f}/month" if monthly is not None else ""
+            total = h.throughput_mbps + std.throughput_mbps
             rows.append(
                 [
                     "hot (standard)",
                     f"{std.capacity_gib} GiB",
                     f"{std.throughput_mbps:,.0f} MB/s ({std.throughput_per_tib}/TiB)",
-                    f"tenants {', '.join(h.standard_tenants)}; critical tenants keep "
-                    f"{h.critical_throughput_share:.0%} of the hot throughput",
+                    f"tenants {', '.join(h.standard_tenants)}; beyond storage.hot: +{std.capacity_gib} GiB{cost}; "
+                    f"critical tenants keep {_percent(h.critical_throughput_share)} of the hot throughput "
+                    f"({h.throughput_mbps:,.0f} of {total:,.0f} MB/s; asked >= "
+                    f"{_percent(h.critical_share_asked)})",
                 ]
             )
     if s.warm is not None:

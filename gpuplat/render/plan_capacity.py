@@ -1,6 +1,6 @@
 """The capacity objects in the plan: the JSON `capacity` document and the text section's table.
 
-JSON: `nodePools` [{name, pool, market, nodes, gpuLimit, weight}] (aws), `nodeOverlays`
+JSON: `nodePools` [{name, pool, market, nodes, gpuLimit, limits, weight}] (aws), `nodeOverlays`
 [{name, pool, nodePools, capacity}] (aws), `flavors` [{name, pool, market, gpus, resources,
 topologyAware}] and `quotas` [{tenant, flavor, gpus}] (the tenant's nominal GPUs per flavor;
 the flavor is the ResourceFlavor's name).
@@ -30,6 +30,7 @@ def capacity_json(plan: Plan) -> Json:
                 "market": n.market.procurement_key,
                 "nodes": n.nodes,
                 "gpuLimit": n.gpus,
+                "limits": dict(n.limits),
                 "weight": n.weight,
             }
             for n in plan.node_pools

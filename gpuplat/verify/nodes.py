@@ -72,11 +72,15 @@ def _instance_types(node_pool: Obj) -> tuple[str, ...]:
 
 
 def _gpu_limit_problem(node_pool: Obj) -> str | None:
+    """A limit at zero (or unreadable) on any resource: Karpenter launches nothing for the pool.
+    The GPU limit binds while a node launches, the unit limits (MIG, shared, fractional) once
+    it is initialized; either at zero stops the pool."""
     limits = as_map(dig(node_pool, "spec", "limits"))
-    if GPU_RESOURCE not in limits:
-        return None
-    value = quantity(limits[GPU_RESOURCE])
-    return None if value is not None and value > 0 else f"limits {GPU_RESOURCE} to {limits[GPU_RESOURCE]}"
+    for name in sorted(limits, key=lambda n: (n != GPU_RESOURCE, str(n))):
+        value = quantity(limits[name])
+        if value is None or value <= 0:
+            return f"limits {name} to {limits[name]}"
+    return None
 
 
 def karpenter_nodes_step(view: View, placement: Placement) -> Outcome:

@@ -26,7 +26,9 @@ NOT_MODELLED: tuple[str, ...] = (
     "node initialization: startup taints and the time until a device plugin registers the resource "
     "(verify only checks that what Karpenter is told a node offers is what a device plugin registers)",
     "kube-scheduler's fit of CPU, memory and other pods on a node; HAMi's scheduler extender scoring",
-    "the GPU Operator at runtime: MIG reconfiguration, MPS daemons, driver and toolkit readiness",
+    "the GPU Operator at runtime: MIG reconfiguration, MPS daemons, driver and toolkit readiness; "
+    "the MIG pools' boot script (EC2NodeClass userData) running on a host",
+    "CPU-only pods and the CPU NodePool (verify follows GPU jobs)",
     "ValidatingAdmissionPolicies' CEL (named, not evaluated) and admission webhooks",
     "CSI mounts (FSx, Mountpoint S3): whether a volume mounts and who may read it",
     "Prometheus rules and KEDA triggers being evaluated",
