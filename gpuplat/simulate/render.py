@@ -16,6 +16,7 @@ def result_json(r: Result) -> dict[str, Any]:
     o = r.options
     return {
         "trace": r.trace,
+        "traceShape": r.shape,
         "jobs": r.jobs,
         "seed": r.seed,
         "assumptions": {
@@ -101,7 +102,7 @@ def deltas(base: Result, head: Result) -> dict[str, dict[str, float]]:
 def render_text(r: Result, base: Result | None = None) -> str:
     c = cost_json(r)
     lines = [
-        f"trace {r.trace}: {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
+        f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
         f"scaling signal: {r.signal}",
         "",

@@ -40,6 +40,7 @@ class WaitResult:
 @dataclass(frozen=True)
 class Result:
     trace: str
+    shape: str  # canonical, philly, helios, prometheus-json, prometheus-text
     jobs: int
     seed: int
     options: Options
@@ -132,6 +133,7 @@ def summarise(
     static = plan.cost.monthly_usd * (horizon / 3600) / HOURS_PER_MONTH if plan.cost else 0.0
     return Result(
         trace=trace.path,
+        shape=trace.shape,
         jobs=len(engine.jobs),
         seed=options.seed,
         options=options,

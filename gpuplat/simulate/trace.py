@@ -6,9 +6,12 @@ Canonical CSV (header required, extra columns ignored):
 `priority` (low | normal | high | critical), `utilization` (0..1, the job's GPU busy share).
 Philly (`timestamp,duration,num_gpus,...,cluster`): timestamp as submission, cluster = tenant.
 Helios (`...,vc,...,gpu_num,...,submit_time,...,duration`): vc = tenant.
-Times become seconds after the earliest submission. Every bad row is reported with its line
-(TraceError), never skipped; a job of zero GPUs or zero duration is no GPU job and is counted
-as such (`skipped`), as the traces' own CPU-only rows are.
+A Prometheus / DCGM export (range-query JSON, or exposition text with timestamps) is read by
+prometheus.py into the same jobs. Times become seconds after the earliest submission (`origin`,
+in the trace's own clock, places other inputs such as Capacity Block windows on the replay's).
+Every bad row is reported with its line (TraceError), never skipped; a job of zero GPUs or
+zero duration is no GPU job and is counted as such (`skipped`), as the traces' own CPU-only
+rows are.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 PRIORITIES = ("low", "normal", "high", "critical")
 MAX_ERRORS = 20
@@ -40,6 +44,7 @@ class Trace:
     shape: str
     jobs: tuple[Job, ...]  # ordered by submission (stable: ties keep the file's order)
     skipped: int  # rows without GPUs or duration
+    origin: float = 0.0  # the first submission in the trace's clock (unix seconds for dates)
 
 
 class TraceError(Exception):
@@ -135,24 +140,43 @@ def _rows(reader: csv.DictReader[str], parse: Parse, problems: list[tuple[int, s
         yield None if gpus == 0 or duration == 0 else Job(submit, duration, gpus, fraction, tenant, priority, util)
 
 
+def _read_csv(name: str, handle: TextIO) -> tuple[str, list[Job | None]]:
+    reader = csv.DictReader(handle)
+    header = reader.fieldnames or []
+    found = _shape(list(header))
+    if found is None:
+        wanted = "; ".join(f"{k}: {', '.join(sorted(v[0]))}" for k, v in SHAPES.items())
+        raise TraceError(
+            name,
+            [(1, f"unknown trace shape (header needs the columns of one of {wanted}; or a Prometheus export)")],
+        )
+    shape, parse = found
+    problems: list[tuple[int, str]] = []
+    parsed = list(_rows(reader, parse, problems))
+    if problems:
+        raise TraceError(name, problems)
+    return shape, parsed
+
+
 def load_trace(path: str | Path) -> Trace:
     """The trace at `path`; OSError when unreadable, TraceError on bad content."""
+    # Imported here: prometheus.py builds its jobs with this module's Job.
+    from gpuplat.simulate.prometheus import looks_like_prometheus, read_prometheus
+
     name = str(path)
     with open(path, newline="", encoding="utf-8", errors="strict") as handle:
         try:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            found = _shape(list(header))
-            if found is None:
-                wanted = "; ".join(f"{k}: {', '.join(sorted(v[0]))}" for k, v in SHAPES.items())
-                raise TraceError(name, [(1, f"unknown trace shape (header needs the columns of one of {wanted})")])
-            shape, parse = found
-            problems: list[tuple[int, str]] = []
-            parsed = list(_rows(reader, parse, problems))
+            if looks_like_prometheus(handle.read(4096)):
+                handle.seek(0)
+                shape, exported, problems = read_prometheus(handle.read())
+                if problems:
+                    raise TraceError(name, problems)
+                parsed: list[Job | None] = list(exported)
+            else:
+                handle.seek(0)
+                shape, parsed = _read_csv(name, handle)
         except (UnicodeDecodeError, csv.Error) as err:
-            raise TraceError(name, [(1, f"not a CSV text file ({err})")]) from None
-    if problems:
-        raise TraceError(name, problems)
+            raise TraceError(name, [(1, f"not a text file of a trace ({err})")]) from None
     jobs = [j for j in parsed if j is not None]
     if not jobs:
         raise TraceError(name, [(1, "the trace has no GPU job")])
@@ -161,4 +185,4 @@ def load_trace(path: str | Path) -> Trace:
     shifted = tuple(
         Job(j.submit - origin, j.duration, j.gpus, j.fraction, j.tenant, j.priority, j.utilization) for j in ordered
     )
-    return Trace(name, shape, shifted, skipped=len(parsed) - len(jobs))
+    return Trace(name, shape, shifted, skipped=len(parsed) - len(jobs), origin=origin)
