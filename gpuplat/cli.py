@@ -177,6 +177,12 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         help="job trace (CSV: canonical, Philly, Helios; or a Prometheus / DCGM export); "
         "default: the stack's gpuplat:simulateTrace",
     )
+    simulate.add_argument(
+        "--capacity-blocks",
+        metavar="FILE",
+        help="booked Capacity Block windows (CSV pool,start,days,instances); "
+        "default: the stack's gpuplat:simulateCapacityBlocks",
+    )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
     simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default 0)")
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")

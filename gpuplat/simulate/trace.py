@@ -58,7 +58,7 @@ Row = dict[str, str]
 Parse = Callable[[Row], tuple[float, float, int, float, str, str | None, float | None]]
 
 
-def _time(text: str) -> float:
+def parse_time(text: str) -> float:
     text = text.strip()
     try:
         return float(text)
@@ -95,17 +95,33 @@ def _canonical(row: Row) -> tuple[float, float, int, float, str, str | None, flo
     if fraction < 1 and gpus != 1:
         raise ValueError("a fraction of a GPU needs gpus 1")
     tenant = _optional(row, "tenant") or "default"
-    return _time(row["submit"]), _number(row, "duration"), gpus, fraction, tenant, priority, utilization
+    return parse_time(row["submit"]), _number(row, "duration"), gpus, fraction, tenant, priority, utilization
 
 
 def _philly(row: Row) -> tuple[float, float, int, float, str, str | None, float | None]:
     tenant = _optional(row, "cluster") or "default"
-    return _time(row["timestamp"]), _number(row, "duration"), int(_number(row, "num_gpus")), 1.0, tenant, None, None
+    return (
+        parse_time(row["timestamp"]),
+        _number(row, "duration"),
+        int(_number(row, "num_gpus")),
+        1.0,
+        tenant,
+        None,
+        None,
+    )
 
 
 def _helios(row: Row) -> tuple[float, float, int, float, str, str | None, float | None]:
     tenant = _optional(row, "vc") or "default"
-    return _time(row["submit_time"]), _number(row, "duration"), int(_number(row, "gpu_num")), 1.0, tenant, None, None
+    return (
+        parse_time(row["submit_time"]),
+        _number(row, "duration"),
+        int(_number(row, "gpu_num")),
+        1.0,
+        tenant,
+        None,
+        None,
+    )
 
 
 SHAPES: dict[str, tuple[frozenset[str], Parse]] = {
