@@ -71,6 +71,15 @@ def test_bad_range_query_values_are_reported_at_their_lines(tmp_path: Path) -> N
     assert "not unix seconds" in found[stamp + 1]  # lines are numbered from 1
 
 
+def test_a_boolean_time_is_refused_though_python_adds_it_as_a_number(tmp_path: Path) -> None:
+    text = RANGE.read_text()
+    path = tmp_path / "bool.json"
+    path.write_text(text.replace(str(T0 + 60), "true", 1))
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert err.value.problems == [(_line_of(path.read_text(), "true"), "time True is not unix seconds")]
+
+
 def test_an_out_of_range_utilisation_and_a_syntax_error_have_lines(tmp_path: Path) -> None:
     path = tmp_path / "hot.json"
     text = RANGE.read_text().replace('"80"', '"180"', 1)

@@ -34,7 +34,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import suppress
-from itertools import pairwise
+from operator import sub
 from typing import Any, cast
 
 from gpuplat.scaling import DCGM_METRICS
@@ -51,8 +51,21 @@ _SAMPLE = re.compile(
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 
 Problems = list[tuple[int, str]]
-# (namespace, pod) -> device -> metric -> [(time, utilisation 0..1)]
-Samples = dict[tuple[str, str], dict[str, dict[str, list[tuple[float, float]]]]]
+
+
+class _Series:
+    """One device's samples of one metric: times and utilisations (0..1), in two lists because
+    an export holds millions of samples and the reader's passes over them are list-wide."""
+
+    __slots__ = ("times", "utils")
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.utils: list[float] = []
+
+
+# (namespace, pod) -> device -> metric -> samples
+Samples = dict[tuple[str, str], dict[str, dict[str, _Series]]]
 
 
 class _Full(Exception):
@@ -103,7 +116,7 @@ class _Reader:
         if len(self.problems) >= MAX_ERRORS:
             raise _Full
 
-    def add_series(self, labels: dict[str, str]) -> list[tuple[float, float]] | str | None:
+    def add_series(self, labels: dict[str, str]) -> _Series | str | None:
         """Where the samples of one series go; None for a series that is no job's (ignored); a
         message for a bad one."""
         name = labels.get("__name__", "")
@@ -120,10 +133,10 @@ class _Reader:
             self.fractions[device] = fraction
         namespace = labels.get("namespace") or labels.get("exported_namespace") or "default"
         self.series += 1
-        return self.samples.setdefault((namespace, pod), {}).setdefault(device, {}).setdefault(name, [])
+        return self.samples.setdefault((namespace, pod), {}).setdefault(device, {}).setdefault(name, _Series())
 
     @staticmethod
-    def sample(into: list[tuple[float, float]], name: str, t: float, value: str) -> str | None:
+    def sample(into: _Series, name: str, t: float, value: str) -> str | None:
         """Adds one sample; a message when it is no utilisation at a time."""
         try:
             number = float(value)
@@ -132,7 +145,8 @@ class _Reader:
         util = number * _SCALE[name]
         if not math.isfinite(t) or not math.isfinite(util) or not -1e-9 <= util <= 1 + 1e-9:
             return f"{name} sample {value} at {t} is not a utilisation (0..{1 / _SCALE[name]:g})"
-        into.append((t, min(max(util, 0.0), 1.0)))
+        into.times.append(t)
+        into.utils.append(min(max(util, 0.0), 1.0))
         return None
 
 
@@ -173,6 +187,28 @@ def locate(text: str, path: tuple[str | int, ...]) -> int:
     return text.count("\n", 0, min(i, len(text))) + 1
 
 
+def _whole_series(into: _Series, values: list[Any], scale: float) -> bool:
+    """Adds a series' samples list-wide when every one is good (the common case, and several
+    times faster than sample by sample); False, adding nothing, when the slow path must find and
+    place the bad ones."""
+    try:
+        times = [t + 0.0 for t, _ in values]  # TypeError for a time that is no number
+        utils = [float(v) * scale for _, v in values]
+    except (TypeError, ValueError):
+        return False
+    if not times:
+        return True
+    # JSON true / false pass `+ 0.0` as 1.0 / 0.0: such times go the slow way, which refuses them.
+    if min(times) <= 1.0 or not (math.isfinite(math.fsum(times)) and math.isfinite(math.fsum(utils))):
+        return False
+    low, high = min(utils), max(utils)
+    if not -1e-9 <= low <= high <= 1 + 1e-9:
+        return False
+    into.times.extend(times)
+    into.utils.extend(utils if low >= 0.0 and high <= 1.0 else [min(max(u, 0.0), 1.0) for u in utils])
+    return True
+
+
 def _read_json(text: str, reader: _Reader) -> None:
     try:
         doc: Any = json.loads(text)
@@ -210,9 +246,11 @@ def _read_json(text: str, reader: _Reader) -> None:
         into = reader.add_series(labels)
         if isinstance(into, str):
             reader.problem(where("data", "result", n, "metric"), into)
-        if not isinstance(into, list):
+        if not isinstance(into, _Series):
             continue
         name = labels["__name__"]
+        if _whole_series(into, cast("list[Any]", values), _SCALE[name]):
+            continue
         for k, pair in enumerate(cast("list[Any]", values)):
             if not (isinstance(pair, list) and len(cast("list[Any]", pair)) == 2):
                 reader.problem(where("data", "result", n, "values", k), 'a sample is [unix seconds, "value"]')
@@ -252,7 +290,7 @@ def _read_text(text: str, reader: _Reader) -> None:
         into = reader.add_series(labels)
         if isinstance(into, str):
             reader.problem(line_no, into)
-        if not isinstance(into, list):
+        if not isinstance(into, _Series):
             continue
         stamp = match.group("ts")
         if stamp is None:
@@ -274,10 +312,13 @@ def _step(samples: Samples) -> float | None:
     for devices in samples.values():
         for metrics in devices.values():
             for series in metrics.values():
-                series.sort()
-                for (a, _), (b, _) in pairwise(series):
-                    if b > a:
-                        step = min(step, b - a)
+                times = series.times
+                if times != sorted(times):  # scrapes concatenated out of order
+                    pairs = sorted(zip(times, series.utils, strict=True))
+                    series.times, series.utils = [t for t, _ in pairs], [u for _, u in pairs]
+                    times = series.times
+                gaps = set(map(sub, times[1:], times[:-1]))  # a handful of distinct values: the step, gaps
+                step = min(step, min((g for g in gaps if g > 0), default=math.inf))
     return step if math.isfinite(step) else None
 
 
@@ -296,7 +337,8 @@ def _jobs(samples: Samples, fractions: dict[str, float], step: float) -> list[Jo
     for (namespace, _pod), devices in sorted(samples.items()):
         # Per device the utilisation metric it has: GPU_UTIL where reported, else the engine's.
         chosen = {d: m.get(_PREFERRED) or next(iter(m.values())) for d, m in devices.items()}
-        times = sorted({t for series in chosen.values() for t, _ in series})
+        every = set[float]().union(*(series.times for series in chosen.values()))
+        times = sorted(every)
         if not times:
             continue
         runs = list(_runs(times, GAP_STEPS * step))
@@ -305,7 +347,15 @@ def _jobs(samples: Samples, fractions: dict[str, float], step: float) -> list[Jo
         total = [0.0] * len(runs)
         count = [0] * len(runs)
         for device, series in chosen.items():
-            for t, util in series:
+            if not series.times:
+                continue
+            first, last = (bisect_right(starts, series.times[i]) - 1 for i in (0, -1))
+            if first == last:  # the whole series in one run: summed at once
+                held[first].add(device)
+                total[first] += math.fsum(series.utils)
+                count[first] += len(series.utils)
+                continue
+            for t, util in zip(series.times, series.utils, strict=True):
                 k = bisect_right(starts, t) - 1
                 held[k].add(device)
                 total[k] += util
