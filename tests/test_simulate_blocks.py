@@ -17,6 +17,7 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, TraceError, load_trace, simulate
 from gpuplat.simulate.blocks import Block, load_blocks
+from gpuplat.simulate.engine import INTERRUPT
 from gpuplat.simulate.run import replay
 
 DAY = 86400.0
@@ -109,6 +110,7 @@ def test_a_block_end_stops_its_pods_and_the_next_window_finishes_them(
     a, b = Block("train", DAY - BOOT, 3 * DAY, 4), Block("train", 5 * DAY, 12 * DAY, 4)
     only_a = simulate(model, plan, trace, Options(capacity_blocks=(a,), audit=True))
     assert only_a.block_stops == 4 and only_a.stranded == 4  # no window after A: they never finish
+    assert only_a.hours * 3600 == a.usable_until  # and the replay ends there
     both = simulate(model, plan, trace, Options(capacity_blocks=(a, b), audit=True))
     assert both.block_stops == 4 and both.stranded == 0
     ran = a.usable_until - DAY  # from day 1 until A's instances were terminated
@@ -116,6 +118,25 @@ def test_a_block_end_stops_its_pods_and_the_next_window_finishes_them(
     # Each job reruns what it lost since its last checkpoint: 3 days of work plus that, on B's nodes.
     assert both.hours * 3600 == pytest.approx(5 * DAY + BOOT + 3 * DAY - ran + lost)
     assert both.lost_gpu_h == pytest.approx(4 * 8 * lost / 3600)
+
+
+def test_a_replay_with_stranded_jobs_ends_when_the_last_job_that_could_run_has(tmp_path: Path) -> None:
+    """A spot node's notice is drawn months ahead and stays in the heap after the node is gone:
+    the replay ends when nothing can start a job any more, not when the last stale notice falls."""
+    spec = tmp_path / "spot.yaml"
+    text = SPEC.replace("markets: [reserved, on-demand]", "markets: [reserved, spot, on-demand]")
+    spec.write_text(text.replace("{spot: 0, reserved: 50, onDemand: 50}", "{spot: 25, reserved: 50, onDemand: 25}"))
+    compiled = compile_sources(Sources(spec, None))
+    assert compiled.model is not None and compiled.plan is not None
+    assert [f.market.value for f in compiled.plan.flavors if f.market] == ["reserved", "spot", "on-demand"]
+    # Four jobs wait for the block on the reserved flavor, the fifth runs on a spot node; the
+    # day-9 job lands on the reserved flavor after the window and is stranded.
+    trace = _trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
+    for autoscaling in (True, False):
+        options = Options(capacity_blocks=(Block("train", DAY, 8 * DAY, 4),), autoscaling=autoscaling, seed=1)
+        done = replay(compiled.model, compiled.plan, trace, options)
+        assert (done.stranded, done.horizon) == (1, 9 * DAY), autoscaling
+        assert any(e[0] > 9 * DAY and e[2] == INTERRUPT for e in done.engine.heap)  # a notice was still ahead
 
 
 def test_the_floor_stands_on_a_block_only_while_it_is_open(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ a metric shows when work ran, never how long it waited before, so a replay of an
 every job without the queueing the real cluster had. Duration: last sample - first + one step.
 GPUs: the distinct devices the run held; a pod on MIG devices is one job of a fraction of a GPU
 (its slices out of MIG_SLICES). Tenant: the namespace. Utilisation: the mean of its samples.
+Not recognised: pods sharing one GPU by time-slicing or MPS (each is read as holding it whole)
+and the pods of one multi-pod job (each is a job).
 """
 
 from __future__ import annotations

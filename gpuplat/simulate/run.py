@@ -107,6 +107,13 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
         engine.launch(flavor, 1, t)  # Karpenter replaces it at the notice
 
 
+def _stuck(engine: Engine) -> bool:
+    """Nothing runs, boots or is still to come (checked once arrivals and windows are over): no
+    event left can start a job. Only stale spot notices and the poll would follow, the notices
+    months away, so the replay ends at the last event that could have started one."""
+    return not any(engine.running[f.key] or f.booting or f.cancelled for f in engine.flavors)
+
+
 @dataclass
 class Replay:
     """A finished event loop, before it is summarised (tests read the engine's per-job times)."""
@@ -136,11 +143,13 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     if dynamic:
         engine.push(0.0, TICK)
     outstanding, horizon = len(arrivals), 0.0
+    arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
     stabilize = stabilization_seconds(model)
     while engine.heap and outstanding:
         t, _, kind, a, b = heapq.heappop(engine.heap)
         engine.now = horizon = t
         if kind == ARRIVE:
+            arriving -= 1
             engine.arrive(a, t)
         elif kind == FINISH:
             if engine.runs[a] != b:
@@ -153,14 +162,15 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
         elif kind == READY:
             engine.node_ready(engine.flavors[a], t)
         elif kind == TICK:
-            if not engine.heap:
-                break  # only the poll is left: nothing runs or comes, the jobs left are stranded
             autoscale.tick(engine, model.autoscaling, t, stabilize)
             engine.push(t + POLLING_SECONDS, TICK)
         elif kind == INTERRUPT:
             _interrupt(engine, engine.flavors[a], b, t, dynamic)
         elif kind == BLOCK:
+            windows -= 1
             engine.window(engine.flavors[a], t, dynamic)
+        if kind != TICK and not arriving and not windows and outstanding and _stuck(engine):
+            break  # the jobs left can never run: they are stranded, and the replay ends here
     for f in engine.flavors:
         f.advance(horizon)
     return Replay(engine, mapping, unplaceable, horizon, outstanding)
