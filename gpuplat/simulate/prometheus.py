@@ -40,7 +40,7 @@ from operator import sub
 from typing import Any, cast
 
 from gpuplat.scaling import DCGM_METRICS
-from gpuplat.simulate.trace import MAX_ERRORS, Job
+from gpuplat.simulate.job import MAX_ERRORS, Job
 
 GAP_STEPS = 2
 MIG_SLICES = 7  # compute slices of an A100 / H100 / H200 / B200 (A30: 4, named in modelName)

@@ -23,19 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from gpuplat.simulate.job import MAX_ERRORS, Job
+from gpuplat.simulate.prometheus import looks_like_prometheus, read_prometheus
+
+__all__ = ["MAX_ERRORS", "Job", "Trace", "TraceError", "load_trace", "parse_time"]
+
 PRIORITIES = ("low", "normal", "high", "critical")
-MAX_ERRORS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    submit: float
-    duration: float
-    gpus: int
-    fraction: float  # of one GPU; 1.0 for whole-GPU jobs
-    tenant: str  # as the trace names it
-    priority: str | None  # None: the mapped tenant's
-    utilization: float | None  # None: the run's default
 
 
 @dataclass(frozen=True)
@@ -176,9 +169,6 @@ def _read_csv(name: str, handle: TextIO) -> tuple[str, list[Job | None]]:
 
 def load_trace(path: str | Path) -> Trace:
     """The trace at `path`; OSError when unreadable, TraceError on bad content."""
-    # Imported here: prometheus.py builds its jobs with this module's Job.
-    from gpuplat.simulate.prometheus import looks_like_prometheus, read_prometheus
-
     name = str(path)
     with open(path, newline="", encoding="utf-8", errors="strict") as handle:
         try:
