@@ -200,3 +200,15 @@ def test_cli_replays_the_windows_and_refuses_a_pool_without_blocks(
     assert main(args) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"{blocks}:2: error: pool 'batch'") and "Traceback" not in err
+
+
+def test_a_stack_can_name_its_booked_windows(tmp_path: Path) -> None:
+    from gpuplat.commands.simulate import BLOCKS_CONFIG_KEY, configured_trace
+
+    (tmp_path / "stacks").mkdir()
+    settings = tmp_path / "stacks" / "Pulumi.prod.yaml"
+    settings.write_text("config:\n  gpuplat:simulateTrace: jobs.csv\n")
+    assert configured_trace("prod", tmp_path, BLOCKS_CONFIG_KEY) is None
+    settings.write_text(f"config:\n  gpuplat:simulateTrace: jobs.csv\n  {BLOCKS_CONFIG_KEY}: blocks.csv\n")
+    assert configured_trace("prod", tmp_path, BLOCKS_CONFIG_KEY) == str(tmp_path / "blocks.csv")
+    assert configured_trace("prod", tmp_path) == str(tmp_path / "jobs.csv")
