@@ -1,4 +1,7 @@
-"""Time `gpuplat simulate` on the whole Philly trace: loading, the static fleet, the autoscaled one.
+"""Time `gpuplat simulate` on the whole Philly trace: loading, the static fleet, the autoscaled one;
+and reading a Prometheus / DCGM export (a range-query response the bench writes from Philly's
+jobs over `--export-days` days from day `--export-from`: one DCGM_FI_DEV_GPU_UTIL series per GPU
+of each job, 60 s step).
 
     .venv/bin/python bench/simulate.py [--trace ../shared/traces/philly-jobs.csv] [--stack prod] [--repeat 1]
 
@@ -14,6 +17,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,7 +26,27 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gpuplat.compile import load_for_stack  # noqa: E402
-from gpuplat.simulate import Options, load_trace, simulate  # noqa: E402
+from gpuplat.simulate import Options, Trace, load_trace, simulate  # noqa: E402
+
+EXPORT_STEP = 60
+
+
+def write_export(trace: Trace, first_day: float, days: float, path: Path) -> int:
+    """A query_range response of the GPUs Philly's jobs held over `days` from `first_day`; its sample count."""
+    begin, end = first_day * 86400, (first_day + days) * 86400
+    samples, result = 0, []
+    for n, job in enumerate(trace.jobs):
+        if job.submit >= end or job.submit + job.duration <= begin:
+            continue
+        times = range(int(max(job.submit, begin)), int(min(job.submit + job.duration, end)), EXPORT_STEP)
+        util = str(round(100 * (0.2 + 0.6 * (n % 7) / 6)))  # a spread of busy shares, no randomness
+        for gpu in range(job.gpus):
+            labels = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "UUID": f"GPU-{n}-{gpu}", "gpu": str(gpu)}
+            labels |= {"namespace": job.tenant, "pod": f"job-{n}"}
+            result.append({"metric": labels, "values": [[1.5e9 + t, util] for t in times]})
+            samples += len(times)
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}))
+    return samples
 
 
 def _timed(run):  # type: ignore[no-untyped-def]
@@ -36,6 +60,8 @@ def main() -> int:
     parser.add_argument("--trace", default=str(ROOT.parent / "shared" / "traces" / "philly-jobs.csv"))
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--export-from", type=float, default=40.0, help="first day of the export (a busy stretch)")
+    parser.add_argument("--export-days", type=float, default=3.0)
     args = parser.parse_args()
     os.chdir(ROOT)
     load = os.getloadavg()[0]
@@ -48,7 +74,14 @@ def main() -> int:
             (_timed(lambda o=options: simulate(model, plan, trace, o)) for _ in range(args.repeat)), key=lambda r: r[2]
         )
         rows.append((name, best[1], best[2]))
+    with tempfile.TemporaryDirectory() as tmp:
+        export = Path(tmp) / "dcgm-range.json"
+        samples = write_export(trace, args.export_from, args.export_days, export)
+        exported, wall, cpu = _timed(lambda: load_trace(export))
+        rows.append(("load export", wall, cpu))
     print(f"{len(trace.jobs):,} jobs, {trace.jobs[-1].submit / 86400:.0f} days of submissions; stack {args.stack}")
+    span = f"{args.export_days:g} days from day {args.export_from:g}"
+    print(f"export: {samples:,} samples, {span} ({export.name}) -> {len(exported.jobs):,} jobs")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average {load:.1f}")
     print(f"{'stage':<14} {'wall s':>8} {'cpu s':>8}")
     for name, wall, cpu in rows:

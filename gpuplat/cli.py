@@ -198,7 +198,14 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     simulate.add_argument(
         "--trace",
         metavar="FILE",
-        help="job trace (canonical CSV, Philly, Helios); default: the stack's gpuplat:simulateTrace",
+        help="job trace (CSV: canonical, Philly, Helios; or a Prometheus / DCGM export); "
+        "default: the stack's gpuplat:simulateTrace",
+    )
+    simulate.add_argument(
+        "--capacity-blocks",
+        metavar="FILE",
+        help="booked Capacity Block windows (CSV pool,start,days,instances); "
+        "default: the stack's gpuplat:simulateCapacityBlocks",
     )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
     simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default: 0)")

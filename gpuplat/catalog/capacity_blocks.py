@@ -48,6 +48,12 @@ BLOCKS_ONLY: Mapping[str, str] = MappingProxyType(
     {"p5e.48xlarge": "p5e.48xlarge is sold only as Capacity Blocks (catalog: in us-east-2)"}
 )
 
+# What a block can be (the guide above): its instance count, its length in days, and the part
+# of its last day its instances have: EC2 starts terminating them 30 minutes before the end.
+BLOCK_INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+BLOCK_DAYS = (*range(1, 15), *range(21, 183, 7))  # 1-14 days, then 7-day steps up to 182
+BLOCK_TERMINATION_LEAD_SECONDS = 1800
+
 BLOCK_END_NOTE = (
     "a Capacity Block has a fixed end (11:30 UTC of its last day); EC2 terminates its instances "
     "from 30 minutes before, and Karpenter stops launching into it and drains its nodes; the "

@@ -4,6 +4,8 @@ The trace is `--trace`, else the stack's own (`gpuplat:simulateTrace` in
 `stacks/Pulumi.<stack>.yaml`, a path from the project directory). `--if-configured` prints
 nothing when the stack names no trace: the pull-request workflow adds the "what this change does
 to waste, waiting and cost" table for the stacks that do.
+`--capacity-blocks FILE` (or `gpuplat:simulateCapacityBlocks`) gives the booked Capacity Block
+windows of capacity-block pools (gpuplat/simulate/blocks.py).
 With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
 checkout's compiler and replayed on the same trace and seed: the deltas are the spec change's.
 """
@@ -11,6 +13,7 @@ checkout's compiler and replayed on the same trace and seed: the deltas are the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -21,19 +24,21 @@ from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
 from gpuplat.simulate import Options, Result, TraceError, load_trace, simulate
+from gpuplat.simulate.blocks import block_pools, load_blocks
 from gpuplat.simulate.render import render_json, render_markdown, render_text
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
 TRACE_CONFIG_KEY = "gpuplat:simulateTrace"
+BLOCKS_CONFIG_KEY = "gpuplat:simulateCapacityBlocks"
 
 
 class BaseError(Exception):
     pass
 
 
-def configured_trace(stack: str, root: Path = Path()) -> str | None:
-    """The stack's trace from its Pulumi settings, or None."""
+def configured_trace(stack: str, root: Path = Path(), key: str = TRACE_CONFIG_KEY) -> str | None:
+    """The stack's trace (or another path `key` names) from its Pulumi settings, or None."""
     path = root / "stacks" / f"Pulumi.{stack}.yaml"
     if not path.exists():
         return None
@@ -47,7 +52,7 @@ def configured_trace(stack: str, root: Path = Path()) -> str | None:
         return None  # the stack's settings are Pulumi's to report; here they only name no trace
     settings = cast("dict[str, Any]", loaded) if isinstance(loaded, dict) else {}
     config = settings.get("config")
-    value = cast("dict[str, Any]", config).get(TRACE_CONFIG_KEY) if isinstance(config, dict) else None
+    value = cast("dict[str, Any]", config).get(key) if isinstance(config, dict) else None
     return str(root / value) if isinstance(value, str) and value else None
 
 
@@ -85,7 +90,11 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         compiled = compile_sources(type(sources)(spec, overlay))
         if not compiled.ok or compiled.model is None or compiled.plan is None:
             raise BaseError(f"--base {args.base}: the base spec does not compile")
-        return simulate(compiled.model, compiled.plan, load_trace(trace_path), options)
+        # The same windows, for the pools that hold Capacity Blocks at the base too.
+        pools = block_pools(compiled.model, compiled.plan)
+        blocks = tuple(b for b in options.capacity_blocks if b.pool in pools)
+        base_options = dataclasses.replace(options, capacity_blocks=blocks)
+        return simulate(compiled.model, compiled.plan, load_trace(trace_path), base_options)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -102,18 +111,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(diagnostics_json(compiled.diagnostics)) if args.format == "json" else None
         sys.stderr.write(diagnostics_text(compiled.diagnostics))
         return EXIT_INVALID
+    blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
+        trace = load_trace(trace_path)
+        blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
             seed=args.seed,
             autoscaling=not args.static,
             tenant_map=_tenant_map(args.tenant_map),
             lookahead=1 if args.strict_fifo else Options.lookahead,
+            capacity_blocks=blocks,
         )
-        trace = load_trace(trace_path)
         result = simulate(compiled.model, compiled.plan, trace, options)
         base = _base_result(args, trace_path, options) if args.base else None
     except OSError as err:
-        sys.stderr.write(f"gpuplat simulate: error: cannot read the trace: {err}\n")
+        sys.stderr.write(f"gpuplat simulate: error: cannot read {err.filename or 'the trace'}: {err.strerror or err}\n")
         return EXIT_USAGE
     except TraceError as err:
         sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))

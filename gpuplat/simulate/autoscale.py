@@ -53,10 +53,11 @@ def _hpa(pool: SimPool, signal: float, auto: Autoscaling, t: float, stabilize: f
 
 
 def hold_floor(pool: SimPool, engine: Engine, t: float) -> None:
-    """Placeholders stand on reserved nodes first, then on-demand; Karpenter launches the missing nodes."""
+    """Placeholders stand on reserved nodes first, then on-demand; Karpenter launches the missing nodes.
+    Reserved nodes of a Capacity Block pool exist only while a window is open (`limit`)."""
     left = pool.floor
     for f in pool.steady:
-        f.held = min(left, f.max_nodes)
+        f.held = min(left, f.limit)
         left -= f.held
         if f.held > f.ready + f.booting:
             engine.launch(f, f.held - f.ready - f.booting, t)

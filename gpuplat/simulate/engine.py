@@ -21,7 +21,7 @@ from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTena
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
 
-ARRIVE, FINISH, READY, TICK, INTERRUPT = range(5)
+ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK = range(6)
 _OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
 
 
@@ -60,7 +60,7 @@ class Engine:
         self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
         self.blocked = [-1] * len(tenants)
         self.window_end: list[tuple[int, float, int]] = [(0, 0.0, 0)] * len(tenants)
-        self.preempted = self.interrupted = self.node_token = 0
+        self.preempted = self.interrupted = self.node_token = self.block_stops = 0
         self.lost_gpu_s = 0.0
         self.now = 0.0
 
@@ -76,6 +76,9 @@ class Engine:
             self.push(t + self.options.boot_seconds, READY, self.flavors.index(flavor))
 
     def node_ready(self, flavor: Flavor, t: float) -> None:
+        if flavor.cancelled:
+            flavor.cancelled -= 1  # its Capacity Block closed while it booted: it never joins
+            return
         flavor.mutate(t)
         flavor.booting -= 1
         flavor.ready += 1
@@ -97,9 +100,40 @@ class Engine:
         want = sum(self.placement_units(j, flavor) for j in flavor.waiting)
         free = (flavor.ready + flavor.booting) * flavor.per_node - flavor.alloc
         short = want - free
-        room = flavor.max_nodes - flavor.ready - flavor.booting
+        room = flavor.limit - flavor.ready - flavor.booting
         if short > 0 and room > 0:
             self.launch(flavor, min(room, math.ceil(short / flavor.per_node)), t)
+
+    def stop_newest(self, flavor: Flavor, units: int, t: float) -> int:
+        """Stop the newest pods on `flavor` until `units` are free (their nodes went): they keep
+        their admission and wait for a node, their work since the last checkpoint lost."""
+        stopped = 0
+        for job in sorted(self.running[flavor.key], key=lambda j: -self.run_start[j]):
+            if units <= 0:
+                break
+            units -= self.on[job][1]  # type: ignore[index]
+            self.stop(job, t, done=False)
+            flavor.waiting.append(job)
+            stopped += 1
+        return stopped
+
+    def window(self, flavor: Flavor, t: float, dynamic: bool) -> None:
+        """A Capacity Block window opened or closed: Karpenter may run what the open ones hold.
+        Closing, EC2 terminates the instances beyond that (booting ones first); opening,
+        Karpenter launches for the waiting pods (static fleet: up to the limit)."""
+        flavor.mutate(t)
+        flavor.limit = flavor.block_limit(t)
+        excess = flavor.ready + flavor.booting - flavor.limit
+        cut = min(flavor.booting, max(excess, 0))
+        flavor.booting, flavor.cancelled, excess = flavor.booting - cut, flavor.cancelled + cut, excess - cut
+        if excess > 0:
+            self.block_stops += self.stop_newest(flavor, flavor.alloc - (flavor.ready - excess) * flavor.per_node, t)
+            flavor.ready -= excess
+        self.audit(flavor)
+        if dynamic:
+            self.provision(flavor, t)
+        elif flavor.limit > flavor.ready + flavor.booting:
+            self.launch(flavor, flavor.limit - flavor.ready - flavor.booting, t)
 
     def placement_units(self, job: int, flavor: Flavor) -> int:
         placed = self.on[job]

@@ -19,6 +19,7 @@ from gpuplat.catalog.spot_interruptions import MONTHLY_INTERRUPTION, UNLISTED_MO
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, floor_bounds, stabilization_seconds
+from gpuplat.simulate.blocks import Block
 
 PRIORITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 # Which work tolerates the spot taint is the workload's choice; the replay takes work below
@@ -38,6 +39,12 @@ class Flavor:
     max_nodes: int
     hourly: float  # USD per node-hour (0 when the plan prices nothing)
     hazard: float  # spot interruptions per node-second (0 off spot)
+    # Capacity Block windows of a capacity-block pool's reserved flavor (none: nodes up to
+    # max_nodes whenever wanted); `limit` is what Karpenter may run now, `cancelled` the
+    # launches a closing window voided while they booted.
+    blocks: tuple[Block, ...] = ()
+    limit: int = 0
+    cancelled: int = 0
     ready: int = 0
     booting: int = 0
     admitted: int = 0  # units Kueue admitted here (quota use)
@@ -76,7 +83,15 @@ class Flavor:
             if owner.quiet_since is not None:
                 owner.wake(t)
 
+    def block_limit(self, t: float) -> int:
+        """Nodes the windows open at `t` hold, up to the NodePool's limit."""
+        held = sum(b.instances for b in self.blocks if b.start <= t < b.usable_until)
+        return min(self.max_nodes, held)
+
     def billed_node_s(self, horizon: float) -> float:
+        # A block is paid for in full, used or not: its instances over the part of the replay it spans.
+        if self.blocks:
+            return sum(b.instances * max(0.0, min(b.end, horizon) - max(b.start, 0.0)) for b in self.blocks)
         # A reservation is billed around the clock whether or not a node runs in it.
         return self.max_nodes * horizon if self.market is Market.RESERVED else self.node_s
 
@@ -153,7 +168,7 @@ def hazard(instance_type: str | None) -> float:
     return -math.log(1 - monthly) / (HOURS_PER_MONTH * 3600)
 
 
-def build_flavors(model: Platform, plan: Plan) -> list[Flavor]:
+def build_flavors(model: Platform, plan: Plan, blocks: tuple[Block, ...] = ()) -> list[Flavor]:
     hourly = _hourly(plan)
     out: list[Flavor] = []
     for fp in plan.flavors:
@@ -171,8 +186,11 @@ def build_flavors(model: Platform, plan: Plan) -> list[Flavor]:
                 max_nodes=nodes,
                 hourly=hourly.get((fp.pool, fp.market), 0.0) if fp.market is not None else 0.0,
                 hazard=hazard(pool.instance_type) if spot else 0.0,
+                blocks=tuple(b for b in blocks if b.pool == fp.pool) if fp.market is Market.RESERVED else (),
             )
         )
+    for f in out:
+        f.limit = f.block_limit(0.0) if f.blocks else f.max_nodes
     return out
 
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gpuplat.simulate.blocks import Block
+
 # Philly's median GPU utilisation (per-minute nvidia-smi samples; Jeon et al., USENIX ATC 2019):
 # the busy share of a job whose trace row gives none.
 DEFAULT_UTILIZATION = 0.486
@@ -25,4 +27,7 @@ class Options:
     spot: bool = True  # spot interruptions
     tenant_map: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     audit: bool = False  # check provisioned >= allocated >= busy after every change (slower)
+    # Booked Capacity Block windows (blocks.py); a capacity-block pool without any keeps its
+    # reserved nodes around the clock, as the plan prices it.
+    capacity_blocks: tuple[Block, ...] = ()
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)

@@ -16,6 +16,7 @@ def result_json(r: Result) -> dict[str, Any]:
     o = r.options
     return {
         "trace": r.trace,
+        "traceShape": r.shape,
         "jobs": r.jobs,
         "seed": r.seed,
         "assumptions": {
@@ -25,6 +26,7 @@ def result_json(r: Result) -> dict[str, Any]:
             "checkpointSeconds": o.checkpoint_seconds,
             "lookahead": o.lookahead,
             "spotInterruptions": o.spot,
+            "capacityBlockWindows": r.windows,
         },
         "signal": r.signal,
         "hours": r.hours,
@@ -48,6 +50,8 @@ def result_json(r: Result) -> dict[str, Any]:
         "preempted": r.preempted,
         "interrupted": r.interrupted,
         "lostGpuHours": r.lost_gpu_h,
+        "stoppedAtBlockEnd": r.block_stops,
+        "stranded": r.stranded,
         "cost": cost_json(r),
     }
 
@@ -101,7 +105,7 @@ def deltas(base: Result, head: Result) -> dict[str, dict[str, float]]:
 def render_text(r: Result, base: Result | None = None) -> str:
     c = cost_json(r)
     lines = [
-        f"trace {r.trace}: {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
+        f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
         f"scaling signal: {r.signal}",
         "",
@@ -131,6 +135,17 @@ def render_text(r: Result, base: Result | None = None) -> str:
         f"per busy GPU-hour {c['perBusyGpuHour'] or 0:,.2f} USD; saving {c['savingVsAllOnDemandPercent'] or 0:.1f} % "
         f"against all on-demand, {c['savingVsStaticPercent'] or 0:.1f} % against a static fleet at nodes.max",
     ]
+    if r.windows:
+        lines.append(
+            "Capacity Block windows: "
+            + ", ".join(f"{pool} {n}" for pool, n in sorted(r.windows.items()))
+            + f"; pods stopped at a block's end {r.block_stops:,}"
+        )
+    if r.stranded:
+        lines.append(
+            f"jobs that never ran to the end: {r.stranded:,} (admitted onto a Capacity Block flavor after its last "
+            "window, or queued behind its quota)"
+        )
     if r.unplaceable:
         lines.append(
             "jobs no pool of their tenant can hold (not replayed): "

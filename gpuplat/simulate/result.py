@@ -40,6 +40,7 @@ class WaitResult:
 @dataclass(frozen=True)
 class Result:
     trace: str
+    shape: str  # canonical, philly, helios, prometheus-json, prometheus-text
     jobs: int
     seed: int
     options: Options
@@ -52,6 +53,9 @@ class Result:
     preempted: int
     interrupted: int
     lost_gpu_h: float
+    block_stops: int  # pods stopped when their Capacity Block's instances were terminated
+    stranded: int  # jobs that never finished: admitted onto a block flavor after its last window
+    windows: dict[str, int]  # capacity-block pool -> booked windows replayed (absent: around the clock)
     static_usd: float  # every pool at nodes.max for the same hours, as the plan prices it
 
     def total(self, field: str) -> float:
@@ -125,6 +129,7 @@ def summarise(
     mapping: dict[str, str],
     unplaceable: list[int],
     horizon: float,
+    stranded: int = 0,
 ) -> Result:
     lost: dict[str, int] = {}
     for i in unplaceable:
@@ -132,6 +137,7 @@ def summarise(
     static = plan.cost.monthly_usd * (horizon / 3600) / HOURS_PER_MONTH if plan.cost else 0.0
     return Result(
         trace=trace.path,
+        shape=trace.shape,
         jobs=len(engine.jobs),
         seed=options.seed,
         options=options,
@@ -144,6 +150,9 @@ def summarise(
         preempted=engine.preempted,
         interrupted=engine.interrupted,
         lost_gpu_h=engine.lost_gpu_s / 3600,
+        block_stops=engine.block_stops,
+        stranded=stranded,
+        windows={f.pool: len(f.blocks) for f in engine.flavors if f.blocks},
         static_usd=static,
     )
 

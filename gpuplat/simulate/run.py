@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from dataclasses import dataclass
 
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
-from gpuplat.simulate.engine import ARRIVE, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.engine import ARRIVE, BLOCK, FINISH, INTERRUPT, READY, TICK, Engine
 from gpuplat.simulate.fleet import (
     PRIORITY_RANK,
     SPOT_TOLERANT_BELOW,
@@ -57,7 +58,7 @@ def placements(job: Job, rank: int, tenant: SimTenant, by_key: dict[str, Flavor]
 
 
 def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], list[int]]:
-    flavors = build_flavors(model, plan)
+    flavors = build_flavors(model, plan, options.capacity_blocks)
     pools = build_pools(model, plan, flavors)
     tenants = build_tenants(model, plan, flavors)
     mapping = tenant_mapping(trace.jobs, tenants, dict(options.tenant_map))
@@ -76,7 +77,7 @@ def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
     for pool in engine.pools:
         if not dynamic:
             for f in pool.flavors:
-                f.ready = f.max_nodes  # the static fleet: every pool at nodes.max
+                f.ready = f.limit  # the static fleet: every pool at nodes.max (blocks: what is open)
         elif pool.bounds is not None:
             pool.floor = pool.bounds[0]  # the platform stood before the trace began
             autoscale.hold_floor(pool, engine, 0.0)
@@ -96,14 +97,7 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
     flavor.spot_nodes.remove(token)
     engine.interrupted += 1
     share = -(-flavor.alloc // max(flavor.ready, 1))
-    free_needed = max(share, flavor.alloc - (flavor.ready - 1) * flavor.per_node)
-    victims = sorted(engine.running[flavor.key], key=lambda j: -engine.run_start[j])
-    for job in victims:
-        if free_needed <= 0:
-            break
-        free_needed -= engine.on[job][1]  # type: ignore[index]
-        engine.stop(job, t, done=False)
-        flavor.waiting.append(job)
+    engine.stop_newest(flavor, max(share, flavor.alloc - (flavor.ready - 1) * flavor.per_node), t)
     flavor.mutate(t)
     flavor.ready -= 1
     engine.audit(flavor)
@@ -113,8 +107,25 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
         engine.launch(flavor, 1, t)  # Karpenter replaces it at the notice
 
 
-def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None = None) -> Result:
-    options = options or Options()
+def _stuck(engine: Engine) -> bool:
+    """Nothing runs, boots or is still to come (checked once arrivals and windows are over): no
+    event left can start a job. Only stale spot notices and the poll would follow, the notices
+    months away, so the replay ends at the last event that could have started one."""
+    return not any(engine.running[f.key] or f.booting or f.cancelled for f in engine.flavors)
+
+
+@dataclass
+class Replay:
+    """A finished event loop, before it is summarised (tests read the engine's per-job times)."""
+
+    engine: Engine
+    mapping: dict[str, str]
+    unplaceable: list[int]
+    horizon: float
+    stranded: int  # jobs that never finished: nothing left could run them
+
+
+def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Replay:
     engine, mapping, unplaceable = build(model, plan, trace, options)
     # An existing cluster's nodes are there whether used or not: nothing scales them.
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
@@ -124,14 +135,21 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
     engine.heap.extend(arrivals)
     engine.seq = len(engine.jobs)
     heapq.heapify(engine.heap)
+    for index, f in enumerate(engine.flavors):
+        for b in f.blocks:
+            for when in (b.start, b.usable_until):
+                if when > 0:
+                    engine.push(when, BLOCK, index)
     if dynamic:
         engine.push(0.0, TICK)
     outstanding, horizon = len(arrivals), 0.0
+    arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
     stabilize = stabilization_seconds(model)
     while engine.heap and outstanding:
         t, _, kind, a, b = heapq.heappop(engine.heap)
         engine.now = horizon = t
         if kind == ARRIVE:
+            arriving -= 1
             engine.arrive(a, t)
         elif kind == FINISH:
             if engine.runs[a] != b:
@@ -148,6 +166,19 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
             engine.push(t + POLLING_SECONDS, TICK)
         elif kind == INTERRUPT:
             _interrupt(engine, engine.flavors[a], b, t, dynamic)
+        elif kind == BLOCK:
+            windows -= 1
+            engine.window(engine.flavors[a], t, dynamic)
+        if kind != TICK and not arriving and not windows and outstanding and _stuck(engine):
+            break  # the jobs left can never run: they are stranded, and the replay ends here
     for f in engine.flavors:
         f.advance(horizon)
-    return summarise(model, plan, trace, engine, options, mapping, unplaceable, horizon)
+    return Replay(engine, mapping, unplaceable, horizon, outstanding)
+
+
+def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None = None) -> Result:
+    options = options or Options()
+    done = replay(model, plan, trace, options)
+    return summarise(
+        model, plan, trace, done.engine, options, done.mapping, done.unplaceable, done.horizon, stranded=done.stranded
+    )

@@ -6,9 +6,12 @@ Canonical CSV (header required, extra columns ignored):
 `priority` (low | normal | high | critical), `utilization` (0..1, the job's GPU busy share).
 Philly (`timestamp,duration,num_gpus,...,cluster`): timestamp as submission, cluster = tenant.
 Helios (`...,vc,...,gpu_num,...,submit_time,...,duration`): vc = tenant.
-Times become seconds after the earliest submission. Every bad row is reported with its line
-(TraceError), never skipped; a job of zero GPUs or zero duration is no GPU job and is counted
-as such (`skipped`), as the traces' own CPU-only rows are.
+A Prometheus / DCGM export (range-query JSON, or exposition text with timestamps) is read by
+prometheus.py into the same jobs. Times become seconds after the earliest submission (`origin`,
+in the trace's own clock, places other inputs such as Capacity Block windows on the replay's).
+Every bad row is reported with its line (TraceError), never skipped; a job of zero GPUs or
+zero duration is no GPU job and is counted as such (`skipped`), as the traces' own CPU-only
+rows are.
 """
 
 from __future__ import annotations
@@ -18,20 +21,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
+
+from gpuplat.simulate.job import MAX_ERRORS, Job
+from gpuplat.simulate.prometheus import looks_like_prometheus, read_prometheus
+
+__all__ = ["MAX_ERRORS", "Job", "Trace", "TraceError", "load_trace", "parse_time"]
 
 PRIORITIES = ("low", "normal", "high", "critical")
-MAX_ERRORS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    submit: float
-    duration: float
-    gpus: int
-    fraction: float  # of one GPU; 1.0 for whole-GPU jobs
-    tenant: str  # as the trace names it
-    priority: str | None  # None: the mapped tenant's
-    utilization: float | None  # None: the run's default
 
 
 @dataclass(frozen=True)
@@ -40,6 +37,7 @@ class Trace:
     shape: str
     jobs: tuple[Job, ...]  # ordered by submission (stable: ties keep the file's order)
     skipped: int  # rows without GPUs or duration
+    origin: float = 0.0  # the first submission in the trace's clock (unix seconds for dates)
 
 
 class TraceError(Exception):
@@ -53,7 +51,7 @@ Row = dict[str, str]
 Parse = Callable[[Row], tuple[float, float, int, float, str, str | None, float | None]]
 
 
-def _time(text: str) -> float:
+def parse_time(text: str) -> float:
     text = text.strip()
     try:
         return float(text)
@@ -90,17 +88,33 @@ def _canonical(row: Row) -> tuple[float, float, int, float, str, str | None, flo
     if fraction < 1 and gpus != 1:
         raise ValueError("a fraction of a GPU needs gpus 1")
     tenant = _optional(row, "tenant") or "default"
-    return _time(row["submit"]), _number(row, "duration"), gpus, fraction, tenant, priority, utilization
+    return parse_time(row["submit"]), _number(row, "duration"), gpus, fraction, tenant, priority, utilization
 
 
 def _philly(row: Row) -> tuple[float, float, int, float, str, str | None, float | None]:
     tenant = _optional(row, "cluster") or "default"
-    return _time(row["timestamp"]), _number(row, "duration"), int(_number(row, "num_gpus")), 1.0, tenant, None, None
+    return (
+        parse_time(row["timestamp"]),
+        _number(row, "duration"),
+        int(_number(row, "num_gpus")),
+        1.0,
+        tenant,
+        None,
+        None,
+    )
 
 
 def _helios(row: Row) -> tuple[float, float, int, float, str, str | None, float | None]:
     tenant = _optional(row, "vc") or "default"
-    return _time(row["submit_time"]), _number(row, "duration"), int(_number(row, "gpu_num")), 1.0, tenant, None, None
+    return (
+        parse_time(row["submit_time"]),
+        _number(row, "duration"),
+        int(_number(row, "gpu_num")),
+        1.0,
+        tenant,
+        None,
+        None,
+    )
 
 
 SHAPES: dict[str, tuple[frozenset[str], Parse]] = {
@@ -135,24 +149,40 @@ def _rows(reader: csv.DictReader[str], parse: Parse, problems: list[tuple[int, s
         yield None if gpus == 0 or duration == 0 else Job(submit, duration, gpus, fraction, tenant, priority, util)
 
 
+def _read_csv(name: str, handle: TextIO) -> tuple[str, list[Job | None]]:
+    reader = csv.DictReader(handle)
+    header = reader.fieldnames or []
+    found = _shape(list(header))
+    if found is None:
+        wanted = "; ".join(f"{k}: {', '.join(sorted(v[0]))}" for k, v in SHAPES.items())
+        raise TraceError(
+            name,
+            [(1, f"unknown trace shape (header needs the columns of one of {wanted}; or a Prometheus export)")],
+        )
+    shape, parse = found
+    problems: list[tuple[int, str]] = []
+    parsed = list(_rows(reader, parse, problems))
+    if problems:
+        raise TraceError(name, problems)
+    return shape, parsed
+
+
 def load_trace(path: str | Path) -> Trace:
     """The trace at `path`; OSError when unreadable, TraceError on bad content."""
     name = str(path)
     with open(path, newline="", encoding="utf-8", errors="strict") as handle:
         try:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
-            found = _shape(list(header))
-            if found is None:
-                wanted = "; ".join(f"{k}: {', '.join(sorted(v[0]))}" for k, v in SHAPES.items())
-                raise TraceError(name, [(1, f"unknown trace shape (header needs the columns of one of {wanted})")])
-            shape, parse = found
-            problems: list[tuple[int, str]] = []
-            parsed = list(_rows(reader, parse, problems))
+            if looks_like_prometheus(handle.read(4096)):
+                handle.seek(0)
+                shape, exported, problems = read_prometheus(handle.read())
+                if problems:
+                    raise TraceError(name, problems)
+                parsed: list[Job | None] = list(exported)
+            else:
+                handle.seek(0)
+                shape, parsed = _read_csv(name, handle)
         except (UnicodeDecodeError, csv.Error) as err:
-            raise TraceError(name, [(1, f"not a CSV text file ({err})")]) from None
-    if problems:
-        raise TraceError(name, problems)
+            raise TraceError(name, [(1, f"not a text file of a trace ({err})")]) from None
     jobs = [j for j in parsed if j is not None]
     if not jobs:
         raise TraceError(name, [(1, "the trace has no GPU job")])
@@ -161,4 +191,4 @@ def load_trace(path: str | Path) -> Trace:
     shifted = tuple(
         Job(j.submit - origin, j.duration, j.gpus, j.fraction, j.tenant, j.priority, j.utilization) for j in ordered
     )
-    return Trace(name, shape, shifted, skipped=len(parsed) - len(jobs))
+    return Trace(name, shape, shifted, skipped=len(parsed) - len(jobs), origin=origin)
