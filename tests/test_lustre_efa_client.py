@@ -33,10 +33,11 @@ def test_fabric_node_classes_get_the_client_setup_only_with_efa(tmp_path: Path) 
     for obj in fabric.values():
         assert "kefalnd" in obj["spec"]["userData"]
         assert not list(crd_errors(NODE_CLASS, obj))  # userData is a field the CRD has
-    assert all("userData" not in o["spec"] for o in others.values())  # no EFA device, nothing to set up
+    # No EFA device, nothing to set up (a MIG pool's class carries only its MIG boot script).
+    assert all("kefalnd" not in o["spec"].get("userData", "") for o in others.values())
     (tmp_path / "off").mkdir()
     without = _node_classes(tmp_path / "off", efa=False)
-    assert all("userData" not in o["spec"] for o in without.values())
+    assert all("kefalnd" not in o["spec"].get("userData", "") for o in without.values())
 
 
 def test_user_data_is_one_shell_part_karpenter_can_merge() -> None:
@@ -83,3 +84,13 @@ def test_script_is_valid_bash_and_falls_back_to_tcp(tmp_path: Path) -> None:
     )
     assert run.returncode == 0
     assert "EFA driver missing is older than 2.12.1: Lustre stays on TCP" in run.stderr
+
+
+def test_a_mig_fabric_pool_runs_its_mig_boot_script_before_the_lustre_client_setup() -> None:
+    from components.aws.lustre_client import BOUNDARY, lustre_efa_script, shell_parts
+
+    archive = shell_parts("#!/bin/bash\necho mig\n", lustre_efa_script(32))
+    parts = archive.split(f"--{BOUNDARY}")
+    assert archive.startswith("MIME-Version: 1.0\n") and archive.endswith(f"--{BOUNDARY}--\n")
+    assert ["echo mig" in parts[1], "kefalnd" in parts[2]] == [True, True]
+    assert all('Content-Type: text/x-shellscript' in part for part in parts[1:3])
