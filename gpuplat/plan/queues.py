@@ -71,15 +71,18 @@ def unquoted_pool_findings(
     stranded: dict[str, list[str]] = {}
     for tenant in model.tenants:
         for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
-            room = held[tenant.name, pool] if tenant.isolation == "hard" else pool_total[pool]
+            # A ClusterQueue borrows at most its tenant's gpus beyond its nominal quota, so a
+            # tenant of `gpus: 0` is admitted nowhere, however much its cohort holds.
+            room = held[tenant.name, pool] if tenant.isolation == "hard" else pool_total[pool] * (tenant.gpus > 0)
             if room <= 0:
                 stranded.setdefault(pool, []).append(tenant.name)
     return [
         NO_QUOTA_ON_POOL.finding(
             ("gpuNodePools", index, "name"),
             f"pool {pool.name} holds no Kueue quota for {_names(stranded[pool.name])}, which may use it: the "
-            f"quota flow placed their GPUs on their other pools and no tenant lends any here, so Kueue admits "
-            f"none of their jobs on {pool.name}; raise their gpus or leave {pool.name} out of their pools",
+            f"quota flow placed their GPUs on their other pools and no tenant lends any here, or they have "
+            f"gpus: 0 and may borrow none, so Kueue admits none of their jobs on {pool.name}; raise their gpus or "
+            f"leave {pool.name} out of their pools",
         )
         for index, pool in enumerate(model.pools)
         if pool.name in stranded
