@@ -79,6 +79,8 @@ def test_hard_guarantees_beyond_a_pool_are_an_error_soft_ones_a_warning(tmp_path
 def test_a_tenant_of_no_gpus_is_told_it_is_admitted_nowhere(tmp_path: Path) -> None:
     # Found by the generated-spec property test: b's ClusterQueue borrows at most its gpus (0)
     # and its ResourceQuota allows 0, so verify fails its journey although a lends on p0.
-    quotas, diagnostics = _plan_of(tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"])
+    quotas, diagnostics = _plan_of(
+        tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"]
+    )
     assert diagnostics == [("GP354", 6)]
     assert quotas == [("a", "p0-on-demand", 1)]

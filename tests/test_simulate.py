@@ -195,7 +195,8 @@ def test_a_spec_without_tenants_is_refused_in_words(tmp_path: Path, capsys: pyte
     spec.write_text(
         "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: a}\n"
         'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n  - {name: gpu, gpu: {model: L4-24GB, count: 1}, nodeSelector: {a: b}, nodes: {min: 1, max: 1}}\n"
+        "gpuNodePools:\n  - {name: gpu, gpu: {model: L4-24GB, count: 1}, nodeSelector: {a: b},\n"
+        "     nodes: {min: 1, max: 1}}\n"
     )
     trace = tmp_path / "t.csv"
     trace.write_text("submit,duration,gpus,tenant\n0,600,1,a\n")
