@@ -259,7 +259,8 @@ def run_one(seed: int, index: int, workdir: Path, crash_dir: Path) -> dict[str, 
 
 def _worker(args: tuple[int, list[int], str]) -> list[dict[str, Any]]:
     seed, indices, crash_dir = args
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent reports on Ctrl-C
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent reports on Ctrl-C or SIGTERM
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and ends the pool's workers with it
     signal.signal(signal.SIGALRM, _alarm)
     results = []
     with tempfile.TemporaryDirectory(dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as tmp:
@@ -326,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     work = [(args.seed, chunk, str(args.crash_dir)) for chunk in chunks]
     results: list[dict[str, Any]] = []
     interrupted = False
+    # A run started in the background (`&`) inherits SIGINT ignored: take it back, and let
+    # SIGTERM end a run the same way, so a run cut short still reports what it did.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with multiprocessing.Pool(args.jobs) as pool:
         try:
             for done in pool.imap_unordered(_worker, work):
