@@ -75,7 +75,9 @@ def _entries(data: Any) -> dict[str, tuple[str, list[str]]]:
     """code -> (reason, paths), only from a section of the schema's shape (else it already failed)."""
     section: Any = cast("Mapping[str, Any]", data).get("acknowledge") if isinstance(data, Mapping) else None
     out: dict[str, tuple[str, list[str]]] = {}
-    for code, entry in cast("Mapping[str, Any]", section or {}).items():
+    if not isinstance(section, Mapping):  # `acknowledge: 1`, a list ...: the schema pass reports it
+        return out
+    for code, entry in cast("Mapping[str, Any]", section).items():
         if isinstance(entry, Mapping):
             fields = cast("Mapping[str, Any]", entry)
             reason, paths = fields.get("reason"), fields.get("paths")

@@ -94,3 +94,13 @@ def test_a_hard_tenant_borrows_what_a_soft_one_lends(tmp_path: Path) -> None:
     held_on_p0 = {t for t, f, g in quotas if f == "p0-on-demand" and g}
     assert "a" not in held_on_p0 and "b" in held_on_p0
     assert "GP354" not in [code for code, _ in diagnostics]
+
+
+def test_a_tenant_of_no_gpus_is_told_it_is_admitted_nowhere(tmp_path: Path) -> None:
+    # Found by the generated-spec property test: b's ClusterQueue borrows at most its gpus (0)
+    # and its ResourceQuota allows 0, so verify fails its journey although a lends on p0.
+    quotas, diagnostics = _plan_of(
+        tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"]
+    )
+    assert diagnostics == [("GP354", 6)]
+    assert quotas == [("a", "p0-on-demand", 1)]

@@ -186,6 +186,25 @@ def test_cli_reports_and_refuses_bad_traces(tmp_path: Path, capsys: pytest.Captu
     assert main(["simulate", "--stack", "prod", "--trace", str(binary)]) == 1
 
 
+def test_a_spec_without_tenants_is_refused_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by the generated-spec property test: the trace's tenants were mapped round-robin
+    # onto no tenant at all (ZeroDivisionError, an internal error).
+    from gpuplat.cli import main
+
+    spec = tmp_path / "platform.yaml"
+    spec.write_text(
+        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: a}\n"
+        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
+        "gpuNodePools:\n  - {name: gpu, gpu: {model: L4-24GB, count: 1}, nodeSelector: {a: b},\n"
+        "     nodes: {min: 1, max: 1}}\n"
+    )
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,duration,gpus,tenant\n0,600,1,a\n")
+    assert main(["simulate", "--stack", "dev", "--spec", str(spec), "--trace", str(trace)]) == 1
+    err = capsys.readouterr().err
+    assert "the spec has no tenants" in err and "internal error" not in err
+
+
 @needs_traces
 def test_skipping_quiet_polls_changes_no_decision(philly: Trace, prod: tuple[Platform, Plan]) -> None:
     """Polls of pools where nothing changed are skipped for speed; every decision stays the same."""

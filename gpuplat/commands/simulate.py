@@ -23,7 +23,7 @@ from typing import Any, cast
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
-from gpuplat.simulate import Options, Result, TraceError, load_trace, simulate
+from gpuplat.simulate import NoTenantsError, Options, Result, TraceError, load_trace, simulate
 from gpuplat.simulate.blocks import block_pools, load_blocks
 from gpuplat.simulate.render import render_json, render_markdown, render_text
 
@@ -133,6 +133,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except BaseError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
+    except NoTenantsError as err:
+        sys.stderr.write(f"gpuplat simulate: error: {err}\n")
+        return EXIT_INVALID
     render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
     sys.stdout.write(render(result, base))
     return EXIT_OK

@@ -182,8 +182,10 @@ def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFi
 
 def tenant_flavors(model: Platform, tenant: Tenant, all_flavors: Sequence[FlavorPlan]) -> list[FlavorPlan]:
     """The flavors a tenant may use: its allowed pools its isolation permits, in plan order."""
+    # Once per allowed pool, not per flavor: a plan calls this for every tenant over every flavor.
     pools = model.pools_by_name
-    return [f for f in all_flavors if f.pool in tenant.pools and isolation_permits(tenant.isolation, pools[f.pool])]
+    permitted = {name: isolation_permits(tenant.isolation, pools[name]) for name in tenant.pools}
+    return [f for f in all_flavors if permitted.get(f.pool, False)]
 
 
 def proportional(total: int, weights: Sequence[int]) -> list[int]:

@@ -77,15 +77,17 @@ def unquoted_pool_findings(
         for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
             own = held[tenant.name, pool]
             lent_by_others = lent[pool] - (own if tenant.isolation != "hard" else 0)
-            if own <= 0 and lent_by_others <= 0:
+            # A ClusterQueue borrows at most its tenant's gpus beyond its nominal quota, so a
+            # tenant of `gpus: 0` is admitted nowhere, however much its cohort lends.
+            if own <= 0 and (lent_by_others <= 0 or tenant.gpus <= 0):
                 stranded.setdefault(pool, []).append(tenant.name)
     return [
         NO_QUOTA_ON_POOL.finding(
             ("gpuNodePools", index, "name"),
             f"pool {pool.name} holds no Kueue quota for {_names(stranded[pool.name])}, which may use it: the "
             f"quota flow placed their GPUs on their other pools and no tenant lends any here (hard tenants "
-            f"lend none: lendingLimit 0), so Kueue admits none of their jobs on {pool.name}; raise their gpus "
-            f"or leave {pool.name} out of their pools",
+            f"lend none: lendingLimit 0), or they have gpus: 0 and may borrow none, so Kueue admits none of "
+            f"their jobs on {pool.name}; raise their gpus or leave {pool.name} out of their pools",
         )
         for index, pool in enumerate(model.pools)
         if pool.name in stranded

@@ -78,6 +78,7 @@ def ideal_split(pools: Sequence[SplitPool], targets: Mapping[Market, float]) -> 
 
     rows = [start(p) for p in pools]
     for _ in range(200):
+        before = [dict(r) for r in rows]
         for m in MARKET_ORDER:
             col = sum(r.get(m, 0.0) for r in rows)
             if col > 0:
@@ -91,6 +92,11 @@ def ideal_split(pools: Sequence[SplitPool], targets: Mapping[Market, float]) -> 
                     r[m] *= p.gpus / s
             else:
                 r.update(start(p))
+        if rows == before:
+            # A fixed point: every further pass would compute exactly these floats again, so
+            # stopping here gives the 200 passes' answer bit for bit (most fleets get there in
+            # a few dozen).
+            break
     return rows
 
 

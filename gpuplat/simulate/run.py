@@ -25,9 +25,17 @@ from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.trace import Job, Trace
 
 
+class NoTenantsError(ValueError):
+    """The spec has no tenant: no queue, so no job of a trace can be submitted anywhere."""
+
+
 def tenant_mapping(jobs: tuple[Job, ...], tenants: list[SimTenant], given: dict[str, str]) -> dict[str, str]:
     """The trace's tenants -> the spec's: as given, the rest by job count round-robin over the
     spec's tenants by quota (the busiest trace tenant to the largest spec tenant)."""
+    if not tenants and jobs:
+        raise NoTenantsError(
+            "the spec has no tenants, so the trace's jobs have no queue to be submitted to: add a tenant"
+        )
     counts = Counter(j.tenant for j in jobs)
     names = [t.name for t in sorted(tenants, key=lambda t: -sum(t.nominal.values()))]
     out = {k: v for k, v in given.items() if k in counts}

@@ -21,7 +21,7 @@ from gpuplat.validate.rules._common import (
     tenants,
 )
 from gpuplat.view import priority
-from gpuplat.vocabulary import DEFAULT_CRITICAL_IOPS_SHARE
+from gpuplat.vocabulary import DEFAULT_CRITICAL_IOPS_SHARE, DEFAULT_THROUGHPUT_PER_TIB
 
 # S3 lifecycle: where objects may move from each class (AWS "supported lifecycle transitions").
 _NEXT_CLASSES: Mapping[str, tuple[str, ...]] = {
@@ -240,7 +240,8 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
 def critical_share_reachable(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
     tib = hot.get("capacityTiB") if hot is not None else None
-    rate = hot.get("throughputPerTiB") if hot is not None else None
+    # Unset, the model takes the default rate: the rule must judge the file system that is built.
+    rate = hot.get("throughputPerTiB", DEFAULT_THROUGHPUT_PER_TIB) if hot is not None else None
     qos = section(data, "storage", "qos")
     share = (qos or {}).get("criticalIopsShare", DEFAULT_CRITICAL_IOPS_SHARE)
     if provider(data) != "aws" or not is_number(tib) or not is_number(share) or rate not in fsx.THROUGHPUT_PER_TIB:
