@@ -306,3 +306,10 @@ def test_the_old_hami_overlay_declares_memory_and_cores_no_device_plugin_registe
     job = hami.hami_job("apps", "frac")
     limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert set(limits) == {"nvidia.com/gpu.fractional", "nvidia.com/gpumem", "nvidia.com/gpucores"}
+
+
+def test_a_zero_number_the_provider_drops_is_a_difference_a_false_flag_is_not() -> None:
+    from e2e.deploy import input_differences
+
+    assert input_differences({"spec": {"globalDefault": False, "name": ""}}, {"spec": {}}) == []
+    assert input_differences({"spec": {"replicas": 0}}, {"spec": {}}) != []
