@@ -96,6 +96,8 @@ def _comparable(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         found["chart"] = _release_chart(found)
         found.pop("repositoryOpts", None)
         found.pop("compat", None)  # the SDK's marker for the provider, not a setting of the release
+        if isinstance(found.get("version"), str):  # the provider's Check drops a semver's "v"
+            found["version"] = found["version"].removeprefix("v")
     if type_.startswith("pulumi:providers:"):
         found.pop("kubeconfig", None)  # a secret the recording never had
         found.pop("version", None)
@@ -144,6 +146,15 @@ def compare_preview(recorded: list[dict[str, Any]], steps: list[dict[str, Any]])
                                       _comparable(resource["type"], state.get("inputs") or {}))
             problems += [f"{name}: {d}" for d in diffs]
     return problems
+
+
+def changed_paths(engine: Engine) -> str:
+    """What a preview would change now, path by path, as the engine's detailed diff says."""
+    preview = engine.json_of("preview", "--diff", check=False)
+    changes = [f"{step['op']} {step['urn'].rsplit('::', 1)[-1]}: "
+               + ", ".join(f"{path} ({d.get('kind')})" for path, d in sorted((step.get("detailedDiff") or {}).items()))
+               for step in preview.get("steps", []) if step.get("op") != "same"]
+    return "; ".join(changes) or "no change in a fresh preview"
 
 
 def predicted_changes(target: Target, base_spec: Path, head_spec: Path) -> dict[str, str]:
@@ -222,12 +233,13 @@ def deploy_and_compare(engine: Engine, stack: Stack, report: Report, label: str)
                     f"{len(state)} resources created on the local control plane")
     if up.returncode != 0:
         return False
+    pending = changed_paths(engine)  # before `up` applies them
     started = time.monotonic()
     again = engine.run("up", "--yes", "--expect-no-changes", check=False)
     report.timing(label, "pulumi up (no change)", time.monotonic() - started)
     report.scenario(label, "pulumi-up-again-empty", again.returncode == 0,
                     "the second `pulumi up` changed nothing" if again.returncode == 0
-                    else (again.stdout + again.stderr).strip()[-1500:])
+                    else f"{pending}; {_tail(again, 800)}")
     return True
 
 
@@ -241,7 +253,12 @@ def policy(engine: Engine, target: Target, report: Report, label: str) -> None:
         return
     # `preview --json` leaves policy events out; the engine's event log carries them.
     log = engine.workdir / "policy-events.jsonl"
-    real = engine.run("preview", "--policy-pack", str(ROOT / "policy"), "--event-log", str(log), check=False)
+    # (--event-log is among the CLI's debug commands, as the Automation API runs it.)
+    engine.env["PULUMI_DEBUG_COMMANDS"] = "true"
+    try:
+        real = engine.run("preview", "--policy-pack", str(ROOT / "policy"), "--event-log", str(log), check=False)
+    finally:
+        engine.env.pop("PULUMI_DEBUG_COMMANDS")
     found, evaluated = policy_events(log)
     ok = bool(evaluated) and found == expected and (real.returncode == 0) == (not expected)
     detail = (f"the pack ran {len(evaluated)} rules in the engine; {len(found)} violations there, "
