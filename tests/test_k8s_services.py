@@ -103,12 +103,12 @@ def test_cluster_queues_give_each_tenant_its_gpus(which: str) -> None:
                 units = _pool_resources(model, plan, pool.name)
                 own = [r for r in flavor["resources"] if r["name"] in units]
                 # Every resource of the flavor's GPUs carries the same share of whole GPUs.
-                shares = {r["nominalQuota"] / units[r["name"]] for r in own}
+                shares = {int(r["nominalQuota"]) / units[r["name"]] for r in own}
                 assert len(shares) == 1
                 gpus += shares.pop()
                 for r in own:
-                    assert r["nominalQuota"] + r["borrowingLimit"] == tenant.gpus * units[r["name"]]
-                assert all(r["nominalQuota"] == 0 for r in flavor["resources"] if r["name"] not in units)
+                    assert int(r["nominalQuota"]) + int(r["borrowingLimit"]) == tenant.gpus * units[r["name"]]
+                assert all(r["nominalQuota"] == "0" for r in flavor["resources"] if r["name"] not in units)
         assert gpus == pytest.approx(tenant.gpus)
 
 
@@ -147,10 +147,10 @@ def test_nominal_quotas_never_promise_a_flavor_more_than_it_has(which: str) -> N
             for flavor in group["flavors"]:
                 for r in flavor["resources"]:
                     if r["name"] == resource_of[flavor["name"]]:
-                        promised[flavor["name"]] += r["nominalQuota"]
+                        promised[flavor["name"]] += int(r["nominalQuota"])
                     # A hard tenant's guarantee is never lent, so it never waits on a preemption.
                     assert ("lendingLimit" in r) == (hard.isolation == "hard")
-                    assert r.get("lendingLimit", 0) == 0
+                    assert r.get("lendingLimit", "0") == "0"
     assert all(promised[f] <= capacity[f] for f in capacity), (promised, capacity)
 
 

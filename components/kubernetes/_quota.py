@@ -103,13 +103,15 @@ def resource_groups(model: Platform, tenant: Tenant, plan: Plan) -> list[dict[st
             for resource in covered:
                 per_gpu = flavor.units.get(resource, 0)
                 nominal = shares.get(flavor.key, 0) * per_gpu
+                # Quantities as strings, the form Kueue's webhook writes back (resource.Quantity):
+                # as numbers, every `pulumi up` after the first would update each ClusterQueue.
                 quota: dict[str, Any] = {
                     "name": resource,
-                    "nominalQuota": nominal,
-                    "borrowingLimit": tenant.gpus * per_gpu - nominal,
+                    "nominalQuota": str(nominal),
+                    "borrowingLimit": str(tenant.gpus * per_gpu - nominal),
                 }
                 if tenant.isolation == "hard":
-                    quota["lendingLimit"] = 0
+                    quota["lendingLimit"] = "0"
                 quotas.append(quota)
             entries.append({"name": flavor.name, "resources": quotas})
         result.append({"coveredResources": covered, "flavors": entries})
