@@ -222,9 +222,10 @@ def _storage(draw: Draw, provider: str) -> Spec:
             hot["storageClass"] = "fast-nvme"
         storage["hot"] = hot
     if draw.integer(0, 2):
-        storage["warm"] = {"capacityTiB": draw.choice([1, 10, 200])}
+        warm: Spec = {"capacityTiB": draw.choice([1, 10, 200])}
         if provider == "kubernetes":
-            storage["warm"]["storageClass"] = "ceph-rgw"
+            warm["storageClass"] = "ceph-rgw"
+        storage["warm"] = warm
     if draw.integer(0, 2):
         cold: Spec = {}
         transitions = draw.choice(
