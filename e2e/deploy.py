@@ -2,7 +2,8 @@
 measured against what gpuplat says offline.
 
 - pulumi-preview-matches-recording: the real preview plans the URNs, types, parents and inputs
-  `gpuplat preview` recorded (the provider may add defaults; it may not drop or change a value).
+  `gpuplat preview` recorded (the provider may add defaults and drop a false flag; it may not
+  drop or change any other value).
 - pulumi-up / pulumi-up-again-empty: every resource created, then a second `up` with nothing to do.
 - pulumi-gate-edits: for each edit the diff gate knows, the real engine's create / update /
   replace / delete of each URN is the one `gpuplat preview --base` predicts, and an edit the
