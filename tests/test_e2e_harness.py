@@ -163,7 +163,7 @@ def test_the_real_preview_may_add_defaults_but_not_lose_or_change_a_recorded_inp
 
 
 def test_replacement_steps_count_as_one_replace() -> None:
-    from e2e.deploy import real_changes
+    from e2e.edits import real_changes
 
     steps = [{"op": "same", "urn": "a"}, {"op": "create-replacement", "urn": "b"}, {"op": "replace", "urn": "b"},
              {"op": "delete-replaced", "urn": "b"}, {"op": "update", "urn": "c"}, {"op": "delete", "urn": "d"}]
