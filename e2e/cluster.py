@@ -13,6 +13,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# The kwok controller manages (keeps Ready) only nodes carrying this label: e2e/nodes.py says why.
+BOOTED = "gpuplat.dev/e2e-booted"
+
 
 class E2EError(Exception):
     """A step of the suite could not be carried out; the message says what the engine said."""
@@ -23,27 +26,29 @@ class Processes:
     """Controllers the suite starts itself; each logs to a file beside the cluster."""
 
     logdir: Path
-    running: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    running: dict[str, subprocess.Popen[bytes]] = field(default_factory=lambda: {})
 
     def start(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> Path:
         log = self.logdir / f"{name}.log"
         handle = log.open("ab")
-        self.running.append(subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT,
-                                             env={**os.environ, **(env or {})}, start_new_session=True))
+        self.running[name] = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT,
+                                              env={**os.environ, **(env or {})}, start_new_session=True)
         return log
 
-    def stop(self) -> None:
-        for process in reversed(self.running):
-            process.terminate()
-        for process in self.running:
+    def stop(self, *names: str) -> None:
+        """Stop these controllers (all, without names), the last started first."""
+        chosen = [n for n in reversed(self.running) if not names or n in names]
+        for name in chosen:
+            self.running[name].terminate()
+        for name in chosen:
+            process = self.running.pop(name)
             try:
                 process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # a controller that ignored SIGTERM
                 process.kill()
-        self.running.clear()
 
     def check(self) -> None:
-        for process in self.running:
+        for process in self.running.values():
             if process.poll() is not None:
                 raise E2EError(f"{process.args[0]} exited with {process.returncode}; see {self.logdir}")
 
@@ -85,11 +90,24 @@ class Cluster:
             # address it advertises to the cluster (the kubernetes Service's endpoint).
             "--extra-args", "kube-apiserver=advertise-address=127.0.0.1",
             "--extra-args", "kube-apiserver=bind-address=127.0.0.1",
+            "--config", str(self._kwokctl_configuration()),
         ]
         env = {**os.environ, **self.env, "KWOK_KUBECTL_BINARY": str(t["kubectl"])}
         result = subprocess.run(argv, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             raise E2EError(f"kwokctl create cluster failed: {result.stderr.strip()[-2000:]}")
+
+    def _kwokctl_configuration(self) -> Path:
+        """Nodes become Ready only once the node agents booted them (e2e/nodes.py, BOOTED).
+        A file, not --extra-args: kwokctl 0.8 indexes a second component's repeated extra args
+        wrongly and panics."""
+        patch = {"name": "kwok-controller", "extraArgs": [
+            {"key": "manage-all-nodes", "value": "false", "override": True},
+            {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"}]}
+        path = self.workdir / "kwokctl.yaml"
+        path.write_text(json.dumps({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
+                                    "componentsPatches": [patch]}))
+        return path
 
     def delete(self) -> None:
         self.processes.stop()

@@ -7,6 +7,11 @@ agents of a real GPU node do once it boots: NFD and GPU feature discovery label 
 device plugin (NVIDIA's, or HAMi's) registers the pool's resources, replacing whatever the
 node claimed before. A resource no device plugin registers never appears, which is what makes
 Karpenter's initialization wait on a real cluster.
+
+Karpenter's kwok provider creates a node already carrying every resource its pods request, which
+a kubelet never does. So the kwok controller keeps a node NotReady until it carries `BOOTED`
+(see `Cluster.create`), and the agents set that label only after the device plugin's resources
+replaced the claimed ones: Karpenter never sees a Ready node with resources nothing registered.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from e2e.cluster import Cluster, E2EError
+from e2e.cluster import BOOTED, Cluster, E2EError
 from e2e.stack import Stack
 
 FAKE = {"kwok.x-k8s.io/node": "fake"}  # the kwok controller keeps these nodes Ready
@@ -27,7 +32,7 @@ def node(name: str, labels: Mapping[str, str], allocatable: Mapping[str, str],
          taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                                                  "kubernetes.io/arch": "amd64", **labels},
+                                                  "kubernetes.io/arch": "amd64", BOOTED: "true", **labels},
                          "annotations": dict(FAKE)},
             "spec": {"taints": taints or []},
             "status": {"capacity": dict(allocatable), "allocatable": dict(allocatable)}}
@@ -94,14 +99,17 @@ class NodeAgents:
         for item in self.cluster.items("nodes"):
             labels = item["metadata"].get("labels", {})
             pool = self.pools.get(labels.get("gpuplat.dev/pool", ""))
-            if pool is None or labels.get(DONE) == "true":
-                continue
             name = item["metadata"]["name"]
+            if pool is None or labels.get(DONE) == "true":
+                if labels.get(BOOTED) != "true":  # a node of no GPU pool: nothing to register
+                    patch = {"metadata": {"labels": {BOOTED: "true"}}}
+                    self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
+                continue
             base = {k: v for k, v in item["status"].get("allocatable", {}).items()
                     if k in ("cpu", "memory", "pods", "ephemeral-storage")}
             set_status(self.cluster, name, {**base, **pool["resources"]})
             # Discovery adds what is missing; a label the node already carries (an on-prem node's
             # own nvidia.com/gpu.product, which the pool's selector names) stays as it is.
             added = {k: v for k, v in pool["labels"].items() if k not in labels}
-            patch = {"metadata": {"labels": {**added, DONE: "true"}}}
+            patch = {"metadata": {"labels": {**added, DONE: "true", BOOTED: "true"}}}
             self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
