@@ -74,6 +74,14 @@ def workload_of(cluster: Cluster, namespace: str, job: str) -> dict[str, Any] | 
     return None
 
 
+def pending_reason(cluster: Cluster, namespace: str, job: str) -> str | None:
+    """Kueue's words for why the job holds no quota, once its scheduler has tried."""
+    reserved = _condition(workload_of(cluster, namespace, job), "QuotaReserved")
+    if reserved and reserved["status"] == "False" and reserved.get("message"):
+        return str(reserved["message"])
+    return None
+
+
 def pods_of(cluster: Cluster, namespace: str, job: str) -> list[dict[str, Any]]:
     found = cluster.get("pods", namespace=namespace) or {"items": []}
     return [p for p in found["items"] if p["metadata"].get("labels", {}).get("job-name") == job]

@@ -35,8 +35,18 @@ def emitted_configuration(stack: Stack) -> dict[str, Any]:
     release = stack.release("kueue")
     if release is None:
         raise E2EError("the stack emits no kueue Helm release")
-    text = release["values"]["managerConfig"]["controllerManagerConfigYaml"]
-    return dict(YAML(typ="safe").load(text))
+    return release_configuration(release)
+
+
+def release_configuration(release: dict[str, Any]) -> dict[str, Any]:
+    """The manager configuration a kueue Helm release's values carry."""
+    return dict(YAML(typ="safe").load(release["values"]["managerConfig"]["controllerManagerConfigYaml"]))
+
+
+def restart(cluster: Cluster, stack: Stack, emitted: dict[str, Any]) -> None:
+    """Kueue reads its configuration once, at start: an edit of it needs a new manager."""
+    cluster.processes.stop("kueue")
+    start(cluster, stack, emitted)
 
 
 def local_configuration(emitted: dict[str, Any], webhook_port: int, probe_port: int, cert_dir: Path) -> dict[str, Any]:
@@ -71,14 +81,15 @@ def _ready(probe_port: int) -> bool | None:
         return None
 
 
-def start(cluster: Cluster, stack: Stack) -> dict[str, Any]:
-    """Start Kueue with the stack's configuration; returns the configuration it runs with."""
+def start(cluster: Cluster, stack: Stack, emitted: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start Kueue with the stack's configuration (or `emitted`, an edit of it); returns the
+    configuration it runs with."""
     cert = serving_cert(cluster.workdir / "kueue-certs")
     METRICS_CERTS.mkdir(parents=True, exist_ok=True)
     for name in ("tls.crt", "tls.key"):
         shutil.copyfile(cert.dir / name, METRICS_CERTS / name)
     webhook_port, probe_port = free_port(), free_port()
-    config = local_configuration(emitted_configuration(stack), webhook_port, probe_port, cert.dir)
+    config = local_configuration(emitted or emitted_configuration(stack), webhook_port, probe_port, cert.dir)
     path = cluster.workdir / "kueue-config.yaml"
     buffer = io.StringIO()
     YAML().dump(config, buffer)

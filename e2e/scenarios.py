@@ -58,12 +58,10 @@ def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: lis
     used = {flavor for outcome in admitted for flavor in outcome.flavors}
     probes = {}
     for flavor in (f for f in spot if f not in used):
-        found = _user_of(stack, flavor)
-        if found is None:
+        probe = spot_probe(stack, flavor, f"spot-probe-{flavor}"[:63].rstrip("-"))
+        if probe is None:
             continue  # in no tenant's queue: nothing to reach it with
-        tenant, pool, resource = found
-        job = jobs.reference_job(tenant, pool, resource, name=f"spot-probe-{pool}"[:63])
-        job["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/capacity-type"] = "spot"
+        tenant, job = probe
         refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
         probes[flavor] = (tenant, job["metadata"]["name"], refused.stderr.strip() if refused.returncode else "")
     outcomes = jobs.await_outcomes(cluster, [(t, n) for t, n, err in probes.values() if not err], timeout)
@@ -76,6 +74,18 @@ def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: lis
         report.scenario(stack.target.label, "spot-reachable", not unreached,
                         "; ".join(unreached) if unreached
                         else f"default jobs admitted and bound on every spot flavor ({', '.join(spot)})")
+
+
+def spot_probe(stack: Stack, flavor: str, name: str) -> tuple[str, dict[str, Any]] | None:
+    """(tenant, job): a default job of a tenant whose queue offers the spot `flavor`, asking for
+    spot by its node label only, with no toleration of its own."""
+    found = _user_of(stack, flavor)
+    if found is None:
+        return None
+    tenant, pool, resource = found
+    job = jobs.reference_job(tenant, pool, resource, name=name)
+    job["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/capacity-type"] = "spot"
+    return tenant, job
 
 
 def _user_of(stack: Stack, flavor: str) -> tuple[str, str, str] | None:

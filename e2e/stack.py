@@ -71,8 +71,12 @@ def compile_target(target: Target) -> Stack:
     plan = _gpuplat_json("plan", *target.args())
     # verify follows the journeys over the recording preview just made (recording is most of
     # the compile time), so its predictions are about exactly the objects the suite applies.
+    return Stack(target, preview["resources"], plan, verify_recording(target, preview["resources"]))
+
+
+def verify_recording(target: Target, resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """verify's journeys over these recorded resources (`gpuplat verify --recording`)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="gpuplat-recording-") as recording:
-        json.dump(preview, recording)
+        json.dump({"resources": resources}, recording)
         recording.flush()
-        verify = _gpuplat_json("verify", *target.args(), "--recording", recording.name)
-    return Stack(target, preview["resources"], plan, verify.get("journeys", []))
+        return list(_gpuplat_json("verify", *target.args(), "--recording", recording.name).get("journeys", []))

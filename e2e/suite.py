@@ -11,7 +11,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, netns, nodes, scenarios, topology
+from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, mutations, netns, nodes, scenarios, topology
 from e2e.cluster import Cluster, E2EError
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.report import Report
@@ -125,10 +125,12 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
                 scenarios.nodeclaims_initialized(cluster, stack, report)
                 hami.old_output_never_initializes(cluster, stack, report, timeout)
             floor.scaling(cluster, stack, report, timeout)
+            mutations.caught(cluster, stack, report, timeout)
             if agents.errors:
                 report.scenario(target.label, "node-agents", False, agents.errors[-1])
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
+        mutations.admits_fabric_pods(cluster, stack, report)
         cluster.processes.check()
     except E2EError as err:
         report.scenario(target.label, "setup", False, str(err))

@@ -1,0 +1,230 @@
+"""Edits of emitted values that break a real cluster, and the real controllers catching each.
+
+A review found edits of values the controllers read that `gpuplat verify` (the project's model)
+let through, while a real cluster would break. Each edit here is made to the stack's output as
+it is: the edited object goes into the running cluster (Kueue's configuration by restarting the
+manager with it), a tenant does what the README tells tenants to do, and the scenario passes
+only when the real engine refuses it, in its own words. What `gpuplat verify --recording` says
+of the same edited recording is reported beside it. The original object is put back after each.
+
+An edit whose object a stack does not emit (no fabric pool, no spot flavor) is not made there.
+The HAMi NodeOverlay edit has its own scenario (e2e/hami.py): it needs a node to be launched.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from e2e import jobs, kueue
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.report import Report
+from e2e.scenarios import spot_probe, tenant_identity
+from e2e.stack import Stack, verify_recording
+from gpuplat.verify.admission import PSA_ENFORCE
+
+Inputs = dict[str, Any]
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+RDMA_CAPABILITY = "IPC_LOCK"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    what: str
+    # The index of the recorded resource this edits, and its edited inputs; None: not emitted.
+    edit: Callable[[Stack], tuple[int, Inputs] | None]
+    # With the edit in the cluster: (the engine refused what a tenant does, in its words).
+    probe: Callable[[Cluster, Stack, Inputs, float], tuple[bool, str]]
+    # How the edited (or original) inputs reach the cluster.
+    install: Callable[[Cluster, Stack, Inputs], None]
+
+
+def _apply(cluster: Cluster, stack: Stack, inputs: Inputs) -> None:
+    refused = cluster.apply([inputs])
+    if refused:
+        raise E2EError(f"the API server refused {inputs['kind']} {inputs['metadata']['name']}: {refused[0][1]}")
+
+
+def _restart_kueue(cluster: Cluster, stack: Stack, inputs: Inputs) -> None:
+    kueue.restart(cluster, stack, kueue.release_configuration(inputs))
+
+
+def _first(stack: Stack, type_: str, predicate: Callable[[Inputs], bool]) -> tuple[int, Inputs] | None:
+    for index, resource in enumerate(stack.resources):
+        if resource["type"] == type_ and predicate(resource["inputs"]):
+            return index, copy.deepcopy(resource["inputs"])
+    return None
+
+
+# -- Kueue checks every requested resource against quota -------------------------------------
+
+def _drop_quota_check_strategy(stack: Stack) -> tuple[int, Inputs] | None:
+    found = _first(stack, RELEASE, lambda r: r.get("name") == "kueue")
+    if found is None:
+        return None
+    index, release = found
+    config = kueue.release_configuration(release)
+    if "quotaCheckStrategy" not in config.get("resources", {}):
+        return None
+    del config["resources"]["quotaCheckStrategy"]
+    buffer = io.StringIO()
+    YAML().dump(config, buffer)
+    release["values"]["managerConfig"]["controllerManagerConfigYaml"] = buffer.getvalue()
+    return index, release
+
+
+def _job_waits(cluster: Cluster, tenant: str, job: dict[str, Any], timeout: float) -> tuple[bool, str]:
+    """Submit a tenant's job; (Kueue kept it from quota, Kueue's words) once Kueue decided."""
+    created = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
+    if created.returncode:
+        return True, f"the API server refused the job: {created.stderr.strip()}"
+    name = job["metadata"]["name"]
+    try:
+        def decided() -> tuple[bool, str] | None:
+            reason = jobs.pending_reason(cluster, tenant, name)
+            if reason is not None:
+                return True, f"Kueue: {reason}"
+            outcome = jobs.observe(cluster, tenant, name)
+            return (False, outcome.reason) if outcome.admitted else None
+        return wait_for(decided, timeout, f"Kueue deciding on {tenant}/{name}")
+    finally:
+        cluster.kubectl("delete", "job", name, "-n", tenant, "--wait=false", "--ignore-not-found", check=False)
+
+
+def _reference_job_waits(cluster: Cluster, stack: Stack, inputs: Inputs, timeout: float) -> tuple[bool, str]:
+    journey = next((j for j in stack.journeys if j["ok"]), None)
+    if journey is None:
+        raise E2EError("no journey verify expects to run")
+    job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"], name="edit-quota-check")
+    return _job_waits(cluster, journey["tenant"], job, timeout)
+
+
+# -- spot flavors carry the spot toleration for default jobs ---------------------------------
+
+def _is_spot(flavor: Inputs) -> bool:
+    return flavor["spec"].get("nodeLabels", {}).get("karpenter.sh/capacity-type") == "spot"
+
+
+def _spot_taints(flavor: Inputs) -> set[str]:
+    return {t["key"] for t in flavor["spec"].get("nodeTaints", [])} if _is_spot(flavor) else set()
+
+
+def _drop_spot_toleration(stack: Stack) -> tuple[int, Inputs] | None:
+    """A spot flavor that no longer tolerates its own taint for the jobs it admits: the output
+    before default jobs could reach spot."""
+    def tolerates_spot(flavor: Inputs) -> bool:
+        return any(t.get("key") in _spot_taints(flavor) for t in flavor["spec"].get("tolerations", []))
+    found = _first(stack, FLAVOR, tolerates_spot)
+    if found is None:
+        return None
+    index, flavor = found
+    kept = [t for t in flavor["spec"]["tolerations"] if t.get("key") not in _spot_taints(flavor)]
+    flavor["spec"]["tolerations"] = kept
+    if not kept:
+        del flavor["spec"]["tolerations"]
+    return index, flavor
+
+
+def _spot_job_waits(cluster: Cluster, stack: Stack, flavor: Inputs, timeout: float) -> tuple[bool, str]:
+    probe = spot_probe(stack, flavor["metadata"]["name"], "edit-spot-toleration")
+    if probe is None:
+        raise E2EError(f"no tenant's queue offers {flavor['metadata']['name']}")
+    tenant, job = probe
+    return _job_waits(cluster, tenant, job, timeout)
+
+
+# -- the fabric tenants' admission policy allows RDMA's capability ---------------------------
+
+def _drop_rdma_capability(stack: Stack) -> tuple[int, Inputs] | None:
+    found = _first(stack, POLICY, lambda p: f"'{RDMA_CAPABILITY}'" in json.dumps(p["spec"]))
+    if found is None:
+        return None
+    index, policy = found
+    policy["spec"] = json.loads(json.dumps(policy["spec"]).replace(f", '{RDMA_CAPABILITY}'", ""))
+    return index, policy
+
+
+def fabric_pod(tenant: str, name: str) -> dict[str, Any]:
+    """A pod as a fabric (RDMA) job writes it: IPC_LOCK added, nothing else beyond baseline."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": tenant},
+            "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10.2",
+                                     "securityContext": {"capabilities": {"add": [RDMA_CAPABILITY]}}}]}}
+
+
+def fabric_tenant(stack: Stack) -> str | None:
+    """A tenant namespace that enforces no Pod Security level (the admission policy holds it)."""
+    for namespace in stack.of_type("kubernetes:core/v1:Namespace"):
+        if namespace["metadata"].get("labels", {}).get(PSA_ENFORCE) == "privileged":
+            return str(namespace["metadata"]["name"])
+    return None
+
+
+def _fabric_pod_refused(cluster: Cluster, stack: Stack, policy: Inputs, timeout: float) -> tuple[bool, str]:
+    tenant = fabric_tenant(stack)
+    if tenant is None:
+        raise E2EError("no tenant namespace is held by the admission policy")
+
+    def answer() -> tuple[bool, str] | None:
+        result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(fabric_pod(tenant, "rdma")),
+                                 check=False, **tenant_identity(tenant))
+        # The API server reads policies through an informer: an edit takes a moment to apply.
+        return (True, result.stderr.strip()[-300:]) if result.returncode else None
+    try:
+        return wait_for(answer, min(timeout, 30), "the edited policy taking effect")
+    except E2EError:
+        return False, f"a pod adding {RDMA_CAPABILITY} in {tenant} was still admitted"
+
+
+MUTATIONS = (
+    Mutation("kueue-quota-check-strategy", "Kueue's resources.quotaCheckStrategy dropped",
+             _drop_quota_check_strategy, _reference_job_waits, _restart_kueue),
+    Mutation("spot-flavor-toleration", "a spot ResourceFlavor without the spot toleration",
+             _drop_spot_toleration, _spot_job_waits, _apply),
+    Mutation("pod-security-ipc-lock", f"{RDMA_CAPABILITY} removed from the fabric tenants' admission policy",
+             _drop_rdma_capability, _fabric_pod_refused, _apply),
+)
+
+
+def admits_fabric_pods(cluster: Cluster, stack: Stack, report: Report) -> None:
+    """What an RDMA job's pod needs is admitted where the platform promises it."""
+    tenant = fabric_tenant(stack)
+    if tenant is None or _drop_rdma_capability(stack) is None:
+        return
+    result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(fabric_pod(tenant, "rdma")),
+                             check=False, **tenant_identity(tenant))
+    report.scenario(stack.target.label, "admission-admits-fabric", result.returncode == 0,
+                    result.stderr.strip()[-300:] if result.returncode
+                    else f"a pod adding {RDMA_CAPABILITY} is admitted in {tenant}")
+
+
+def caught(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    """Each breaking edit the stack's output allows, made and refused by the real controllers."""
+    for mutation in MUTATIONS:
+        found = mutation.edit(stack)
+        if found is None:
+            continue
+        index, edited = found
+        original = stack.resources[index]["inputs"]
+        recording = [*stack.resources[:index], {**stack.resources[index], "inputs": edited},
+                     *stack.resources[index + 1:]]
+        passed = [j for j in verify_recording(stack.target, recording) if not j["ok"]] == []
+        verdict = "verify passes it" if passed else "verify fails it"
+        scenario = f"edit-caught-{mutation.name}"
+        try:
+            mutation.install(cluster, stack, edited)
+            refused, words = mutation.probe(cluster, stack, edited, timeout)
+            engine = "the real engine refuses" if refused else "the real engine lets it through"
+            report.scenario(stack.target.label, scenario, refused, f"{mutation.what}: {verdict}; {engine}: {words}")
+        except E2EError as err:
+            report.scenario(stack.target.label, scenario, False, f"{mutation.what}: {err}")
+        finally:
+            mutation.install(cluster, stack, original)
