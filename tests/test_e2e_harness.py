@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
 
-from e2e import contention, hami, jobs, karpenter, kueue, quota, topology
+from e2e import contention, hami, jobs, karpenter, kueue, mutations, quota, topology
 from e2e import floor as floor_
 from e2e.stack import Stack, Target
 from e2e.tools import build
@@ -313,3 +314,67 @@ def test_a_zero_number_the_provider_drops_is_a_difference_a_false_flag_is_not() 
 
     assert input_differences({"spec": {"globalDefault": False, "name": ""}}, {"spec": {}}) == []
     assert input_differences({"spec": {"replicas": 0}}, {"spec": {}}) != []
+
+
+def _breakable_stack() -> Stack:
+    from components.kubernetes.pod_security import validations
+
+    config = "resources:\n  quotaCheckStrategy: IgnoreUndeclared\nmanageJobsWithoutQueueName: true\n"
+    release = {"name": "kueue", "values": {"managerConfig": {"controllerManagerConfigYaml": config}}}
+    policy = {"kind": "ValidatingAdmissionPolicy", "metadata": {"name": "tenant-pod-security"},
+              "spec": {"validations": [{"expression": e, "message": m} for e, m in validations("1.33")]}}
+    gpu = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    spot_taint = {"key": "gpuplat.dev/spot", "value": "true", "effect": "NoSchedule"}
+    spot = {"kind": "ResourceFlavor", "metadata": {"name": "x-frac-spot"},
+            "spec": {"nodeLabels": {"gpuplat.dev/pool": "frac", "karpenter.sh/capacity-type": "spot"},
+                     "nodeTaints": [spot_taint], "tolerations": [gpu, {**spot_taint, "operator": "Equal"}]}}
+    resources = [{"type": "kubernetes:helm.sh/v3:Release", "inputs": release},
+                 {"type": "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", "inputs": policy},
+                 {"type": "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor", "inputs": spot}]
+    return Stack(Target("t"), resources, {}, [])
+
+
+def test_each_breaking_edit_changes_its_value_and_nothing_else() -> None:
+    stack = _breakable_stack()
+    before = copy.deepcopy(stack.resources)
+    edits = {m.name: m.edit(stack) for m in mutations.MUTATIONS}
+    assert stack.resources == before  # the recording itself is never edited
+
+    index, release = edits["kueue-quota-check-strategy"] or (0, {})
+    assert index == 0
+    assert kueue.release_configuration(release) == {"resources": {}, "manageJobsWithoutQueueName": True}
+
+    index, policy = edits["pod-security-ipc-lock"] or (0, {})
+    assert index == 1
+    edited = [v["expression"] for v in policy["spec"]["validations"]]
+    original = [v["expression"] for v in before[1]["inputs"]["spec"]["validations"]]
+    changed = [(a, b) for a, b in zip(original, edited, strict=True) if a != b]
+    assert len(changed) == 1 and "'IPC_LOCK'" in changed[0][0] and "'IPC_LOCK'" not in changed[0][1]
+    assert "'SYS_CHROOT'" in changed[0][1]  # the rest of baseline's list stays
+
+    index, flavor = edits["spot-flavor-toleration"] or (0, {})
+    assert index == 2
+    assert flavor["spec"]["tolerations"] == [before[2]["inputs"]["spec"]["tolerations"][0]]  # the GPU one
+    assert flavor["spec"]["nodeTaints"] == before[2]["inputs"]["spec"]["nodeTaints"]
+
+
+def test_a_stack_that_emits_none_of_the_objects_gets_no_edit() -> None:
+    stack = Stack(Target("t"), [{"type": "kubernetes:core/v1:Namespace", "inputs": {"metadata": {"name": "a"}}}],
+                  {}, [])
+    assert [m.edit(stack) for m in mutations.MUTATIONS] == [None] * len(mutations.MUTATIONS)
+
+
+def test_kwok_keeps_a_node_not_ready_until_the_agents_booted_it(tmp_path: Path) -> None:
+    import json
+
+    from e2e import nodes
+    from e2e.cluster import BOOTED, Cluster
+
+    cluster = Cluster("c", tmp_path, {})
+    tmp_path.mkdir(exist_ok=True)
+    config = json.loads(cluster._kwokctl_configuration().read_text())  # pyright: ignore[reportPrivateUsage]
+    args = {a["key"]: a for p in config["componentsPatches"] if p["name"] == "kwok-controller" for a in p["extraArgs"]}
+    assert args["manage-all-nodes"] == {"key": "manage-all-nodes", "value": "false", "override": True}
+    assert args["manage-nodes-with-label-selector"]["value"] == f"{BOOTED}=true"
+    # Nodes the suite makes itself (system nodes, on-prem GPU nodes) exist booted, as on a cluster.
+    assert nodes.node("system-0", {}, {"cpu": "8"})["metadata"]["labels"][BOOTED] == "true"
