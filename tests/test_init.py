@@ -131,3 +131,22 @@ def test_the_new_projects_workflows_pass_actionlint(project: Path) -> None:
     assert len(workflows) == 2
     done = subprocess.run([actionlint, "-no-color", *workflows], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_on_prem_project_deploys_with_a_kubeconfig_not_an_aws_role(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, "init", "orion", "--provider", "kubernetes")[0] == 0
+    project = tmp_path / "orion"
+    deploy = (project / ".github" / "workflows" / "deploy.yml").read_text()
+    assert "aws" not in deploy.lower() and "id-token" not in deploy
+    assert "if: vars.GPUPLAT_DEPLOY == 'true'" in deploy
+    readme = (project / "README.md").read_text()
+    assert "AWS" not in readme
+    assert 'pulumi config set --stack dev --secret gpu-platform:kubeconfig "$(cat kubeconfig)"' in readme
+    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    assert actionlint, "actionlint is not installed in the venv: run `make setup`"
+    workflows = sorted(str(p) for p in (project / ".github" / "workflows").glob("*.yml"))
+    done = subprocess.run([actionlint, "-no-color", *workflows], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -34,6 +34,8 @@ _COPIED = {
     "workflows/pull-request.yml": ".github/workflows/pull-request.yml",
     "workflows/deploy.yml": ".github/workflows/deploy.yml",
 }
+# GitHub's ${{ }} expressions are Jinja's too: each provider's workflow is a file of its own.
+_KUBERNETES_COPIES = {"workflows/deploy.yml": "workflows/deploy-kubernetes.yml"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ def render(choices: Choices) -> dict[str, str]:
             text = (templates / template).read_text(encoding="utf-8")
             out[target] = env.from_string(text).render(stack_context)
     for template, target in _COPIED.items():
+        if choices.provider == "kubernetes":  # no AWS role: the stacks' kubeconfigs reach the cluster
+            template = _KUBERNETES_COPIES.get(template, template)
         out[target] = (templates / template).read_text(encoding="utf-8")
     return out
 
