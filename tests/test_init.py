@@ -150,3 +150,9 @@ def test_an_on_prem_project_deploys_with_a_kubeconfig_not_an_aws_role(
     workflows = sorted(str(p) for p in (project / ".github" / "workflows").glob("*.yml"))
     done = subprocess.run([actionlint, "-no-color", *workflows], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_new_project_runs_the_same_program_as_this_repository(project: Path) -> None:
+    program = (project / "__main__.py").read_text()
+    # Past its docstring, line for line: a spec error ends in its diagnostics, not a traceback.
+    assert program.split('"""\n\n', 1)[1] == (ROOT / "__main__.py").read_text()
