@@ -61,21 +61,26 @@ def stand_in_charts(directory: Path) -> Path:
 
 
 class Engine:
-    """`pulumi` in a scratch project whose program is the clone's `__main__.py`."""
+    """`pulumi` in a scratch project whose program is the clone's `__main__.py`, or in `project`,
+    a project of a user's own (`gpuplat init`'s), as it is."""
 
-    def __init__(self, workdir: Path, tools: Mapping[str, Path], stack: str, env: Mapping[str, str]) -> None:
+    def __init__(self, workdir: Path, tools: Mapping[str, Path], stack: str, env: Mapping[str, str],
+                 project: Path | None = None) -> None:
         self.workdir = workdir
-        self.project = workdir / "project"
+        self.project = project or workdir / "project"
         self.stack = stack
         self.project.mkdir(parents=True, exist_ok=True)
-        (workdir / "state").mkdir(exist_ok=True)
-        venv = Path(sys.executable).parent.parent
-        with (self.project / "Pulumi.yaml").open("w") as out:
-            YAML().dump({
-                "name": PROJECT,
-                "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(venv)}},
-                "main": os.path.relpath(ROOT, self.project),
-            }, out)
+        (workdir / "state").mkdir(parents=True, exist_ok=True)
+        if project is None:
+            venv = Path(sys.executable).parent.parent
+            with (self.project / "Pulumi.yaml").open("w") as out:
+                YAML().dump({
+                    "name": PROJECT,
+                    "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(venv)}},
+                    "main": os.path.relpath(ROOT, self.project),
+                }, out)
+        settings = YAML(typ="safe").load((self.project / "Pulumi.yaml").read_text())
+        self.config_dir = self.project / settings.get("stackConfigDir", ".")
         path = os.pathsep.join([str(tools["pulumi"].parent), str(tools["pulumi-resource-kubernetes"].parent),
                                 os.environ.get("PATH", "")])
         self.env = {
@@ -106,7 +111,7 @@ class Engine:
     def init(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> None:
         """A new stack with these settings, as a user's Pulumi.<stack>.yaml would hold them."""
         self.run("stack", "init", self.stack, "--secrets-provider", "passphrase")
-        path = self.project / f"Pulumi.{self.stack}.yaml"
+        path = self.config_dir / f"Pulumi.{self.stack}.yaml"
         yaml = YAML(typ="safe")
         document = (yaml.load(path.read_text()) if path.exists() else None) or {}
         document.setdefault("config", {}).update(config)

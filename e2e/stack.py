@@ -29,9 +29,13 @@ class Target:
     label: str
     stack: str = "dev"
     spec: Path | None = None
+    overlay: Path | None = None
+    # A project of a user's own (`gpuplat init`'s): the engine runs its program and settings.
+    project: Path | None = None
 
     def args(self) -> list[str]:
-        return ["--stack", self.stack, *(["--spec", str(self.spec)] if self.spec else [])]
+        return ["--stack", self.stack, *(["--spec", str(self.spec)] if self.spec else []),
+                *(["--overlay", str(self.overlay)] if self.overlay else [])]
 
 
 @dataclass(frozen=True)
@@ -55,9 +59,12 @@ class Stack:
         return None
 
 
+def run_gpuplat(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GPUPLAT, *args], cwd=ROOT, capture_output=True, text=True, env=_ENV)
+
+
 def _gpuplat_json(*args: str) -> dict[str, Any]:
-    result = subprocess.run([*GPUPLAT, *args, "--format", "json"], cwd=ROOT, capture_output=True, text=True,
-                            env=_ENV)
+    result = run_gpuplat(*args, "--format", "json")
     try:
         return json.loads(result.stdout)
     except json.JSONDecodeError:

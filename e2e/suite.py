@@ -28,6 +28,8 @@ TARGETS = (
 )
 # Deployed by the real Pulumi engine (e2e/deploy.py) rather than applied from a recording.
 DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),)
+# A project `gpuplat init --provider kubernetes` writes, deployed as its README says.
+NEWCOMER = "init-kubernetes-pulumi"
 PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
 
@@ -180,6 +182,13 @@ def main(argv: list[str]) -> int:
     for target in DEPLOY_TARGETS:
         if not args.only or target.label in args.only:
             run_deploy_target(target, tools, report, workroot, args.timeout)
+    if not args.only or NEWCOMER in args.only:
+        try:
+            newcomer = deploy.newcomer_project(workroot / NEWCOMER, NEWCOMER)
+        except E2EError as err:
+            report.scenario(NEWCOMER, "gpuplat-init", False, str(err))
+        else:
+            run_deploy_target(newcomer, tools, report, workroot, args.timeout)
     if not args.only or PREFLIGHT in args.only:
         try:
             deploy.preflight_stops(tools, report, workroot / PREFLIGHT)
