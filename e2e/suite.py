@@ -167,7 +167,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", action="append", help="run only these target labels")
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for each journey")
     parser.add_argument("--keep", action="store_true", help="keep the clusters' work directories")
+    parser.add_argument("--spec", action="append", type=Path, default=[],
+                        help="a spec of one's own, run as stack dev with no overlay (repeatable); with --spec, "
+                             "only the given specs and the --only targets run")
     args = parser.parse_args(argv)
+
+    def chosen(label: str) -> bool:
+        return (not args.only and not args.spec) or label in (args.only or [])
     started = time.monotonic()
     tools = build.binaries()
     gomod.resolve_before_netns()  # the module proxy is out of reach inside the namespace
@@ -175,21 +181,20 @@ def main(argv: list[str]) -> int:
     report = Report(tools=build.summary())
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
     netns.private_etc(workroot)
-    for target in TARGETS:
-        if args.only and target.label not in args.only:
-            continue
+    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
+    for target in [*(t for t in TARGETS if chosen(t.label)), *own]:
         run_target(target, tools, report, workroot, args.timeout)
     for target in DEPLOY_TARGETS:
-        if not args.only or target.label in args.only:
+        if chosen(target.label):
             run_deploy_target(target, tools, report, workroot, args.timeout)
-    if not args.only or NEWCOMER in args.only:
+    if chosen(NEWCOMER):
         try:
             newcomer = deploy.newcomer_project(workroot / NEWCOMER, NEWCOMER)
         except E2EError as err:
             report.scenario(NEWCOMER, "gpuplat-init", False, str(err))
         else:
             run_deploy_target(newcomer, tools, report, workroot, args.timeout)
-    if not args.only or PREFLIGHT in args.only:
+    if chosen(PREFLIGHT):
         try:
             deploy.preflight_stops(tools, report, workroot / PREFLIGHT)
         except E2EError as err:
