@@ -6,6 +6,7 @@ import argparse
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,10 @@ def bring_up(cluster: Cluster, stack: Stack, report: Report) -> None:
         nodes.create(cluster, existing_gpu_nodes(stack))
 
 
-def run_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path, timeout: float) -> None:
+def on_fresh_cluster(target: Target, tools: dict[str, Path], report: Report, workroot: Path,
+                     steps: Callable[[Cluster, Stack], None]) -> None:
+    """Compile the target, start a control plane of its own, run `steps` on it, tear it down. A
+    step the suite cannot carry out is reported as the target's `setup` failure."""
     print(f"e2e: {target.label}", flush=True)
     try:
         stack = compile_target(target)
@@ -114,6 +118,16 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
     cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, tools)
     try:
         cluster.create()
+        steps(cluster, stack)
+        cluster.processes.check()
+    except E2EError as err:
+        report.scenario(target.label, "setup", False, str(err))
+    finally:
+        cluster.delete()
+
+
+def run_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path, timeout: float) -> None:
+    def steps(cluster: Cluster, stack: Stack) -> None:
         bring_up(cluster, stack, report)
         with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
             scenarios.floor(cluster, stack, report, timeout)
@@ -133,33 +147,17 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
         mutations.admits_fabric_pods(cluster, stack, report)
-        cluster.processes.check()
-    except E2EError as err:
-        report.scenario(target.label, "setup", False, str(err))
-    finally:
-        cluster.delete()
+    on_fresh_cluster(target, tools, report, workroot, steps)
 
 
 def run_deploy_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path,
                       timeout: float) -> None:
-    print(f"e2e: {target.label}", flush=True)
-    try:
-        stack = compile_target(target)
-    except E2EError as err:
-        report.scenario(target.label, "compile", False, str(err))
-        return
-    cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, tools)
-    try:
-        cluster.create()
+    def steps(cluster: Cluster, stack: Stack) -> None:
         # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
         nodes.create(cluster, existing_gpu_nodes(stack))
         deploy.run_deploy(target, stack, cluster, tools, report, workroot / target.label, timeout,
                           lambda: nodes.NodeAgents(cluster, agent_pools(stack)))
-        cluster.processes.check()
-    except E2EError as err:
-        report.scenario(target.label, "setup", False, str(err))
-    finally:
-        cluster.delete()
+    on_fresh_cluster(target, tools, report, workroot, steps)
 
 
 def main(argv: list[str]) -> int:
