@@ -104,3 +104,26 @@ def test_a_tenant_of_no_gpus_is_told_it_is_admitted_nowhere(tmp_path: Path) -> N
     )
     assert diagnostics == [("GP354", 6)]
     assert quotas == [("a", "p0-on-demand", 1)]
+
+
+def _stranded_messages(tmp_path: Path, tenants: list[str]) -> list[str]:
+    _plan_of(tmp_path, tenants)
+    compiled = compile_sources(Sources(tmp_path / "platform.yaml", None))
+    return [d.message for d in compiled.diagnostics if d.code == "GP354"]
+
+
+def test_each_stranded_tenant_is_told_its_own_cause(tmp_path: Path) -> None:
+    hard_owner = "  - {name: a, gpus: 4, isolation: hard, pools: [p0]}"
+    (unlent,) = _stranded_messages(tmp_path, [hard_owner, "  - {name: b, gpus: 4, pools: [p0, p1]}"])
+    assert "for tenant(s) b, which may use it: the quota flow placed their GPUs" in unlent
+    assert "gpus: 0" not in unlent
+    (no_gpus,) = _stranded_messages(
+        tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: c, gpus: 0, pools: [p0]}"]
+    )
+    assert "for tenant(s) c, which may use it: they have gpus: 0 and may borrow none" in no_gpus
+    assert "lends" not in no_gpus
+    (both,) = _stranded_messages(
+        tmp_path, [hard_owner, "  - {name: b, gpus: 4, pools: [p0, p1]}", "  - {name: c, gpus: 0, pools: [p0]}"]
+    )
+    assert "for tenant(s) b, c, which may use it: tenant(s) b: the quota flow placed their GPUs" in both
+    assert "; tenant(s) c have gpus: 0 and may borrow none, so Kueue admits none of their jobs on p0" in both

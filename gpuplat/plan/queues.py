@@ -72,26 +72,48 @@ def unquoted_pool_findings(
     for (tenant, pool), gpus in held.items():
         if isolation.get(tenant) != "hard":
             lent[pool] += gpus
-    stranded: dict[str, list[str]] = {}
+    unlent: dict[str, list[str]] = {}  # pool -> tenants no one lends to there
+    no_gpus: dict[str, list[str]] = {}  # pool -> tenants of gpus: 0
     for tenant in model.tenants:
         for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
             own = held[tenant.name, pool]
             lent_by_others = lent[pool] - (own if tenant.isolation != "hard" else 0)
+            if own > 0:
+                continue
             # A ClusterQueue borrows at most its tenant's gpus beyond its nominal quota, so a
             # tenant of `gpus: 0` is admitted nowhere, however much its cohort lends.
-            if own <= 0 and (lent_by_others <= 0 or tenant.gpus <= 0):
-                stranded.setdefault(pool, []).append(tenant.name)
+            if tenant.gpus <= 0:
+                no_gpus.setdefault(pool, []).append(tenant.name)
+            elif lent_by_others <= 0:
+                unlent.setdefault(pool, []).append(tenant.name)
     return [
         NO_QUOTA_ON_POOL.finding(
             ("gpuNodePools", index, "name"),
-            f"pool {pool.name} holds no Kueue quota for {_names(stranded[pool.name])}, which may use it: the "
-            f"quota flow placed their GPUs on their other pools and no tenant lends any here (hard tenants "
-            f"lend none: lendingLimit 0), or they have gpus: 0 and may borrow none, so Kueue admits none of "
-            f"their jobs on {pool.name}; raise their gpus or leave {pool.name} out of their pools",
+            _stranded_message(pool.name, unlent.get(pool.name, []), no_gpus.get(pool.name, [])),
         )
         for index, pool in enumerate(model.pools)
-        if pool.name in stranded
+        if pool.name in unlent or pool.name in no_gpus
     ]
+
+
+def _stranded_message(pool: str, unlent: list[str], no_gpus: list[str]) -> str:
+    """The cause each stranded tenant has; both named apart when a pool strands tenants of both."""
+    both = bool(unlent and no_gpus)
+    causes: list[str] = []
+    if unlent:
+        who = f"{_names(unlent)}: " if both else ""
+        causes.append(
+            f"{who}the quota flow placed their GPUs on their other pools and no tenant lends any "
+            f"here (hard tenants lend none: lendingLimit 0)"
+        )
+    if no_gpus:
+        who = f"{_names(no_gpus)} have" if both else "they have"
+        causes.append(f"{who} gpus: 0 and may borrow none")
+    return (
+        f"pool {pool} holds no Kueue quota for {_names(unlent + no_gpus)}, which may use it: "
+        f"{'; '.join(causes)}, so Kueue admits none of their jobs on {pool}; raise their gpus or leave "
+        f"{pool} out of their pools"
+    )
 
 
 def _names(tenants: list[str]) -> str:
