@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -364,3 +365,25 @@ def test_outputs_are_waited_for_without_the_sdk_polling_them(monkeypatch: pytest
     resources = by_name(record(program))
     assert resources["q"].inputs["name"] == "xxxxx"
     assert sum(calls) < 50, f"asyncio.wait over {sum(calls)} tasks in {len(calls)} rounds"
+
+
+def test_the_callers_cycle_collector_is_left_as_it_was() -> None:
+    """The recording pauses the collector for speed; a caller must get back the setting it had,
+    also when the program fails."""
+
+    def failing() -> None:
+        aws.sqs.Queue("same")
+        aws.sqs.Queue("same")
+
+    assert gc.isenabled()
+    record(lambda: aws.sqs.Queue("q"))
+    assert gc.isenabled()
+    with pytest.raises(DuplicateUrnError):
+        record(failing)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        record(lambda: aws.sqs.Queue("q"))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
