@@ -57,7 +57,7 @@ def test_an_installed_gpuplat_starts_and_previews_a_platform(wheel: Path, tmp_pa
     assert subprocess.run(install, capture_output=True, text=True, check=False).returncode == 0
     assert _gpuplat(site, tmp_path, "init", "lab").returncode == 0
     project = tmp_path / "lab"
-    for command in ("check", "preview", "verify"):
+    for command in ("check", "plan", "preview", "verify", "policy", "graph"):
         done = _gpuplat(site, project / "platform", command)
         assert done.returncode == 0, done.stderr
         assert "warning" not in done.stderr.lower() and str(ROOT) not in done.stdout + done.stderr
