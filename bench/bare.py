@@ -24,7 +24,6 @@ Deliberate simplifications (the bare run is a floor of the SDK cost, not a twin)
 from __future__ import annotations
 
 import asyncio
-import gc
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -34,6 +33,7 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 from pulumi.runtime.mocks import test as pulumi_test
 
 from gpuplat.preview import RecordedResource
+from gpuplat.preview.engine import cycle_collector_paused
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 PROVIDER_PREFIX = "pulumi:providers:"
@@ -195,14 +195,9 @@ def replay(resources: Sequence[RecordedResource], *, project: str, stack: str) -
     # The collector paused as the recording engine pauses it: its cost is a function of the
     # heap the process holds (here the recordings and provider SDKs the bench loaded), not of
     # the SDK's work, and left on it was 45 % of this floor on the medium spec.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with cycle_collector_paused():
         worker.start()
         worker.join()
-    finally:
-        if was_enabled:
-            gc.enable()
     if "error" in outcome:
         raise outcome["error"]
     return int(outcome["count"])

@@ -43,8 +43,7 @@ class Size:
 
 # "wide": the size the whole-process goal for check and plan is stated at (not in run.py's default).
 SIZES: Mapping[str, Size] = {
-    s.name: s for s in (Size("small", 10, 20), Size("medium", 50, 100), Size("wide", 120, 400),
-                        Size("large", 200, 400))
+    s.name: s for s in (Size("small", 10, 20), Size("medium", 50, 100), Size("wide", 120, 400), Size("large", 200, 400))
 }
 
 Spec = dict[str, Any]

@@ -132,7 +132,7 @@ def _record(
     # config and root stack cannot leak between recordings or from the caller, and a caller
     # that is itself inside an event loop is fine.
     worker = threading.Thread(target=target, name="gpuplat-preview-record", daemon=True)
-    with _cyclic_gc_paused():
+    with cycle_collector_paused():
         worker.start()
         worker.join()
     error = outcome.get("error")
@@ -143,20 +143,24 @@ def _record(
 
 
 @contextmanager
-def _cyclic_gc_paused() -> Generator[None]:
-    """Python's cycle collector off while the program registers its resources.
+def cycle_collector_paused() -> Generator[None]:
+    """Python's cycle collector off while a program registers its resources.
 
     The SDK allocates a few thousand objects per resource (Outputs, futures, tasks, protobuf
     structs), and every full collection walks every live one, so the collector's share grows with
-    the program: 40 % of a 2,800-resource preview's CPU (bench/results.md).
-    Reference counting frees those objects anyway; the few cycles left cost about a tenth more
-    memory until the collector, enabled again afterwards, takes them.
+    the program: 40-45 % of a 2,800-resource preview's CPU (bench/results.md). Reference
+    counting frees nearly all of them anyway. On the way out, what the program left alive goes
+    to the oldest generation without a walk (freeze, then unfreeze): enabling the collector over
+    a full youngest generation would walk it all at once, a fifth of a small preview. It stays
+    collectable there, at the next full collection, and the caller's setting is restored.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
+        gc.unfreeze()
         if was_enabled:
             gc.enable()
 
