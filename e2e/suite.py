@@ -64,8 +64,19 @@ def fabric_pools(stack: Stack) -> set[str]:
     return found
 
 
+def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
+    """What EKS puts on a node of a type EC2's instance topology describes: its network nodes,
+    one label per layer (here a pool's nodes share them, as a cluster placement group's would)."""
+    from gpuplat.catalog.instances import instance_type
+
+    known = instance_type(pool.get("instanceType") or "")
+    layers = known.network_node_layers if known is not None else 0
+    return {f"topology.k8s.aws/network-node-layer-{i}": f"nn-{i}-{pool['name']}" for i in range(1, layers + 1)}
+
+
 def agent_pools(stack: Stack) -> dict[str, dict[str, Any]]:
-    return {p["name"]: {"labels": gpu_labels(p), "resources": device_resources(stack, p)} for p in stack.plan["pools"]}
+    return {p["name"]: {"labels": {**gpu_labels(p), **eks_topology_labels(p)}, "resources": device_resources(stack, p)}
+            for p in stack.plan["pools"]}
 
 
 def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:

@@ -378,3 +378,14 @@ def test_kwok_keeps_a_node_not_ready_until_the_agents_booted_it(tmp_path: Path) 
     assert args["manage-nodes-with-label-selector"]["value"] == f"{BOOTED}=true"
     # Nodes the suite makes itself (system nodes, on-prem GPU nodes) exist booted, as on a cluster.
     assert nodes.node("system-0", {}, {"cpu": "8"})["metadata"]["labels"][BOOTED] == "true"
+
+
+def test_nodes_carry_eks_network_node_labels_only_where_ec2_describes_their_topology() -> None:
+    from e2e.suite import eks_topology_labels
+
+    assert eks_topology_labels({"name": "train", "instanceType": "p5.48xlarge"}) == {
+        f"topology.k8s.aws/network-node-layer-{i}": f"nn-{i}-train" for i in (1, 2, 3)
+    }
+    assert len(eks_topology_labels({"name": "b", "instanceType": "p6-b200.48xlarge"})) == 4
+    assert eks_topology_labels({"name": "x", "instanceType": "g5.12xlarge"}) == {}
+    assert eks_topology_labels({"name": "onprem", "instanceType": None}) == {}

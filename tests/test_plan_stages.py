@@ -318,6 +318,23 @@ def test_a_fixed_size_fabric_pool_is_placed_topology_aware() -> None:
     assert not any(f.topology_aware for f in outcome.plan.flavors if f.pool != "train")
 
 
+def test_a_fabric_pool_of_a_type_without_instance_topology_is_never_topology_aware() -> None:
+    """EKS labels network-node layers only on the types EC2's instance topology describes; a fixed
+    g5 fabric pool's topology-aware flavors would hold jobs forever (Kueue saw no node to place on)."""
+
+    def g5(doc: Doc) -> None:
+        doc["gpuNodePools"][0]["nodes"] = {"min": 32, "max": 32}
+        doc["gpuNodePools"][0]["instanceType"] = "g5.48xlarge"
+
+    outcome = build_plan(model(g5))
+    assert outcome.plan is not None
+    assert not any(f.topology_aware for f in outcome.plan.flavors)
+    [finding] = [f for f in outcome.findings if f.code == "GP355"]
+    assert finding.path == ("gpuNodePools", 0, "instanceType")
+    assert "g5.48xlarge" in finding.message and "g6e, p4d, p4de, p5.48xlarge" in finding.message
+    assert "GP352" not in [f.code for f in outcome.findings]  # nodes.min = max would not help
+
+
 def test_node_overlays_tell_karpenter_what_shared_nodes_advertise() -> None:
     def fractional(doc: Doc) -> None:
         doc["gpuNodePools"][2]["sharing"] = {"mode": "fractional", "replicas": 4}

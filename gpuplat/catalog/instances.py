@@ -49,6 +49,11 @@ class InstanceType:
     def gpu(self) -> GpuModel:
         return GPUS[self.gpu_model]
 
+    @property
+    def network_node_layers(self) -> int:
+        """Layers of network nodes EC2's instance topology describes for this type (0: none)."""
+        return NETWORK_NODE_LAYERS.get(self.name, 0)
+
 
 _A100_40 = "A100-SXM-40GB"
 _A100_80 = "A100-SXM-80GB"
@@ -93,6 +98,21 @@ _ROWS: tuple[tuple[str, str, int, int, int, int, float, int, int], ...] = (
     ("g6e.12xlarge", _L40S, 4, 48, 384, 3800, 100, 1, 1),
     ("g6e.24xlarge", _L40S, 4, 96, 768, 3800, 200, 2, 2),
     ("g6e.48xlarge", _L40S, 8, 192, 1536, 7600, 400, 4, 4),
+)
+
+# Network-node layers EC2's instance topology (DescribeInstanceTopology) returns per type; EKS
+# labels such nodes `topology.k8s.aws/network-node-layer-<n>`, and nodes of any other type carry
+# no such label, EFA or not (g5, g6). Source: EC2 User Guide, "Prerequisites for Amazon EC2
+# topology", instance types (read 2026-12-03).
+NETWORK_NODE_LAYERS: Mapping[str, int] = MappingProxyType(
+    {
+        **{t: 3 for t in ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge")},
+        **{
+            f"g6e.{size}": 3
+            for size in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
+        },
+        "p6-b200.48xlarge": 4,
+    }
 )
 
 INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({row[0]: InstanceType(*row) for row in _ROWS})

@@ -40,9 +40,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from gpuplat.catalog import GPU_RESOURCE
+from gpuplat.catalog import GPU_RESOURCE, INSTANCE_TYPES, instance_type
 from gpuplat.model import MARKET_ORDER, Market, Platform, Provider, Tenant, isolation_permits
-from gpuplat.plan.codes import HARD_QUOTA_UNPLACEABLE, MINIMUM_NOT_HELD, SOFT_QUOTA_OVERSUBSCRIBED, TOPOLOGY_AWARE_OFF
+from gpuplat.plan.codes import (
+    HARD_QUOTA_UNPLACEABLE,
+    MINIMUM_NOT_HELD,
+    NO_INSTANCE_TOPOLOGY,
+    SOFT_QUOTA_OVERSUBSCRIBED,
+    TOPOLOGY_AWARE_OFF,
+)
 from gpuplat.plan.procurement import pool_order
 from gpuplat.plan.types import FlavorPlan, NodeOverlayPlan, NodePoolPlan, PlanFinding, PoolPlan, QuotaPlan
 
@@ -105,10 +111,39 @@ def wants_topology(model: Platform) -> bool:
     return model.scheduling.queueing == "kueue" and model.scheduling.topology_aware and model.network.fabric is not None
 
 
+# The aws Topology's levels: network-node layers 1-3 (components/kubernetes/fabric_topology.py).
+AWS_TOPOLOGY_LAYERS = 3
+
+
+def labelled_with_topology(model: Platform, pool: PoolPlan) -> bool:
+    """Whether the pool's nodes carry the Topology's level labels. On aws EKS sets them only on
+    the instance types EC2's instance topology describes; a node without them is invisible to
+    Kueue's topology-aware placement, so its jobs would wait forever."""
+    if model.target.provider is Provider.KUBERNETES:
+        return True
+    found = instance_type(pool.instance_type) if pool.instance_type else None
+    return found is not None and found.network_node_layers >= AWS_TOPOLOGY_LAYERS
+
+
+def _described_types() -> str:
+    """The catalog's types with instance topology, a family named once when all its sizes have it."""
+    described = {n for n, t in INSTANCE_TYPES.items() if t.network_node_layers >= AWS_TOPOLOGY_LAYERS}
+    names: list[str] = []
+    for family in sorted({n.split(".")[0] for n in described}):
+        sizes = {n for n in INSTANCE_TYPES if n.split(".")[0] == family}
+        names += [family] if sizes <= described else sorted(sizes & described)
+    return ", ".join(names)
+
+
 def topology_aware(model: Platform, pool: PoolPlan) -> bool:
     """Whether Kueue may place this pool's jobs by the fabric's levels (see the module docstring)."""
     fixed = model.target.provider is Provider.KUBERNETES or pool.nodes.min == pool.nodes.max
-    return wants_topology(model) and model.pools_by_name[pool.name].fabric and fixed
+    return (
+        wants_topology(model)
+        and model.pools_by_name[pool.name].fabric
+        and fixed
+        and labelled_with_topology(model, pool)
+    )
 
 
 def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePoolPlan]) -> tuple[FlavorPlan, ...]:
@@ -166,7 +201,19 @@ def floor_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFindi
 def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFinding]:
     if model.target.provider is not Provider.AWS or not wants_topology(model):
         return []
-    return [
+    fabric = [(index, pool) for index, pool in enumerate(pools) if model.pools_by_name[pool.name].fabric]
+    unlabelled = [
+        NO_INSTANCE_TOPOLOGY.finding(
+            ("gpuNodePools", index, "instanceType"),
+            f"fabric pool {pool.name}'s Kueue flavors are not topology-aware: EC2's instance topology does not "
+            f"describe {pool.instance_type}, so EKS gives its nodes no topology.k8s.aws/network-node-layer labels "
+            f"and Kueue would place no topology-aware job on them; its jobs keep their locality through the "
+            f"pool's cluster placement group. Types it describes: {_described_types()}",
+        )
+        for index, pool in fabric
+        if not labelled_with_topology(model, pool)
+    ]
+    return unlabelled + [
         TOPOLOGY_AWARE_OFF.finding(
             ("gpuNodePools", index, "nodes", "min"),
             f"fabric pool {pool.name} autoscales ({pool.nodes.min}-{pool.nodes.max} nodes), so its Kueue flavors are "
@@ -175,8 +222,8 @@ def topology_findings(model: Platform, pools: Sequence[PoolPlan]) -> list[PlanFi
             f"their locality through the pool's cluster placement group. Set nodes.min to nodes.max for "
             f"topology-aware placement",
         )
-        for index, pool in enumerate(pools)
-        if model.pools_by_name[pool.name].fabric and not topology_aware(model, pool)
+        for index, pool in fabric
+        if labelled_with_topology(model, pool) and not topology_aware(model, pool)
     ]
 
 

@@ -117,6 +117,14 @@ NO_QUOTA_ON_POOL = PlanCode(
     "Kueue admits a job only within quota: nominal of its ClusterQueue, or borrowed from the cohort's other queues.",
     _KUEUE_CQ,
 )
+NO_INSTANCE_TOPOLOGY = PlanCode(
+    "GP355",
+    "topology-aware-off-no-instance-topology",
+    Level.WARNING,
+    "Kueue places topology-aware work only on nodes carrying every level's label; EKS labels only the "
+    "instance types EC2's instance topology describes.",
+    "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology-prerequisites.html",
+)
 
 PLAN_CODES: dict[str, PlanCode] = {
     c.code: c
@@ -134,5 +142,6 @@ PLAN_CODES: dict[str, PlanCode] = {
         TOPOLOGY_AWARE_OFF,
         MINIMUM_NOT_HELD,
         NO_QUOTA_ON_POOL,
+        NO_INSTANCE_TOPOLOGY,
     )
 }
