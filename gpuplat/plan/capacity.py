@@ -19,9 +19,11 @@ topology-aware (Kueue places a job's pods by the fabric's levels) only where the
 before the job: Kueue admits topology-aware work only onto existing nodes, and Karpenter adds
 nodes only for pods that exist, so on an autoscaled aws pool a job larger than the idle nodes
 would wait forever. That holds on provider kubernetes (fixed nodes) and for aws pools of fixed
-size (nodes.min == nodes.max, all kept by the capacity floor). Other aws fabric pools keep
-their locality through the pool's cluster placement group (one zone, EC2's closest
-placement), and `check` warns (GP352) that topology-aware admission is off for them.
+size (nodes.min == nodes.max, all kept by the capacity floor) of a type whose nodes carry the
+Topology's labels (EKS sets them only where EC2's instance topology describes the type). Other
+aws fabric pools keep their locality through the pool's cluster placement group (one zone,
+EC2's closest placement), and `check` warns (GP352, GP355) that topology-aware admission is off
+for them.
 
 Quotas: each tenant's `gpus` become nominal quotas on its allowed flavors, spread in
 proportion to the flavors' capacity and never promising a flavor more GPUs than it has across
