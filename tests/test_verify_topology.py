@@ -60,3 +60,33 @@ def test_a_flavor_naming_a_topology_that_is_not_emitted() -> None:
 def test_pools_without_a_topology_have_no_topology_step() -> None:
     j = journey(run("kubernetes"), "applied-research", "lab")
     assert j.ok and steps_.TOPOLOGY not in [s.step for s in j.steps]
+
+
+def _train_topology_aware(resources: list[dict[str, Any]]) -> None:
+    """prod's train autoscales, so its flavors name no Topology; as an edit would, name one."""
+    (topology,) = objects(resources, "Topology")
+    for flavor in objects(resources, "ResourceFlavor"):
+        if flavor["spec"]["nodeLabels"].get("gpuplat.dev/pool") == "train":
+            flavor["spec"]["topologyName"] = topology["metadata"]["name"]
+
+
+def _train_on_g5(resources: list[dict[str, Any]]) -> None:
+    for node_pool in objects(resources, "NodePool"):
+        for req in node_pool["spec"]["template"]["spec"]["requirements"]:
+            if req["key"] == "node.kubernetes.io/instance-type" and "p5.48xlarge" in req["values"]:
+                req["values"] = ["g5.48xlarge"]
+
+
+def test_aws_nodes_of_a_type_eks_labels_with_its_network_nodes_take_topology_aware_jobs() -> None:
+    j = journey(run("prod", _train_topology_aware), "research", "train")
+    assert any("carry the network-node layers" in s.detail for s in steps(j, steps_.TOPOLOGY)), j
+
+
+def test_aws_nodes_without_network_node_labels_hold_topology_aware_jobs_forever() -> None:
+    """A g5 pool's nodes carry no topology.k8s.aws/network-node-layer label: Kueue saw none of them
+    and the job waited (the e2e suite, on a generated spec)."""
+    assert_fails(
+        journey(run("prod", _train_topology_aware, _train_on_g5), "research", "train"),
+        steps_.TOPOLOGY,
+        "which EKS does not write on g5.48xlarge",
+    )

@@ -5,8 +5,9 @@ labels the nodes really carry:
 - aws: EKS labels instances of the types EC2's instance topology describes (p4d, p5, p6, g6e;
   not g5 or g6, though they have EFA) with `topology.k8s.aws/network-node-layer-1..3`, layer 1
   the farthest from the instance. Fabric pools of other types get no topology-aware flavors
-  (the plan decides, GP355): Kueue would place nothing on nodes without the labels. These are AWS's real network nodes whatever `tiers` the spec draws, so all
-  three are levels, then the host. Some instance types have a fourth layer; it is left out,
+  (the plan decides, GP355): Kueue would place nothing on nodes without the labels. These are
+  AWS's real network nodes whatever `tiers` the spec draws, so all three are levels, then the
+  host. Some instance types have a fourth layer; it is left out,
   because a level whose label a node lacks would keep that node out of placement.
 - provider kubernetes: `network.fabric.topologyLabels` (the site's own node labels naming each
   node's block / leaf switch, widest first), then the host. The platform does not write those

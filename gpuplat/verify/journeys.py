@@ -24,7 +24,7 @@ from .k8s import Obj
 from .nodes import capacity_step, existing_nodes_step, karpenter_nodes_step
 from .queues import placement_step, queue_step, quota_step
 from .render import NO_CHARTS, ChartDirectory
-from .topology import asks_placement, topology_step
+from .topology import asks_placement, node_levels_step, topology_step
 from .types import QUEUE, Journey, Nodes, Placement, Step
 from .view import View, build_view
 from .volumes import volumes_step
@@ -74,6 +74,11 @@ def _flavor_chain(
     if not isinstance(found.value, Nodes):
         return steps
     nodes = found.value
+    levels = node_levels_step(view, flavor, nodes) if model.target.provider is Provider.AWS else None
+    if levels is not None:
+        steps.append(levels)
+        if not levels.ok:
+            return steps
     if model.target.provider is Provider.AWS:
         steps.append(capacity_step(view, nodes, resource, placement.flavor, registered))
     steps.append(device_plugin_step(view, pool, nodes, resource, placement.flavor))

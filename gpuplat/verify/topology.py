@@ -11,6 +11,10 @@ Kueue's flavor assigner (`pkg/scheduler/flavorassigner/tas_flavorassigner.go`,
   TopologyAwareScheduling") unless every flavor of every resource group of the ClusterQueue names
   one (`isTASOnly`), where a placement is implied for every job.
 
+On aws a second check follows the nodes step (`node_levels_step`): Kueue's topology snapshot
+counts only nodes carrying every level's label, so the NodePool's instance types must be ones EKS
+labels with their network nodes.
+
 The job followed is the default job of docs/tenants.md: on a pool whose flavor names a Topology
 it asks for `kubernetes.io/hostname` (the annotation the tenant documentation asks for); elsewhere
 it asks for nothing. The step also says whether the same job without the annotation would be
@@ -19,12 +23,19 @@ taken, which is what a tenant who skipped it meets.
 
 from __future__ import annotations
 
+import re
+
+from gpuplat.catalog import instance_type
+
 from .k8s import Obj, as_list, as_map, dig
-from .types import TOPOLOGY, Step
+from .types import TOPOLOGY, Nodes, Step
 from .view import View
 
 HOST_LEVEL = "kubernetes.io/hostname"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+# EKS's label of an instance's network node at layer <n> (1 the farthest), set only on the types
+# EC2's instance topology describes (gpuplat/catalog/instances.py NETWORK_NODE_LAYERS).
+_NETWORK_NODE_LEVEL = re.compile(r"topology\.k8s\.aws/network-node-layer-(\d+)")
 
 
 def _flavor_names(queue: Obj) -> list[str]:
@@ -91,3 +102,34 @@ def topology_step(view: View, queue: Obj, flavor: Obj, asks: bool) -> Step | Non
         f"ResourceFlavor {name} names Topology {topology}: the job asks for {PREFERRED}: {HOST_LEVEL}, "
         f"a level it holds; {without}",
     )
+
+
+def _levels(view: View, flavor: Obj) -> list[str]:
+    topology = dig(flavor, "spec", "topologyName")
+    found = view.find("Topology", name=str(topology)) if topology else []
+    return [str(as_map(level).get("nodeLabel")) for level in as_list(dig(found[0], "spec", "levels"))] if found else []
+
+
+def node_levels_step(view: View, flavor: Obj, nodes: Nodes) -> Step | None:
+    """aws: Kueue's topology-aware placement counts only nodes carrying every level's label, and
+    EKS writes the network-node layers only on the types EC2's instance topology describes (the
+    e2e suite saw a g5 pool's jobs wait forever). None where the flavor names no such level."""
+    deepest = max(
+        (int(m.group(1)) for lv in _levels(view, flavor) if (m := _NETWORK_NODE_LEVEL.fullmatch(lv))), default=0
+    )
+    if not deepest:
+        return None
+    name = dig(flavor, "metadata", "name")
+    bare = [
+        t for t in nodes.instance_types if (known := instance_type(t)) is None or known.network_node_layers < deepest
+    ]
+    if bare or not nodes.instance_types:
+        types = ", ".join(bare) or "any type (the NodePool names none)"
+        return Step(
+            TOPOLOGY,
+            False,
+            f"ResourceFlavor {name}'s Topology needs topology.k8s.aws/network-node-layer-1..{deepest} on its nodes, "
+            f"which EKS does not write on {types} (EC2's instance topology does not describe it): Kueue's "
+            f"topology-aware placement sees no node of {nodes.source}, and the job waits",
+        )
+    return Step(TOPOLOGY, True, f"{nodes.source}'s instance types carry the network-node layers its Topology names")
