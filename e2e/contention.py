@@ -270,7 +270,8 @@ def _contest(cluster: Cluster, victim: dict[str, Any], namespace: str, job: str,
 
 
 def _slots(stack: Stack) -> list[quota.Slot]:
-    return quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR))
+    found = quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR))
+    return quota.within_namespace_quota(found, stack.of_type(quota.RESOURCE_QUOTA))
 
 
 def _priority_slot(found: list[quota.Slot], classes: dict[str, dict[str, Any]]) -> tuple[quota.Slot, str, str] | None:

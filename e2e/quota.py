@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 
 
@@ -100,6 +101,19 @@ def slots(cluster_queues: list[dict[str, Any]], flavors: list[dict[str, Any]]) -
                                       borrowable(cluster_queues, queue, entry["name"], quota["name"]),
                                       dict(plain[entry["name"]]), queue))
     return found
+
+
+def within_namespace_quota(found: list[Slot], resource_quotas: list[dict[str, Any]]) -> list[Slot]:
+    """The slots whose ceiling the tenant's namespace ResourceQuota lets one pod request. On a pool
+    that soft quotas oversubscribe, Kueue's ceiling (nominal + what the cohort lends) can pass what
+    the pool holds, and the quota (the pool's capacity, by design) refuses such a pod before Kueue
+    sees it: no scenario can show Kueue's limit there."""
+    caps: dict[tuple[str, str], int] = {}
+    for rq in resource_quotas:
+        for key, value in rq["spec"].get("hard", {}).items():
+            if key.startswith("requests."):
+                caps[(rq["metadata"]["namespace"], key.removeprefix("requests."))] = int(value)
+    return [s for s in found if s.ceiling <= caps.get((s.tenant, s.resource), s.ceiling)]
 
 
 def pool_ceiling(queues: list[dict[str, Any]], queue: dict[str, Any], flavors: list[dict[str, Any]],

@@ -389,3 +389,22 @@ def test_nodes_carry_eks_network_node_labels_only_where_ec2_describes_their_topo
     assert len(eks_topology_labels({"name": "b", "instanceType": "p6-b200.48xlarge"})) == 4
     assert eks_topology_labels({"name": "x", "instanceType": "g5.12xlarge"}) == {}
     assert eks_topology_labels({"name": "onprem", "instanceType": None}) == {}
+
+
+def test_quota_scenarios_skip_ceilings_the_namespace_quota_refuses() -> None:
+    """A soft tenant on a pool soft quotas oversubscribe: Kueue would let it borrow 54 units where
+    the pool holds 48, and the namespace quota (the pool's capacity) refuses that pod first."""
+    owner = _queue("owner", {"od": {"nominalQuota": 30}})
+    borrower = _queue("borrower", {"od": {"nominalQuota": 12, "borrowingLimit": 54}})
+    found = quota.slots([owner, borrower], [_flavor("od", "p")])
+    rq = [{"metadata": {"namespace": "borrower"}, "spec": {"hard": {"requests.nvidia.com/gpu": "48"}}},
+          {"metadata": {"namespace": "owner"}, "spec": {"hard": {"requests.nvidia.com/gpu": "30"}}}]
+    assert {(s.tenant, s.ceiling) for s in found} == {("owner", 42), ("borrower", 42)}
+    assert {s.tenant for s in quota.within_namespace_quota(found, rq)} == {"borrower"}
+
+
+def test_the_emitted_namespace_quotas_name_their_namespace() -> None:
+    from tests.support_verify import objects, recorded
+
+    quotas = objects(recorded("dev")[2], "ResourceQuota")
+    assert quotas and all(q["metadata"]["namespace"] and q["spec"]["hard"] for q in quotas)
