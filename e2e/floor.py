@@ -23,6 +23,7 @@ NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 POOL_LABEL = "gpuplat.dev/pool"
 SHORT_CONSOLIDATE_AFTER = "5s"
 PER_REMOVAL = 30.0  # seconds allowed per node removed, beyond the suite's timeout
+PER_LAUNCH = 10.0  # seconds allowed per placeholder added, beyond the suite's timeout
 
 
 def floors(stack: Stack) -> list[tuple[dict[str, Any], int, int]]:
@@ -86,8 +87,12 @@ def _shorten_consolidation(cluster: Cluster, stack: Stack, pool: str) -> None:
 
 def _raise(cluster: Cluster, deployment: dict[str, Any], pool: str, high: int, timeout: float) -> tuple[bool, str]:
     """Scale the floor up to KEDA's max: every placeholder on a node of its own, none spot."""
+    # Each new placeholder waits for a node Karpenter launches and kwok and the node agents bring
+    # up: prod's train adds 14 at once, which took longer than the suite's timeout on a loaded
+    # machine, so the wait grows with the nodes to add.
+    launches = max(0, high - len(_placeholder_nodes(cluster, deployment)))
     _scale(cluster, deployment, high)
-    up = set(wait_for(lambda: _at_least(cluster, deployment, high), timeout,
+    up = set(wait_for(lambda: _at_least(cluster, deployment, high), timeout + PER_LAUNCH * launches,
                       f"{high} floor placeholders of pool {pool} running"))
     spot = [n["metadata"]["name"] for n in _pool_nodes(cluster, pool) if n["metadata"]["name"] in up
             and n["metadata"].get("labels", {}).get("karpenter.sh/capacity-type") == "spot"]
