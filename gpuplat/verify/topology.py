@@ -88,7 +88,7 @@ def topology_step(view: View, queue: Obj, flavor: Obj, asks: bool) -> Step | Non
     found = view.find("Topology", name=str(topology))
     if not found:
         return Step(TOPOLOGY, False, f"ResourceFlavor {name} names Topology {topology}, which is not emitted")
-    levels = [str(as_map(level).get("nodeLabel")) for level in as_list(dig(found[0], "spec", "levels"))]
+    levels = _level_labels(found[0])
     if asks and HOST_LEVEL not in levels:
         return Step(
             TOPOLOGY,
@@ -104,10 +104,15 @@ def topology_step(view: View, queue: Obj, flavor: Obj, asks: bool) -> Step | Non
     )
 
 
+def _level_labels(topology: Obj) -> list[str]:
+    return [str(as_map(level).get("nodeLabel")) for level in as_list(dig(topology, "spec", "levels"))]
+
+
 def _levels(view: View, flavor: Obj) -> list[str]:
+    """The node labels of the levels of the Topology a flavor names ([] where it names none)."""
     topology = dig(flavor, "spec", "topologyName")
     found = view.find("Topology", name=str(topology)) if topology else []
-    return [str(as_map(level).get("nodeLabel")) for level in as_list(dig(found[0], "spec", "levels"))] if found else []
+    return _level_labels(found[0]) if found else []
 
 
 def node_levels_step(view: View, flavor: Obj, nodes: Nodes) -> Step | None:
