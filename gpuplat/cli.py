@@ -168,7 +168,9 @@ def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: 
     init.add_argument("--region", default="us-east-1", help="aws region (default: us-east-1)")
     init.add_argument("--pool", default="gpu", help="name of the first GPU pool (default: gpu)")
     init.add_argument(
-        "--instance-type", default="g6e.12xlarge", help="aws: the first pool's instance type (default: g6e.12xlarge)"
+        "--instance-type",
+        help="aws: the first pool's instance type (default: the first of g6e.12xlarge, g6.12xlarge, g5.12xlarge "
+        "the catalog lists in the region)",
     )
     init.add_argument("--gpu-model", default="L40S-48GB", help="kubernetes: the first pool's GPU (default: L40S-48GB)")
     init.add_argument(

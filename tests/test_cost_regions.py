@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuplat.catalog.prices import on_demand_price
+from gpuplat.catalog.prices import ON_DEMAND_HOURLY_USD, OTHER_ON_DEMAND_HOURLY_USD, on_demand_price
+from gpuplat.catalog.regional_prices import CUT_IN_JUNE_2025, OFFER_FILE_PRICES, SNAPSHOT_ON_DEMAND_HOURLY_USD
 from gpuplat.catalog.service_prices import REGIONAL, US_EAST_1, capacity_block_rate, service_price
 from gpuplat.plan.types import CostPlan
 from tests.test_cost_services import Doc, _block_pool, _cost, _lines
@@ -40,8 +41,9 @@ def test_what_the_catalog_has_not_read_for_the_region_is_marked_estimated() -> N
     cost = _cost(_ireland)
     fsx = {line.item: line for line in cost.services}["FSx for Lustre hot, PERSISTENT_2 1000 MB/s/TiB"]
     assert fsx.region == "us-east-1" and "no eu-west-1 price" in fsx.estimated
-    # Every GPU pool: the catalog holds us-east-1 instance prices only.
-    assert all("no eu-west-1 price" in p.price_estimated for p in cost.pools)
+    # p5, g6e and g6 were not offered in Ireland when the regional list was read: us-east-1's price
+    # stands in, and says why.
+    assert all("not offered in eu-west-1" in p.price_estimated for p in cost.pools)
 
     # The spec's own price is nobody's estimate.
     def own_price(d: Doc) -> None:
@@ -50,16 +52,41 @@ def test_what_the_catalog_has_not_read_for_the_region_is_marked_estimated() -> N
 
     priced = {p.pool: p for p in _cost(own_price).pools}
     assert priced["train"].price_estimated == "" and priced["train"].on_demand_hourly_usd == 60.0
-    assert "no eu-west-1 price" in priced["dev"].price_estimated
+    assert "not offered in eu-west-1" in priced["dev"].price_estimated
+
+
+def test_gpu_nodes_are_priced_at_the_regions_list() -> None:
+    def g5_in_ireland(d: Doc) -> None:
+        _ireland(d)
+        for pool in d["gpuNodePools"]:
+            pool["instanceType"] = "g5.12xlarge"
+
+    cost = _cost(g5_in_ireland)
+    assert {(p.on_demand_hourly_usd, p.price_estimated) for p in cost.pools} == {(6.33167, "")}
+    system = next(line for line in cost.services if line.item.startswith("system node group"))
+    # 3 x 730 h x 0.4494 (m7i.2xlarge in Ireland; 0.4032 in us-east-1).
+    assert (system.region, system.estimated, system.monthly_usd) == ("eu-west-1", "", pytest.approx(984.186))
 
 
 def test_catalog_lookups() -> None:
-    assert on_demand_price("p5.48xlarge", "us-east-1") == (55.04, "")
-    usd, why = on_demand_price("p5e.48xlarge", "us-east-1") or (0.0, "")
-    assert usd == 63.296 and "p5en" in why  # an estimate even at home: p5e has no on-demand list price
-    usd, why = on_demand_price("p5.48xlarge", "ap-south-1") or (0.0, "")
-    assert usd == 55.04 and "no ap-south-1 price" in why
+    home = on_demand_price("p5.48xlarge", "us-east-1")
+    assert home is not None and (home.usd, home.region, home.estimated) == (55.04, "us-east-1", "")
+    p5e = on_demand_price("p5e.48xlarge", "us-east-1")
+    assert p5e is not None and p5e.usd == 63.296 and "p5en" in p5e.estimated  # no on-demand list price anywhere
+    # Read from AWS's offer file: a list price.
+    p4d = on_demand_price("p4d.24xlarge", "eu-west-1")
+    assert p4d is not None and (p4d.usd, p4d.region, p4d.estimated) == (23.71569, "eu-west-1", "")
+    # The snapshot's pre-cut London price, cut like us-east-1's (98.32 -> 55.04): 127.816 x 0.5598 = 71.552.
+    london = on_demand_price("p5.48xlarge", "eu-west-2")
+    assert london is not None and london.usd == pytest.approx(71.552)
+    assert london.region == "eu-west-2" and "June 2025" in london.estimated
+    # Not in the snapshot at all, and a region it does not cover: us-east-1's price, marked.
+    small = on_demand_price("p5.4xlarge", "eu-west-2")
+    assert small is not None and small.usd == 6.88 and "no eu-west-2 price" in small.estimated
+    unread = on_demand_price("p5.48xlarge", "sa-east-1")
+    assert unread is not None and unread.region == "us-east-1" and "no sa-east-1 price" in unread.estimated
     assert on_demand_price("no.such", "us-east-1") is None
+    assert on_demand_price("no.such", "eu-west-1") is None
     # China and GovCloud list their own prices even for what is uniform in the commercial regions.
     assert service_price("eks-standard", "eu-central-1").estimated == ""
     assert service_price("eks-standard", "cn-north-1").estimated != ""
@@ -67,6 +94,26 @@ def test_catalog_lookups() -> None:
     for region, lines in REGIONAL.items():
         for key, price in lines.items():
             assert price.unit == US_EAST_1[key].unit and price.region == region, (region, key)
+
+
+def test_the_regional_snapshot_agrees_with_the_reference_table_and_the_offer_file() -> None:
+    # Its us-east-1 rows are Karpenter's table wherever no price change came between them, which
+    # is what lets its other regions stand for today's list.
+    snapshot = SNAPSHOT_ON_DEMAND_HOURLY_USD["us-east-1"]
+    reference = {**ON_DEMAND_HOURLY_USD, **OTHER_ON_DEMAND_HOURLY_USD}
+    assert set(snapshot) <= set(reference)
+    for itype, usd in snapshot.items():
+        if itype not in CUT_IN_JUNE_2025:
+            assert usd == pytest.approx(reference[itype], abs=1e-4), itype
+        else:
+            assert usd > reference[itype], itype  # the rows older than the cut
+    # The cut was one percentage everywhere: the scaled Irish p4d is the offer file's to a cent.
+    ratio = reference["p4d.24xlarge"] / snapshot["p4d.24xlarge"]
+    irish = SNAPSHOT_ON_DEMAND_HOURLY_USD["eu-west-1"]["p4d.24xlarge"] * ratio
+    assert irish == pytest.approx(OFFER_FILE_PRICES["eu-west-1", "p4d.24xlarge"], abs=0.01)
+    for (region, itype), usd in OFFER_FILE_PRICES.items():
+        if itype not in CUT_IN_JUNE_2025:
+            assert SNAPSHOT_ON_DEMAND_HOURLY_USD[region][itype] == usd, (region, itype)
 
 
 def test_capacity_block_rates_are_marked_old_and_by_region() -> None:
@@ -94,13 +141,13 @@ def test_plan_cli_shows_the_region_and_every_estimate(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     text = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, env=env, check=True).stdout
     assert "eu-west-1 prices as of" in text and "list prices for eu-west-1" in text
-    assert "(est.) pool train: us-east-1 list price; the catalog has no eu-west-1 price" in text
+    assert "(est.) pool train: us-east-1 list price; p5.48xlarge was not offered in eu-west-1" in text
     assert "$0.048/hour" in text  # the NAT gateway at Ireland's rate
     doc = json.loads(
         subprocess.run([*run, "--format", "json"], cwd=ROOT, capture_output=True, text=True, env=env, check=True).stdout
     )
     cost = doc["cost"]
-    assert cost["region"] == "eu-west-1" and "us-east-1" in cost["pricesSource"]
+    assert cost["region"] == "eu-west-1" and "skypilot-catalog" in cost["pricesSource"]
     nat = next(s for s in cost["services"] if s["item"].startswith("NAT gateways ("))
     assert (nat["region"], nat["estimated"], nat["unitUsd"]) == ("eu-west-1", None, 0.048)
     assert all(p["priceEstimated"] for p in cost["pools"])
@@ -121,7 +168,7 @@ def test_the_pull_request_comment_names_the_region_and_each_estimate() -> None:
     assert plan is not None
     section = _cost_section(plan_json(model, plan), None)
     assert "Prices for `eu-west-1`; " in section and "estimated (not eu-west-1 list prices):" in section
-    assert "- estimated, pool train: us-east-1 list price; the catalog has no eu-west-1 price" in section
+    assert "- estimated, pool train: us-east-1 list price; p5.48xlarge was not offered in eu-west-1" in section
     assert "- estimated, FSx for Lustre hot, PERSISTENT_2 1000 MB/s/TiB: us-east-1 list price" in section
     assert "NAT gateways (2, one per zone)" not in section  # Ireland's NAT price is a list price
 

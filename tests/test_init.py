@@ -28,7 +28,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, "init", "atlas", "--region", "eu-west-1", "--instance-type", "g6e.12xlarge")
+    code, out, err = _run(capsys, "init", "atlas", "--region", "eu-central-1", "--instance-type", "g6e.12xlarge")
     assert code == 0, err
     assert "wrote platform atlas in atlas" in out
     return tmp_path / "atlas"
@@ -54,10 +54,10 @@ def test_the_new_spec_and_every_stack_validate_quietly(
         assert code == 0
         assert out == f"platform/platform.yaml + stacks/{stack}.yaml: valid (0 error(s), 0 warning(s))\n"
     spec = (project / "platform" / "platform.yaml").read_text()
-    assert "region: eu-west-1" in spec and "instanceType: g6e.12xlarge" in spec
+    assert "region: eu-central-1" in spec and "instanceType: g6e.12xlarge" in spec
     for stack in ("dev", "staging", "prod"):
         settings = (project / "stacks" / f"Pulumi.{stack}.yaml").read_text()
-        assert "aws:region: eu-west-1" in settings and f"environment: {stack}" in settings
+        assert "aws:region: eu-central-1" in settings and f"environment: {stack}" in settings
         assert "LegacyName" not in settings  # a new platform gets the current bucket names
 
 

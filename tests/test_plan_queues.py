@@ -15,7 +15,7 @@ def _spec(pools: int, allow: int | None) -> str:
         "target: {provider: aws, region: eu-west-1, zones: [eu-west-1a, eu-west-1b], kubernetesVersion: '1.35'}",
         "gpuNodePools:",
     ]
-    lines += [f"  - {{name: p{i}, instanceType: g6.xlarge, nodes: {{min: 0, max: 1}}}}" for i in range(pools)]
+    lines += [f"  - {{name: p{i}, instanceType: g5.xlarge, nodes: {{min: 0, max: 1}}}}" for i in range(pools)]
     allow_list = f", pools: [{', '.join(f'p{i}' for i in range(allow))}]" if allow is not None else ""
     lines += ["tenants:", f"  - {{name: team, gpus: 1{allow_list}}}"]
     return "\n".join(lines) + "\n"

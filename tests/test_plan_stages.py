@@ -245,7 +245,7 @@ def test_spec_prices_win() -> None:
 
 
 def test_missing_price_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpuplat.catalog.prices.ON_DEMAND_BY_REGION", {"us-east-1": {"p5.48xlarge": 55.04}})
+    monkeypatch.setattr("gpuplat.catalog.prices._US_EAST_1", {"p5.48xlarge": 55.04})
     outcome = build_plan(model())
     assert outcome.plan is None
     found = {(f.code, f.path) for f in outcome.findings}

@@ -7,6 +7,10 @@ for us-east-1" (commit 6fc13b52, "chore: Update data from AWS APIs (#9435)"; unc
 1d927085, the commit instances.py reads). Karpenter generates that table from the
 AWS Price List API; it is the EC2 On-Demand list price, us-east-1, Linux, shared tenancy.
 
+Other regions: regional_prices.py, a snapshot of the same list for every region it covers,
+checked against this table and AWS's offer files; where a region has no price for a type the
+us-east-1 one stands in, marked estimated with the reason.
+
 These are list prices as published on that date, not what an account pays: enterprise
 discounts, Savings Plans and price changes after the date are not in them. A spec
 overrides them (``procurement.prices``), and the plan prints PRICES_AS_OF next to every
@@ -16,15 +20,27 @@ cost so nobody mistakes them for a quote.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
+from gpuplat.catalog.regional_prices import (
+    CUT_IN_JUNE_2025,
+    OFFER_FILE_PRICES,
+    OFFER_FILE_SOURCE,
+    SNAPSHOT_LABEL,
+    SNAPSHOT_ON_DEMAND_HOURLY_USD,
+    SNAPSHOT_SOURCE,
+    listed_elsewhere_only,
+)
+
 PRICES_AS_OF = "2026-07-20"
+KARPENTER_TABLE = "karpenter-provider-aws zz_generated.pricing_aws.go@6fc13b52"
 PRICES_REGION = "us-east-1"
 PRICES_SOURCE = (
     "AWS EC2 On-Demand list prices, us-east-1, Linux, USD per instance-hour, from the AWS "
     "Price List API as captured in aws/karpenter-provider-aws "
     "pkg/providers/pricing/zz_generated.pricing_aws.go (generated 2026-07-20, commit "
-    "6fc13b52), rounded to 4 decimals; in any other region these are estimates, marked as such. "
+    "6fc13b52), rounded to 4 decimals. "
     "p5e.48xlarge has no us-east-1 on-demand list price "
     "and is estimated at the p5en.48xlarge price (see ESTIMATED_PRICES). Spot and reserved "
     "prices are on-demand times (1 - SPOT_DISCOUNT / RESERVED_DISCOUNT), both assumptions "
@@ -33,6 +49,7 @@ PRICES_SOURCE = (
 )
 
 HOURS_PER_MONTH: float = 730.0
+
 
 ON_DEMAND_HOURLY_USD: Mapping[str, float] = MappingProxyType(
     {
@@ -73,14 +90,6 @@ ON_DEMAND_HOURLY_USD: Mapping[str, float] = MappingProxyType(
 # Not a GPU type: the system node group's (catalog/footprint.py), from the same table.
 OTHER_ON_DEMAND_HOURLY_USD: Mapping[str, float] = MappingProxyType({"m7i.2xlarge": 0.4032})
 
-# Instance prices by region, each region's table read from a list of that region. Only us-east-1
-# is catalogued (the table Karpenter ships is us-east-1's; it reads other regions live): a spec
-# elsewhere gets these prices marked estimated (`on_demand_price`), or sets its own under
-# procurement.prices.onDemandHourly.
-ON_DEMAND_BY_REGION: Mapping[str, Mapping[str, float]] = MappingProxyType(
-    {"us-east-1": MappingProxyType({**ON_DEMAND_HOURLY_USD, **OTHER_ON_DEMAND_HOURLY_USD})}
-)
-
 # Instance types whose price above is not a published us-east-1 list price, and why.
 ESTIMATED_PRICES: Mapping[str, str] = MappingProxyType(
     {
@@ -93,18 +102,71 @@ ESTIMATED_PRICES: Mapping[str, str] = MappingProxyType(
 )
 
 
-def on_demand_price(instance_type: str, region: str) -> tuple[float, str] | None:
-    """(USD per hour, why it is an estimate or "") of a type in a region; None: not catalogued."""
-    listed = ON_DEMAND_BY_REGION.get(region, {}).get(instance_type)
+@dataclass(frozen=True)
+class InstancePrice:
+    usd: float  # per instance-hour, on demand
+    region: str  # whose list the number is (us-east-1 where another region has none)
+    source: str  # a URL or a short name of the table it was read from
+    estimated: str = ""  # why it is not the list price of the region asked for ("" = it is)
+
+
+_US_EAST_1: Mapping[str, float] = MappingProxyType({**ON_DEMAND_HOURLY_USD, **OTHER_ON_DEMAND_HOURLY_USD})
+_SNAPSHOT_US_EAST_1 = SNAPSHOT_ON_DEMAND_HOURLY_USD["us-east-1"]
+
+
+def on_demand_price(instance_type: str, region: str) -> InstancePrice | None:
+    """The on-demand price of a type in a region, and why it is an estimate where it is one;
+    None: the catalog has no price for the type anywhere."""
+    base = _US_EAST_1.get(instance_type)
+    if region == "us-east-1":
+        if base is None:
+            return None
+        return InstancePrice(base, region, KARPENTER_TABLE, ESTIMATED_PRICES.get(instance_type, ""))
+    listed = regional_price(instance_type, region)
     if listed is not None:
-        return listed, ESTIMATED_PRICES.get(instance_type, "")
-    base = ON_DEMAND_BY_REGION["us-east-1"].get(instance_type)
+        return listed
     if base is None:
         return None
-    why = [f"us-east-1 list price; the catalog has no {region} price"]
+    why = [f"us-east-1 list price; {not_listed_reason(instance_type, region)}"]
     if instance_type in ESTIMATED_PRICES:
         why.append(ESTIMATED_PRICES[instance_type])
-    return base, "; ".join(why)
+    return InstancePrice(base, "us-east-1", KARPENTER_TABLE, "; ".join(why))
+
+
+def regional_price(instance_type: str, region: str) -> InstancePrice | None:
+    """The price the regional snapshot gives (scaled by the June 2025 cut where it predates it)."""
+    if (region, instance_type) in OFFER_FILE_PRICES:
+        source = OFFER_FILE_SOURCE.format(region=region)
+        return InstancePrice(OFFER_FILE_PRICES[region, instance_type], region, source)
+    listed = SNAPSHOT_ON_DEMAND_HOURLY_USD.get(region, {}).get(instance_type)
+    if listed is None:
+        return None
+    if instance_type not in CUT_IN_JUNE_2025:
+        return InstancePrice(listed, region, SNAPSHOT_LABEL)
+    ratio = _US_EAST_1[instance_type] / _SNAPSHOT_US_EAST_1[instance_type]
+    why = (
+        f"the {region} list price before AWS's June 2025 cut ({listed:g}), cut by the us-east-1 ratio "
+        f"({ratio:.4f}); the catalog has not read {region}'s price since"
+    )
+    return InstancePrice(round(listed * ratio, 4), region, SNAPSHOT_LABEL, why)
+
+
+def not_listed_reason(instance_type: str, region: str) -> str:
+    """Why the catalog has no price for a type in a region: not offered there, or region unread."""
+    if listed_elsewhere_only(instance_type, region):
+        return f"{instance_type} was not offered in {region} when the catalog's regional prices were read"
+    return f"the catalog has no {region} price"
+
+
+def prices_source(region: str) -> str:
+    """Where the instance prices of a plan for `region` come from."""
+    if region == PRICES_REGION:
+        return PRICES_SOURCE
+    return (
+        f"{region}: {SNAPSHOT_SOURCE}; P-instance rows older than AWS's June 2025 cut are scaled by it and "
+        f"marked estimated, and a type the snapshot has no {region} price for is priced at us-east-1's, "
+        f"marked estimated. us-east-1, the reference: {PRICES_SOURCE}"
+    )
 
 
 # Spot: GPU spot prices in us-east-1 have mostly traded 50-70 % under on-demand for the

@@ -101,10 +101,15 @@ US_EAST_1: Mapping[str, ListPrice] = MappingProxyType(
 SAME_EVERYWHERE = frozenset({"eks-standard", "eks-extended", "public-ipv4-hour", "kms-key"})
 
 # What differs from us-east-1 and was read for that region; the rest of a region's lines are
-# estimated (`service_price`). eu-west-1, Europe (Ireland): NAT gateway hour and GB $0.048 (VPC
-# pricing page; the 2026 third-party summaries give 0.048-0.052 for the European regions), gp3
-# $0.088, interface endpoints $0.011 per hour, CloudWatch Logs ingestion $0.57; S3 Standard is
-# $0.023 there as in us-east-1. us-west-2 and us-east-2 list the same as us-east-1 for these lines.
+# estimated (`service_price`). eu-west-1, Europe (Ireland), each line matched to its row of AWS's
+# regional offer files (checked 2026-12-04 against those rows as public repositories quote them,
+# with SKU and file version; the offer files themselves cannot be fetched from here): NAT gateway hour
+# and GB $0.048 (AmazonEC2 20260925174521, EU-NatGateway-Hours/-Bytes), gp3 $0.088 (SKU
+# TXACT7E3PV6ZX2NM), interface endpoints $0.011 per hour (SKU H37WJ97MHYGDXG2A), CloudWatch Logs
+# ingestion $0.57 and storage $0.03 (AmazonCloudWatch 20260922021715, SKUs KJBTQPDHW2H92B8Y and
+# M93YPPU987S2T6U9), S3 Standard $0.023 (AmazonS3 20260928230416, SKU 4AJHPB29ZPVFADXP). Not found
+# for eu-west-1, so estimated: FSx for Lustre and S3 Express One Zone (offered there, in euw1-az1
+# and euw1-az3). us-west-2 and us-east-2 list the same as us-east-1 for the lines given them below.
 REGIONAL: Mapping[str, Mapping[str, ListPrice]] = MappingProxyType(
     {
         "eu-west-1": MappingProxyType(
@@ -115,6 +120,9 @@ REGIONAL: Mapping[str, Mapping[str, ListPrice]] = MappingProxyType(
                 "endpoint-hour": _p(0.011, "hour", PRIVATELINK_PRICING, "per interface endpoint per zone", "eu-west-1"),
                 "endpoint-gb": _p(0.01, "GB", PRIVATELINK_PRICING, "interface endpoint data processed", "eu-west-1"),
                 "logs-ingest": _p(0.57, "GB", CLOUDWATCH_PRICING, "CloudWatch Logs standard ingestion", "eu-west-1"),
+                "logs-storage": _p(
+                    0.03, "GB-month", CLOUDWATCH_PRICING, "CloudWatch Logs archived storage", "eu-west-1"
+                ),
                 "s3-standard-storage": _p(0.023, "GB-month", S3_PRICING, "S3 Standard, first 50 TB", "eu-west-1"),
             }
         ),

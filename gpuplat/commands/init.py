@@ -12,24 +12,34 @@ import tempfile
 from pathlib import Path
 
 from gpuplat.catalog.instances import instance_type
+from gpuplat.catalog.regional_prices import listed_elsewhere_only
 from gpuplat.commands import EXIT_OK, EXIT_USAGE
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_text
 from gpuplat.scaffold import STACKS, Choices, existing, render, write
 
+# Four GPUs a node, newest first: the default pool of a new project, in a type its region offers.
+DEFAULT_INSTANCE_TYPES = ("g6e.12xlarge", "g6.12xlarge", "g5.12xlarge")
+
+
+def default_instance_type(region: str) -> str:
+    offered = [t for t in DEFAULT_INSTANCE_TYPES if not listed_elsewhere_only(t, region)]
+    return (offered or DEFAULT_INSTANCE_TYPES)[0]
+
 
 def _choices(args: argparse.Namespace, version: str) -> Choices:
     name: str = args.name or Path(args.dir).resolve().name
     gpus = args.gpus_per_node
+    itype: str = args.instance_type or default_instance_type(args.region)
     if args.provider == "aws":
-        known = instance_type(args.instance_type)
+        known = instance_type(itype)
         gpus = known.gpu_count if known is not None else gpus
     return Choices(
         name=name,
         provider=args.provider,
         region=args.region,
         pool=args.pool,
-        instance_type=args.instance_type,
+        instance_type=itype,
         gpu_model=args.gpu_model,
         gpus_per_node=gpus,
         nodes_max=args.nodes_max,

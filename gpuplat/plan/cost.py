@@ -28,12 +28,12 @@ from collections.abc import Mapping, Sequence
 from gpuplat.catalog.prices import (
     HOURS_PER_MONTH,
     PRICES_AS_OF,
-    PRICES_SOURCE,
     RESERVED_ASSUMPTION,
     RESERVED_ASSUMPTION_SOURCE,
     RESERVED_DISCOUNT,
     SPOT_DISCOUNT,
     on_demand_price,
+    prices_source,
 )
 from gpuplat.catalog.service_prices import CAPACITY_BLOCK_PRICING, CAPACITY_BLOCK_RATES_OLD, capacity_block_rate
 from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform, ReservationKind
@@ -49,7 +49,7 @@ def hourly_price(model: Platform, instance_type: str) -> float | None:
     if instance_type in spec:
         return spec[instance_type]
     listed = on_demand_price(instance_type, model.target.region or "us-east-1")
-    return listed[0] if listed is not None else None
+    return listed.usd if listed is not None else None
 
 
 def price_estimated(model: Platform, instance_type: str) -> str:
@@ -59,7 +59,7 @@ def price_estimated(model: Platform, instance_type: str) -> str:
     if instance_type in model.procurement.prices.on_demand_hourly:
         return ""
     listed = on_demand_price(instance_type, model.target.region or "us-east-1")
-    return listed[1] if listed is not None else ""
+    return listed.estimated if listed is not None else ""
 
 
 def missing_prices(model: Platform) -> tuple[PlanFinding, ...]:
@@ -201,5 +201,5 @@ def plan_cost(
         services=service_costs(model, storage) if storage is not None else (),
         assumptions=_assumptions(model, discounts[Market.RESERVED]),
         region=model.target.region or "us-east-1",
-        prices_source=PRICES_SOURCE,
+        prices_source=prices_source(model.target.region or "us-east-1"),
     )

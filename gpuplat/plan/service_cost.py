@@ -83,12 +83,13 @@ def _system_nodes(model: Platform, price: _Prices) -> list[CostLine]:
     spec: Mapping[str, float] = model.procurement.prices.on_demand_hourly if model.procurement is not None else {}
     if SYSTEM_INSTANCE_TYPE in spec:
         usd, estimated, source, as_of = spec[SYSTEM_INSTANCE_TYPE], "", "procurement.prices.onDemandHourly", "spec"
+        region = price.region
     else:
         listed = on_demand_price(SYSTEM_INSTANCE_TYPE, price.region)
         if listed is None:  # the catalog lists the system type; without it the line would be a guess
             return []
-        (usd, estimated), source, as_of = listed, _EC2_PRICING, PRICES_AS_OF
-    region = "us-east-1" if estimated else price.region
+        usd, estimated, region, as_of = listed.usd, listed.estimated, listed.region, PRICES_AS_OF
+        source = _EC2_PRICING if region == "us-east-1" else listed.source
     hourly = ListPrice(usd, "node-hour", source, as_of, region=region, estimated=estimated)
     item = f"system node group ({desired} x {SYSTEM_INSTANCE_TYPE} on demand)"
     return [_line(item, desired * HOURS_PER_MONTH, hourly)]

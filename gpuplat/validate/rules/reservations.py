@@ -11,6 +11,7 @@ from gpuplat.catalog.capacity_blocks import (
     CAPACITY_BLOCKS_SOURCE,
     SCARCE_FOR_ODCR,
 )
+from gpuplat.catalog.regional_prices import SNAPSHOT_ON_DEMAND_HOURLY_USD, listed_elsewhere_only, regions_listing
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_map, as_str, is_number, markets, pool_name, pools, provider, section
@@ -149,6 +150,35 @@ def no_on_demand_offering(data: Data) -> Iterator[Finding]:
                 f"capacity; use markets: [reserved] with reservation: {{kind: capacity-block, ...}} or an instance "
                 f"type offered on demand (e.g. p5en.48xlarge, the same 8x H200)",
             )
+
+
+@rule(
+    "GP364",
+    "instance-type-not-offered-in-region",
+    Level.WARNING,
+    "EC2 launches a type only in the regions that offer it. The catalog's regional price list says which "
+    "regions did when it was read; AWS adds regions over time, so preflight asks the account before "
+    "anything is created (gpuplat/catalog/regional_prices.py).",
+)
+def instance_type_not_offered_in_region(data: Data) -> Iterator[Finding]:
+    target = section(data, "target")
+    region = as_str(target.get("region")) if target is not None else None
+    for i, pool, reservation in _reserving(data):
+        itype = as_str(pool.get("instanceType")) or ""
+        blocks_only = set(markets(pool)) == {"reserved"} and _kind(reservation) == CAPACITY_BLOCK
+        if region is None or blocks_only or itype in BLOCKS_ONLY or not listed_elsewhere_only(itype, region):
+            continue
+        here = sorted({t.split(".")[0] for t in SNAPSHOT_ON_DEMAND_HOURLY_USD[region]} - {"m7i"})
+        elsewhere = regions_listing(itype)
+        near = [r for r in elsewhere if r.split("-")[0] == region.split("-")[0]] or list(elsewhere[:3])
+        yield Finding(
+            ("gpuNodePools", i, "instanceType"),
+            f"pool {pool_name(pool, i)}: {itype} was not offered in {region} when the catalog's regional prices "
+            f"were read (it was in {len(elsewhere)} others, e.g. {', '.join(near)}), and EC2 launches no type a "
+            f"region does not offer; choose a family {region} lists ({', '.join(here)}) or another region, or "
+            f"confirm with DescribeInstanceTypeOfferings: `gpuplat preflight` asks the account before anything "
+            f"is created",
+        )
 
 
 @rule(
