@@ -169,13 +169,14 @@ def instance_type_not_offered_in_region(data: Data) -> Iterator[Finding]:
         if region is None or blocks_only or itype in BLOCKS_ONLY or not listed_elsewhere_only(itype, region):
             continue
         here = sorted({t.split(".")[0] for t in SNAPSHOT_ON_DEMAND_HOURLY_USD[region]} - {"m7i"})
+        choose = f"a family {region} lists ({', '.join(here)}) or another region" if here else "another region"
         elsewhere = regions_listing(itype)
         near = [r for r in elsewhere if r.split("-")[0] == region.split("-")[0]] or list(elsewhere[:3])
         yield Finding(
             ("gpuNodePools", i, "instanceType"),
             f"pool {pool_name(pool, i)}: {itype} was not offered in {region} when the catalog's regional prices "
             f"were read (it was in {len(elsewhere)} others, e.g. {', '.join(near)}), and EC2 launches no type a "
-            f"region does not offer; choose a family {region} lists ({', '.join(here)}) or another region, or "
+            f"region does not offer; choose {choose}, or "
             f"confirm with DescribeInstanceTypeOfferings: `gpuplat preflight` asks the account before anything "
             f"is created",
         )
