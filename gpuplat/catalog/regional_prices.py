@@ -230,3 +230,8 @@ def listed_elsewhere_only(instance_type: str, region: str) -> bool:
 def regions_listing(instance_type: str) -> tuple[str, ...]:
     """The regions the snapshot lists the type in, in alphabetical order."""
     return tuple(region for region, prices in SNAPSHOT_ON_DEMAND_HOURLY_USD.items() if instance_type in prices)
+
+
+def gpu_families(region: str) -> tuple[str, ...]:
+    """The GPU instance families the snapshot lists in `region` (m7i, the system nodes', left out)."""
+    return tuple(sorted({t.split(".")[0] for t in SNAPSHOT_ON_DEMAND_HOURLY_USD.get(region, {})} - {"m7i"}))

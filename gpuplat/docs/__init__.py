@@ -74,17 +74,14 @@ def render_catalog() -> str:
     from gpuplat.catalog.gpus import GPUS
     from gpuplat.catalog.instances import INSTANCE_TYPES
     from gpuplat.catalog.prices import PRICES_AS_OF
-    from gpuplat.catalog.regional_prices import SNAPSHOT_ON_DEMAND_HOURLY_USD
+    from gpuplat.catalog.regional_prices import SNAPSHOT_ON_DEMAND_HOURLY_USD, gpu_families
     from gpuplat.catalog.sharing import REPLICAS_MAX, REPLICAS_MIN, SHARING_OVERHEAD, SHARING_RESOURCE
 
     sharing = [
         (mode, SHARING_RESOURCE.get(mode, "nvidia.com/mig-<profile>"), overhead)
         for mode, overhead in SHARING_OVERHEAD.items()
     ]
-    regions = [
-        (region, ", ".join(sorted({t.split(".")[0] for t in prices} - {"m7i"})))
-        for region, prices in sorted(SNAPSHOT_ON_DEMAND_HOURLY_USD.items())
-    ]
+    regions = [(region, ", ".join(gpu_families(region))) for region in sorted(SNAPSHOT_ON_DEMAND_HOURLY_USD)]
     return _ENV.get_template("catalog.md.j2").render(
         instances=sorted(INSTANCE_TYPES.values(), key=_size_order),
         regions=[(region, families or "none of the catalogued GPU types") for region, families in regions],

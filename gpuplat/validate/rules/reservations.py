@@ -11,7 +11,7 @@ from gpuplat.catalog.capacity_blocks import (
     CAPACITY_BLOCKS_SOURCE,
     SCARCE_FOR_ODCR,
 )
-from gpuplat.catalog.regional_prices import SNAPSHOT_ON_DEMAND_HOURLY_USD, listed_elsewhere_only, regions_listing
+from gpuplat.catalog.regional_prices import gpu_families, listed_elsewhere_only, regions_listing
 from gpuplat.diagnostics import Level
 from gpuplat.validate.registry import Finding, rule
 from gpuplat.validate.rules._common import Data, as_map, as_str, is_number, markets, pool_name, pools, provider, section
@@ -168,7 +168,7 @@ def instance_type_not_offered_in_region(data: Data) -> Iterator[Finding]:
         blocks_only = set(markets(pool)) == {"reserved"} and _kind(reservation) == CAPACITY_BLOCK
         if region is None or blocks_only or itype in BLOCKS_ONLY or not listed_elsewhere_only(itype, region):
             continue
-        here = sorted({t.split(".")[0] for t in SNAPSHOT_ON_DEMAND_HOURLY_USD[region]} - {"m7i"})
+        here = gpu_families(region)
         choose = f"a family {region} lists ({', '.join(here)}) or another region" if here else "another region"
         elsewhere = regions_listing(itype)
         near = [r for r in elsewhere if r.split("-")[0] == region.split("-")[0]] or list(elsewhere[:3])
