@@ -113,17 +113,30 @@ def topology_level(stack: Stack, pool: str) -> str | None:
     return None
 
 
-def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report) -> None:
-    """Karpenter counts a node as its own only once initialized: only then can it consolidate it."""
-    claims = cluster.items("nodeclaims.karpenter.sh")
-    stuck = []
-    for claim in claims:
-        conditions = {c["type"]: c for c in claim.get("status", {}).get("conditions", [])}
-        initialized = conditions.get("Initialized", {})
-        if initialized.get("status") != "True":
-            nodepool = claim["metadata"].get("labels", {}).get("karpenter.sh/nodepool")
-            why = initialized.get("message") or initialized.get("reason") or "no Initialized condition"
-            stuck.append(f"{claim['metadata']['name']} ({nodepool}): {why}")
+def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    """Karpenter counts a node as its own only once initialized: only then can it consolidate it.
+    A claim the scenario before just launched is still booting, so each claim gets `timeout` to
+    initialize; one still waiting then never will."""
+    def uninitialized() -> tuple[list[dict[str, Any]], list[str]]:
+        claims = cluster.items("nodeclaims.karpenter.sh")
+        stuck = []
+        for claim in claims:
+            conditions = {c["type"]: c for c in claim.get("status", {}).get("conditions", [])}
+            initialized = conditions.get("Initialized", {})
+            if initialized.get("status") != "True":
+                nodepool = claim["metadata"].get("labels", {}).get("karpenter.sh/nodepool")
+                why = initialized.get("message") or initialized.get("reason") or "no Initialized condition"
+                stuck.append(f"{claim['metadata']['name']} ({nodepool}): {why}")
+        return claims, stuck
+
+    def all_initialized() -> tuple[list[dict[str, Any]], list[str]] | None:
+        found = uninitialized()
+        return None if found[1] else found
+
+    try:
+        claims, stuck = wait_for(all_initialized, timeout, "every NodeClaim to initialize", interval=2.0)
+    except E2EError:
+        claims, stuck = uninitialized()
     report.scenario(stack.target.label, "nodeclaims-initialized", not stuck and bool(claims),
                     "; ".join(stuck) if stuck else f"{len(claims)} NodeClaim(s) initialized")
 

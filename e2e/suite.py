@@ -149,7 +149,7 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
             contention.priority(cluster, stack, report, timeout)
             topology.without_annotation(cluster, stack, report, timeout)
             if stack.provider == "aws":
-                scenarios.nodeclaims_initialized(cluster, stack, report)
+                scenarios.nodeclaims_initialized(cluster, stack, report, timeout)
                 hami.old_output_never_initializes(cluster, stack, report, timeout)
             floor.scaling(cluster, stack, report, timeout)
             mutations.caught(cluster, stack, report, timeout)
