@@ -21,6 +21,7 @@ from typing import Any
 
 from e2e import jobs
 from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.karpenter import initialized_condition
 from e2e.nodes import DONE
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -75,13 +76,6 @@ def _claim_asking(cluster: Cluster, resource: str) -> dict[str, Any] | None:
     return None
 
 
-def _initialized(claim: dict[str, Any]) -> dict[str, Any]:
-    for condition in claim.get("status", {}).get("conditions", []):
-        if condition["type"] == "Initialized":
-            return dict(condition)
-    return {}
-
-
 def old_output_never_initializes(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     found = _target(stack)
     if found is None:
@@ -104,7 +98,7 @@ def old_output_never_initializes(cluster: Cluster, stack: Stack, report: Report,
         wait_for(lambda: True if (cluster.get("node", node) or {}).get("metadata", {}).get("labels", {}).get(DONE)
                  else None, timeout, f"the node agents on {node}")
         time.sleep(WATCH)
-        condition = _initialized(cluster.get("nodeclaims.karpenter.sh", name) or {})
+        condition = initialized_condition(cluster.get("nodeclaims.karpenter.sh", name) or {})
         # Karpenter names the first unregistered resource it finds (a map's order): either one.
         message = condition.get("message", "")
         named = any(r in message for r in (HAMI_MEMORY_RESOURCE, HAMI_CORES_RESOURCE))
@@ -124,7 +118,7 @@ def old_output_never_initializes(cluster: Cluster, stack: Stack, report: Report,
     current = [c for c in cluster.items("nodeclaims.karpenter.sh")
                if c["metadata"].get("labels", {}).get("gpuplat.dev/pool") == pool["name"]
                and HAMI_MEMORY_RESOURCE not in c["spec"].get("resources", {}).get("requests", {})]
-    initialized = [c["metadata"]["name"] for c in current if _initialized(c).get("status") == "True"]
+    initialized = [c["metadata"]["name"] for c in current if initialized_condition(c).get("status") == "True"]
     report.scenario(label, "hami-current-overlay-initializes", bool(current) and len(initialized) == len(current),
                     f"emitted overlay ({', '.join(overlay['spec']['capacity'])}): {len(initialized)} of "
                     f"{len(current)} NodeClaim(s) of pool {pool['name']} initialized")

@@ -30,6 +30,14 @@ KWOK_CLASS = {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass"}
 _PRICE = {"reserved": 0.1, "spot": 0.4, "on-demand": 1.0}
 
 
+def initialized_condition(claim: dict[str, Any]) -> dict[str, Any]:
+    """A NodeClaim's `Initialized` condition ({} before Karpenter set one)."""
+    for condition in claim.get("status", {}).get("conditions", []):
+        if condition["type"] == "Initialized":
+            return dict(condition)
+    return {}
+
+
 def _requirement(nodepool: dict[str, Any], key: str) -> list[str]:
     for req in nodepool["spec"]["template"]["spec"].get("requirements", []):
         if req["key"] == key and req["operator"] == "In":

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from e2e import jobs, quota
 from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.karpenter import initialized_condition
 from e2e.report import Journey, Report
 from e2e.stack import Stack
 
@@ -115,28 +117,21 @@ def topology_level(stack: Stack, pool: str) -> str | None:
 
 def nodeclaims_initialized(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     """Karpenter counts a node as its own only once initialized: only then can it consolidate it.
-    A claim the scenario before just launched is still booting, so each claim gets `timeout` to
+    A claim the scenario before just launched is still booting, so the claims get `timeout` to
     initialize; one still waiting then never will."""
-    def uninitialized() -> tuple[list[dict[str, Any]], list[str]]:
+    deadline = time.monotonic() + timeout
+    while True:
         claims = cluster.items("nodeclaims.karpenter.sh")
         stuck = []
         for claim in claims:
-            conditions = {c["type"]: c for c in claim.get("status", {}).get("conditions", [])}
-            initialized = conditions.get("Initialized", {})
+            initialized = initialized_condition(claim)
             if initialized.get("status") != "True":
                 nodepool = claim["metadata"].get("labels", {}).get("karpenter.sh/nodepool")
                 why = initialized.get("message") or initialized.get("reason") or "no Initialized condition"
                 stuck.append(f"{claim['metadata']['name']} ({nodepool}): {why}")
-        return claims, stuck
-
-    def all_initialized() -> tuple[list[dict[str, Any]], list[str]] | None:
-        found = uninitialized()
-        return None if found[1] else found
-
-    try:
-        claims, stuck = wait_for(all_initialized, timeout, "every NodeClaim to initialize", interval=2.0)
-    except E2EError:
-        claims, stuck = uninitialized()
+        if not stuck or time.monotonic() > deadline:
+            break
+        time.sleep(2.0)
     report.scenario(stack.target.label, "nodeclaims-initialized", not stuck and bool(claims),
                     "; ".join(stuck) if stuck else f"{len(claims)} NodeClaim(s) initialized")
 
