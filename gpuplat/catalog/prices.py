@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpuplat.catalog.regional_prices import (
+    CHECKED_AS_OF,
     CUT_IN_JUNE_2025,
     OFFER_FILE_PRICES,
     OFFER_FILE_SOURCE,
@@ -107,6 +108,7 @@ class InstancePrice:
     usd: float  # per instance-hour, on demand
     region: str  # whose list the number is (us-east-1 where another region has none)
     source: str  # a URL or a short name of the table it was read from
+    as_of: str  # YYYY-MM-DD of that table (or of the check that vouches for it)
     estimated: str = ""  # why it is not the list price of the region asked for ("" = it is)
 
 
@@ -121,7 +123,7 @@ def on_demand_price(instance_type: str, region: str) -> InstancePrice | None:
     if region == "us-east-1":
         if base is None:
             return None
-        return InstancePrice(base, region, KARPENTER_TABLE, ESTIMATED_PRICES.get(instance_type, ""))
+        return InstancePrice(base, region, KARPENTER_TABLE, PRICES_AS_OF, ESTIMATED_PRICES.get(instance_type, ""))
     listed = regional_price(instance_type, region)
     if listed is not None:
         return listed
@@ -130,25 +132,25 @@ def on_demand_price(instance_type: str, region: str) -> InstancePrice | None:
     why = [f"us-east-1 list price; {not_listed_reason(instance_type, region)}"]
     if instance_type in ESTIMATED_PRICES:
         why.append(ESTIMATED_PRICES[instance_type])
-    return InstancePrice(base, "us-east-1", KARPENTER_TABLE, "; ".join(why))
+    return InstancePrice(base, "us-east-1", KARPENTER_TABLE, PRICES_AS_OF, "; ".join(why))
 
 
 def regional_price(instance_type: str, region: str) -> InstancePrice | None:
     """The price the regional snapshot gives (scaled by the June 2025 cut where it predates it)."""
     if (region, instance_type) in OFFER_FILE_PRICES:
         source = OFFER_FILE_SOURCE.format(region=region)
-        return InstancePrice(OFFER_FILE_PRICES[region, instance_type], region, source)
+        return InstancePrice(OFFER_FILE_PRICES[region, instance_type], region, source, CHECKED_AS_OF)
     listed = SNAPSHOT_ON_DEMAND_HOURLY_USD.get(region, {}).get(instance_type)
     if listed is None:
         return None
     if instance_type not in CUT_IN_JUNE_2025:
-        return InstancePrice(listed, region, SNAPSHOT_LABEL)
+        return InstancePrice(listed, region, SNAPSHOT_LABEL, CHECKED_AS_OF)
     ratio = _US_EAST_1[instance_type] / _SNAPSHOT_US_EAST_1[instance_type]
     why = (
         f"the {region} list price before AWS's June 2025 cut ({listed:g}), cut by the us-east-1 ratio "
         f"({ratio:.4f}); the catalog has not read {region}'s price since"
     )
-    return InstancePrice(round(listed * ratio, 4), region, SNAPSHOT_LABEL, why)
+    return InstancePrice(round(listed * ratio, 4), region, SNAPSHOT_LABEL, CHECKED_AS_OF, why)
 
 
 def not_listed_reason(instance_type: str, region: str) -> str:
@@ -156,6 +158,14 @@ def not_listed_reason(instance_type: str, region: str) -> str:
     if listed_elsewhere_only(instance_type, region):
         return f"{instance_type} was not offered in {region} when the catalog's regional prices were read"
     return f"the catalog has no {region} price"
+
+
+def prices_as_of(region: str) -> str:
+    """The date a plan for `region` gives its instance prices: us-east-1's table's, or for another
+    region the day the snapshot was checked against AWS's offer file (the snapshot has none)."""
+    if region == PRICES_REGION:
+        return PRICES_AS_OF
+    return f"{CHECKED_AS_OF} (a snapshot checked against AWS's offer file of that day)"
 
 
 def prices_source(region: str) -> str:

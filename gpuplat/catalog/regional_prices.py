@@ -34,6 +34,9 @@ SNAPSHOT_SOURCE = (
     "catalogs/v7/aws/vms.csv at commit 001367d2, checked against AWS's EC2 offer file version 20260910195514"
 )
 SNAPSHOT_LABEL = "skypilot-catalog catalogs/v7/aws/vms.csv@001367d2"
+# The day of the offer file version the snapshot was checked against (20260910195514). The
+# snapshot itself carries no date, so a price read from it is "as of" that check.
+CHECKED_AS_OF = "2026-09-10"
 OFFER_FILE_SOURCE = (
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20260910195514/{region}/index.json"
 )

@@ -33,6 +33,7 @@ from gpuplat.catalog.prices import (
     RESERVED_DISCOUNT,
     SPOT_DISCOUNT,
     on_demand_price,
+    prices_as_of,
     prices_source,
 )
 from gpuplat.catalog.service_prices import CAPACITY_BLOCK_PRICING, CAPACITY_BLOCK_RATES_OLD, capacity_block_rate
@@ -189,7 +190,7 @@ def plan_cost(
     total = sum(sum(p.monthly_usd.values()) for p in pools)
     on_demand = sum(p.all_on_demand_monthly_usd for p in pools)
     return CostPlan(
-        prices_as_of=prices.as_of or PRICES_AS_OF,
+        prices_as_of=prices.as_of or prices_as_of(model.target.region or "us-east-1"),
         hours_per_month=HOURS_PER_MONTH,
         pools=tuple(pools),
         monthly_usd=total,

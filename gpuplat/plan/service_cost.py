@@ -38,7 +38,7 @@ from gpuplat.catalog.footprint import (
     SYSTEM_ROOT_GIB,
     kms_keys,
 )
-from gpuplat.catalog.prices import HOURS_PER_MONTH, PRICES_AS_OF, on_demand_price
+from gpuplat.catalog.prices import HOURS_PER_MONTH, on_demand_price
 from gpuplat.catalog.service_prices import ListPrice, service_price
 from gpuplat.model import Platform, Provider
 from gpuplat.plan.types import CostLine, StoragePlan
@@ -88,7 +88,7 @@ def _system_nodes(model: Platform, price: _Prices) -> list[CostLine]:
         listed = on_demand_price(SYSTEM_INSTANCE_TYPE, price.region)
         if listed is None:  # the catalog lists the system type; without it the line would be a guess
             return []
-        usd, estimated, region, as_of = listed.usd, listed.estimated, listed.region, PRICES_AS_OF
+        usd, estimated, region, as_of = listed.usd, listed.estimated, listed.region, listed.as_of
         source = _EC2_PRICING if region == "us-east-1" else listed.source
     hourly = ListPrice(usd, "node-hour", source, as_of, region=region, estimated=estimated)
     item = f"system node group ({desired} x {SYSTEM_INSTANCE_TYPE} on demand)"
