@@ -5,7 +5,8 @@ One generator drives two callers: the property test over every command
 the 10^5-input fuzz run of bench/fuzz.py (through `random.Random`, which is a hundred times
 cheaper per draw). Both hand it a `Draw`, so they explore the same space.
 
-The specs cover what the components branch on: both providers; every sharing mode on a GPU that
+The specs cover what the components branch on: both providers; three AWS regions priced from
+their own lists and Kubernetes 1.33 to 1.36; every sharing mode on a GPU that
 has it (MIG named configs and custom layouts, MPS, time-slicing, fractional with HAMi's one split
 count); fabric pools on EFA types (aws) or SR-IOV rails (kubernetes); every market mix with
 procurement shares only in markets some pool allows; capacity blocks; hard and soft tenants with
@@ -301,10 +302,12 @@ def generate_spec(draw: Draw) -> Spec:
     provider = draw.choice(["aws", "kubernetes"])
     fractional_replicas = draw.integer(2, 16)
     pools = [_pool(draw, i, provider, fractional_replicas) for i in range(draw.integer(1, 4))]
-    target: Spec = {"provider": provider, "kubernetesVersion": draw.choice(["1.33", "1.34", "1.35"])}
+    target: Spec = {"provider": provider, "kubernetesVersion": draw.choice(["1.33", "1.34", "1.35", "1.36"])}
     if provider == "aws":
-        target["region"] = "us-east-1"
-        target["zones"] = ["us-east-1a", "us-east-1b", "us-east-1c"][: draw.integer(2, 3)]
+        # Regions priced from their own list (and one whose offerings differ: no g6 or p5 in Ireland).
+        region = draw.choice(["us-east-1", "us-west-2", "eu-west-1"])
+        target["region"] = region
+        target["zones"] = [f"{region}{z}" for z in "abc"][: draw.integer(2, 3)]
         target["endpoint"] = "public"
         if draw.integer(0, 3) == 0:
             _capacity_block(draw, pools[0])
