@@ -117,6 +117,34 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"gpuplat {version('gpuplat')}\n"
 
 
+def assert_preflight_runs_before_up(workflow: Path) -> None:
+    """Every job that runs `pulumi up` first runs `gpuplat preflight` for the same stack, with the
+    deploy role's credentials and the Pulumi CLI (it reads the account through the engine), so a
+    stack AWS would refuse stops before anything is created."""
+    doc = YAML(typ="safe").load(workflow.read_text())
+    ups = 0
+    for job in doc["jobs"].values():
+        steps: list[dict[str, Any]] = job.get("steps", [])
+        up = [i for i, s in enumerate(steps) if s.get("with", {}).get("command") == "up"]
+        if not up:
+            continue
+        ups += 1
+        uses = [str(s.get("uses", "")) for s in steps]
+        credentials = next(i for i, u in enumerate(uses) if u.startswith("aws-actions/configure-aws-credentials@"))
+        plain_cli = [i for i, u in enumerate(uses) if u.startswith("pulumi/actions@") and i not in up]
+        cli = plain_cli[0]  # the action without a command only installs the CLI
+        preflight = [i for i, s in enumerate(steps) if s.get("run") == 'gpuplat preflight --stack "$STACK"']
+        assert len(preflight) == 1, f"{workflow.name}: no preflight step before up"
+        assert credentials < preflight[0] < up[0] and cli < preflight[0], f"{workflow.name}: preflight out of order"
+        stack = steps[preflight[0]]["env"]["STACK"]
+        assert steps[up[0]]["with"]["stack-name"].endswith(stack), f"{workflow.name}: preflight checks another stack"
+    assert ups, f"{workflow.name} runs no pulumi up"
+
+
+def test_the_deploy_runs_preflight_before_up() -> None:
+    assert_preflight_runs_before_up(ROOT / ".github/workflows/pulumi-up.yml")
+
+
 def _step(workflow: str, name: str) -> dict[str, Any]:
     doc = YAML(typ="safe").load((ROOT / ".github/workflows" / workflow).read_text())
     steps = [s for job in doc["jobs"].values() for s in job.get("steps", [])]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpuplat.cli import main
+from tests.test_ci import assert_preflight_runs_before_up
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ("check", "plan", "preview", "verify", "policy", "graph")
@@ -131,6 +132,10 @@ def test_the_new_projects_workflows_pass_actionlint(project: Path) -> None:
     assert len(workflows) == 2
     done = subprocess.run([actionlint, "-no-color", *workflows], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_new_projects_deploy_runs_preflight_before_up(project: Path) -> None:
+    assert_preflight_runs_before_up(project / ".github" / "workflows" / "deploy.yml")
 
 
 def test_an_on_prem_project_deploys_with_a_kubeconfig_not_an_aws_role(
