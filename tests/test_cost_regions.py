@@ -68,7 +68,7 @@ def test_gpu_nodes_are_priced_at_the_regions_list() -> None:
     assert (system.region, system.estimated, system.monthly_usd) == ("eu-west-1", "", pytest.approx(984.186))
     # The snapshot is undated: its prices are as of the offer file it was checked against, not
     # the date of us-east-1's table.
-    assert system.as_of == "2026-09-10" and cost.prices_as_of.startswith("2026-09-10 ")
+    assert system.as_of == "2026-09-10" and cost.prices_as_of == "2026-09-10"
     assert _cost(lambda d: None).prices_as_of == "2026-07-20"
 
 

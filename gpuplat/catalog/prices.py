@@ -161,11 +161,10 @@ def not_listed_reason(instance_type: str, region: str) -> str:
 
 
 def prices_as_of(region: str) -> str:
-    """The date a plan for `region` gives its instance prices: us-east-1's table's, or for another
-    region the day the snapshot was checked against AWS's offer file (the snapshot has none)."""
-    if region == PRICES_REGION:
-        return PRICES_AS_OF
-    return f"{CHECKED_AS_OF} (a snapshot checked against AWS's offer file of that day)"
+    """The date (YYYY-MM-DD) a plan for `region` gives its instance prices: us-east-1's table's,
+    or for another region the day of the offer file the snapshot was checked against (the snapshot
+    has no date of its own; `prices_source` says so)."""
+    return PRICES_AS_OF if region == PRICES_REGION else CHECKED_AS_OF
 
 
 def prices_source(region: str) -> str:
@@ -173,7 +172,8 @@ def prices_source(region: str) -> str:
     if region == PRICES_REGION:
         return PRICES_SOURCE
     return (
-        f"{region}: {SNAPSHOT_SOURCE}; P-instance rows older than AWS's June 2025 cut are scaled by it and "
+        f"{region}: {SNAPSHOT_SOURCE} (the snapshot is undated: its prices are as of that check); "
+        f"P-instance rows older than AWS's June 2025 cut are scaled by it and "
         f"marked estimated, and a type the snapshot has no {region} price for is priced at us-east-1's, "
         f"marked estimated. us-east-1, the reference: {PRICES_SOURCE}"
     )
