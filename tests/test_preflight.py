@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from gpuplat.cli import main
+from gpuplat.compile import compile_stack
 from gpuplat.preflight.checks import preflight_problems
 from gpuplat.preflight.facts import FactsError, facts_from_json, load_facts
 from gpuplat.preflight.quotas import ELASTIC_IPS, LUSTRE_STORAGE, ON_DEMAND, SPOT, needed
-from tests.support_aws import ROOT, compile_model, record
+from tests.support_aws import ROOT, compile_model, overlay_with, record
 
 ZONES = {"us-east-1a": "use1-az4", "us-east-1b": "use1-az6", "us-east-1c": "use1-az1"}
 ALL_TYPES = ("p5.48xlarge", "g6e.12xlarge", "g6.12xlarge", "p4d.24xlarge")
@@ -54,6 +55,23 @@ def test_prod_at_nodes_max_needs_these_quotas() -> None:
         plan.storage.hot.standard.capacity_gib if plan.storage.hot and plan.storage.hot.standard else 0
     )
     assert SPOT["p"] in need or SPOT["g"] in need
+
+
+@pytest.mark.parametrize("capacity_tib", [48, 84, 96])
+def test_check_warns_where_preflight_would_stop_an_account_at_the_default_lustre_quota(
+    tmp_path: Path, capacity_tib: int
+) -> None:
+    """GP356 at check and preflight with the default quota agree: one rests on the plan's sizes,
+    the other on what the stack takes from the account."""
+    hot = {"capacityTiB": capacity_tib, "throughputPerTiB": 1000}
+    overlay = overlay_with(tmp_path, "prod", storage={"hot": hot})
+    compiled = compile_stack("prod", spec=str(ROOT / "platform" / "platform.yaml"), overlay=str(overlay))
+    assert compiled.model is not None and compiled.plan is not None, compiled.diagnostics
+    warned = any(d.code == "GP356" for d in compiled.diagnostics)
+    facts = facts_from_json(_facts(quotas={LUSTRE_STORAGE.key: 100_800}))
+    stopped = any("Lustre storage capacity" in p for p in preflight_problems(compiled.model, compiled.plan, facts))
+    assert warned == stopped
+    assert warned == (capacity_tib >= 84)  # 84,000 + the standard file system's > 100,800 GiB
 
 
 def test_facts_that_offer_everything_pass() -> None:

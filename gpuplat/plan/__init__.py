@@ -16,7 +16,7 @@ from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
 from gpuplat.plan.queues import flavor_limit_findings, unquoted_pool_findings
 from gpuplat.plan.sharing import sharing_units
-from gpuplat.plan.storage import plan_storage
+from gpuplat.plan.storage import plan_storage, storage_quota_findings
 from gpuplat.plan.types import Plan, PlanFinding, PlanOutcome, PoolPlan
 from gpuplat.plan.workload_fit import capacity_findings, workload_findings
 from gpuplat.plan.workloads import plan_workloads, storage_sizes
@@ -61,6 +61,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         *topology_findings(model, pools),
         *floor_findings(model, pools),
         *workload_findings(model, workloads, storage),
+        *storage_quota_findings(model, storage),
     )
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)

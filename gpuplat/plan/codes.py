@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplat.catalog import fsx
 from gpuplat.diagnostics import Level
 from gpuplat.plan.types import PlanFinding
 from gpuplat.spec.positions import PathPart
@@ -125,6 +126,14 @@ NO_INSTANCE_TOPOLOGY = PlanCode(
     "instance types EC2's instance topology describes.",
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology-prerequisites.html",
 )
+LUSTRE_OVER_DEFAULT_QUOTA = PlanCode(
+    "GP356",
+    "lustre-storage-over-default-quota",
+    Level.WARNING,
+    "FSx refuses a Lustre file system that takes the account's Lustre storage in the region past its "
+    "quota; the default is 100,800 GiB and an increase is granted on request.",
+    fsx.QUOTAS_GUIDE,
+)
 
 PLAN_CODES: dict[str, PlanCode] = {
     c.code: c
@@ -143,5 +152,6 @@ PLAN_CODES: dict[str, PlanCode] = {
         MINIMUM_NOT_HELD,
         NO_QUOTA_ON_POOL,
         NO_INSTANCE_TOPOLOGY,
+        LUSTRE_OVER_DEFAULT_QUOTA,
     )
 }

@@ -36,7 +36,8 @@ import math
 
 from gpuplat.catalog import fsx
 from gpuplat.model import Platform, Provider
-from gpuplat.plan.types import HotTierPlan, LifecycleStep, StandardHotPlan, StoragePlan, WarmTierPlan
+from gpuplat.plan.codes import LUSTRE_OVER_DEFAULT_QUOTA
+from gpuplat.plan.types import HotTierPlan, LifecycleStep, PlanFinding, StandardHotPlan, StoragePlan, WarmTierPlan
 
 MB_PER_GIB = 1073.741824
 
@@ -102,3 +103,26 @@ def _standard(
     gib, per_tib = size
     mbps = fsx.throughput_mbps(gib, per_tib)
     return StandardHotPlan(gib, per_tib, mbps), tenants, critical_mbps / (critical_mbps + mbps)
+
+
+def storage_quota_findings(model: Platform, storage: StoragePlan) -> tuple[PlanFinding, ...]:
+    """GP356: the hot tier's file systems alone exceed the default Lustre storage quota (aws).
+    A warning: the account may hold a raised quota, which preflight reads before anything exists."""
+    hot = storage.hot
+    if model.target.provider is not Provider.AWS or hot is None:
+        return ()
+    standard = hot.standard.capacity_gib if hot.standard is not None else 0
+    total = hot.capacity_gib + standard
+    if total <= fsx.DEFAULT_STORAGE_QUOTA_GIB:
+        return ()
+    parts = f"{hot.capacity_gib:,} GiB" + (f" + the standard file system's {standard:,} GiB" if standard else "")
+    region = model.target.region or "the region"
+    return (
+        LUSTRE_OVER_DEFAULT_QUOTA.finding(
+            ("storage", "hot", "capacityTiB"),
+            f"the hot tier takes {total:,} GiB of FSx for Lustre storage ({parts}), above the default "
+            f"account quota of {fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB per region (it counts every Lustre file "
+            f"system of the account); unless {region}'s quota was raised, request an increase (Service "
+            f"Quotas, Amazon FSx) before deploying; `gpuplat preflight` reads the account's value",
+        ),
+    )
