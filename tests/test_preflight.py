@@ -144,6 +144,30 @@ def test_preflight_command_stops_with_the_sentence_and_saves_the_facts(
     assert main(["preflight", "--stack", "dev", "--account-facts", str(tmp_path / "missing.json")]) == 2
 
 
+def test_an_unwritable_save_path_is_a_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    facts = _write(tmp_path, _facts())
+    unwritable = str(tmp_path / "no" / "f.json")
+    assert main(["preflight", "--stack", "dev", "--account-facts", str(facts), "--save", unwritable]) == 2
+    assert capsys.readouterr().err.startswith("gpuplat preflight: error: ")
+
+
+def test_a_kubernetes_stack_has_no_account_to_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ROOT / "tests" / "cases" / "valid" / "kubernetes-provider" / "platform.yaml"
+    monkeypatch.chdir(tmp_path)
+    # No Pulumi CLI and no credentials are needed: nothing is read.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert main(["preflight", "--spec", str(spec)]) == 0
+    assert "nothing to check" in capsys.readouterr().out
+    assert main(["preflight", "--spec", str(spec), "--save", str(tmp_path / "f.json")]) == 2
+    assert "provider is kubernetes" in capsys.readouterr().err
+    assert not (tmp_path / "f.json").exists()
+
+
 def test_a_preview_fed_failing_facts_registers_nothing_and_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

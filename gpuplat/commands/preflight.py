@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json, render_text
-from gpuplat.model import Platform
+from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.preflight.checks import preflight_problems
 from gpuplat.preflight.facts import AccountFacts, FactsError, account_facts, save_facts
@@ -39,13 +39,25 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(compiled.diagnostics) if args.format == "json" else "")
         sys.stderr.write(render_text(compiled.diagnostics))
         return EXIT_INVALID
+    if compiled.model.target.provider is Provider.KUBERNETES:
+        # The cluster is the user's: there is no account whose offerings or quotas decide the deploy.
+        if args.save or args.account_facts:
+            sys.stderr.write(
+                "gpuplat preflight: error: account facts are an AWS account's; this stack's provider is kubernetes\n"
+            )
+            return EXIT_USAGE
+        if args.format == "json":
+            sys.stdout.write(json.dumps({"ok": True, "problems": [], "provider": "kubernetes"}, indent=2) + "\n")
+        else:
+            sys.stdout.write("preflight: provider kubernetes creates no AWS resource; nothing to check\n")
+        return EXIT_OK
     try:
         facts = _read(args, compiled.model, compiled.plan)
+        if args.save:
+            save_facts(facts, Path(args.save))
     except (FactsError, OSError) as err:
         sys.stderr.write(f"gpuplat preflight: error: {err}\n")
         return EXIT_USAGE
-    if args.save:
-        save_facts(facts, Path(args.save))
     problems = preflight_problems(compiled.model, compiled.plan, facts)
     if args.format == "json":
         doc = {"ok": not problems, "problems": problems, "region": facts.region, "readAt": facts.read_at}
