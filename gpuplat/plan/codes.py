@@ -131,7 +131,7 @@ LUSTRE_OVER_DEFAULT_QUOTA = PlanCode(
     "lustre-storage-over-default-quota",
     Level.WARNING,
     "FSx refuses a Lustre file system that takes the account's Lustre storage in the region past its "
-    "quota; the default is 100,800 GiB and an increase is granted on request.",
+    f"quota; the default is {fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB and an increase is granted on request.",
     fsx.QUOTAS_GUIDE,
 )
 

@@ -111,10 +111,10 @@ def storage_quota_findings(model: Platform, storage: StoragePlan) -> tuple[PlanF
     hot = storage.hot
     if model.target.provider is not Provider.AWS or hot is None:
         return ()
-    standard = hot.standard.capacity_gib if hot.standard is not None else 0
-    total = hot.capacity_gib + standard
+    total = hot.total_capacity_gib
     if total <= fsx.DEFAULT_STORAGE_QUOTA_GIB:
         return ()
+    standard = total - hot.capacity_gib
     parts = f"{hot.capacity_gib:,} GiB" + (f" + the standard file system's {standard:,} GiB" if standard else "")
     region = model.target.region or "the region"
     return (

@@ -119,6 +119,11 @@ class HotTierPlan:
     critical_throughput_share: float | None = None  # achieved: critical / (critical + standard)
     critical_share_asked: float | None = None  # storage.qos.criticalIopsShare, with a standard file system
 
+    @property
+    def total_capacity_gib(self) -> int:
+        """Both file systems' storage: what the account's Lustre quota must hold."""
+        return self.capacity_gib + (self.standard.capacity_gib if self.standard is not None else 0)
+
 
 @dataclass(frozen=True)
 class StandardHotPlan:

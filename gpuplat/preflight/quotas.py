@@ -42,7 +42,8 @@ SPOT = {
     "p": Quota("ec2/L-7212CCBC", "All P Spot Instance Requests"),
 }
 ELASTIC_IPS = Quota("ec2/L-0263D0A3", "EC2-VPC Elastic IPs")
-# Per region, counting every Lustre file system the account has, not only ours (default 100,800 GiB).
+# Per region, counting every Lustre file system the account has, not only ours (default:
+# fsx.DEFAULT_STORAGE_QUOTA_GIB, which `check` warns about as GP356).
 LUSTRE_STORAGE = Quota("fsx/lustre-storage-gib", "Lustre storage capacity (GiB)")
 
 EVERY_QUOTA: tuple[Quota, ...] = (*ON_DEMAND.values(), *SPOT.values(), ELASTIC_IPS, LUSTRE_STORAGE)
@@ -87,8 +88,7 @@ def needed(model: Platform, plan: Plan) -> Mapping[Quota, float]:
     _add(need, ELASTIC_IPS, NAT_GATEWAYS_PER_ZONE * len(model.target.zones))
     hot = plan.storage.hot
     if hot is not None:
-        standard = hot.standard.capacity_gib if hot.standard is not None else 0
-        _add(need, LUSTRE_STORAGE, hot.capacity_gib + standard)
+        _add(need, LUSTRE_STORAGE, hot.total_capacity_gib)
     return need
 
 

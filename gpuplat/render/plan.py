@@ -110,7 +110,7 @@ def _storage_json(storage: StoragePlan, model: Platform, zone: str | None) -> Js
             "criticalThroughputShare": _opt(hot.critical_throughput_share),
             "criticalShareAsked": _opt(hot.critical_share_asked),
             # What the hot tier provisions in all: the spec's file system plus the standard one.
-            "totalCapacityGiB": hot.capacity_gib + (hot.standard.capacity_gib if hot.standard else 0),
+            "totalCapacityGiB": hot.total_capacity_gib,
         },
         "warm": None if warm is None else {"capacityTiB": _num(warm.capacity_tib), "zone": zone},
         "cold": None
