@@ -98,6 +98,22 @@ def test_every_refusal_is_one_sentence() -> None:
     assert len(problems) == 6  # infer has reserved nodes in the fabric zone too
 
 
+def test_the_advice_fits_the_zone_the_type_is_missing_from() -> None:
+    """The fabric zone is chosen by target.fabricZone; a reservation zone is any target zone."""
+    model, plan = compile_model("prod")
+    fabric = plan.fabric_zone or ""
+    others = sorted(z for z in ZONES if z != fabric)
+    doc = _facts(offerings={**{t: sorted(ZONES) for t in ALL_TYPES}, "p5.48xlarge": [fabric]})
+    problems = preflight_problems(model, plan, facts_from_json(doc))
+    (infer,) = [p for p in problems if p.startswith("pool infer:")]
+    assert f"is not offered in {others[0]} (a zone with reserved capacity)" in infer
+    assert "List only zones that offer it in target.zones" in infer and "fabricZone" not in infer
+    doc = _facts(offerings={**{t: sorted(ZONES) for t in ALL_TYPES}, "p5.48xlarge": others})
+    (train,) = [p for p in preflight_problems(model, plan, facts_from_json(doc)) if p.startswith("pool train:")]
+    assert f"not offered in {fabric} (the fabric zone)" in train
+    assert "Choose a target.fabricZone that offers it" in train
+
+
 def test_the_warm_tier_zone_must_be_one_s3_express_runs_in() -> None:
     model, plan = compile_model("prod")
     zone = plan.fabric_zone or ""

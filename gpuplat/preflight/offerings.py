@@ -57,11 +57,16 @@ def offering_problem(model: Platform, plan: Plan, pool: GpuNodePool, offered: li
     missing = [z for z in must if z not in offered]
     if missing:
         zone = missing[0]
-        role = "the fabric zone" if pool.fabric and zone == plan.fabric_zone else "a zone with reserved capacity"
+        if pool.fabric and zone == plan.fabric_zone:
+            role, remedy = "the fabric zone", "Choose a target.fabricZone that offers it or another instance type"
+        else:
+            # The plan spreads a non-fabric pool's reservations over every target zone.
+            role = "a zone with reserved capacity"
+            remedy = "List only zones that offer it in target.zones (reservations are spread over all of them), " \
+                     "or choose another instance type"
         return (
             f"pool {pool.name}: {itype} is not offered in {zone} ({role}) in this AWS account; "
-            f"of the spec's zones EC2 {where}{per_account}. Choose another target.fabricZone or instance "
-            f"type, or zones that offer it ({_lookup(itype, region)})"
+            f"of the spec's zones EC2 {where}{per_account}. {remedy} ({_lookup(itype, region)})"
         )
     if any_of and not set(any_of) & set(offered):
         return (
