@@ -62,8 +62,10 @@ def offering_problem(model: Platform, plan: Plan, pool: GpuNodePool, offered: li
         else:
             # The plan spreads a non-fabric pool's reservations over every target zone.
             role = "a zone with reserved capacity"
-            remedy = "List only zones that offer it in target.zones (reservations are spread over all of them), " \
-                     "or choose another instance type"
+            remedy = (
+                "List only zones that offer it in target.zones (reservations are spread over all of them), "
+                "or choose another instance type"
+            )
         return (
             f"pool {pool.name}: {itype} is not offered in {zone} ({role}) in this AWS account; "
             f"of the spec's zones EC2 {where}{per_account}. {remedy} ({_lookup(itype, region)})"
