@@ -4,6 +4,7 @@ it makes before the first resource, captured from the real program under the rec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 import gpuplat.preview._monitor as monitor
+from gpuplat.preflight.facts import AccountFacts, facts_from_json
 from gpuplat.preflight.quotas import EVERY_QUOTA
 from tests.support_aws import compile_model, overlay_with, record, recorded
 from tests.support_botocore import NOT_CHECKED, REQUESTS, Params, Request, mock_values, problems, requests
@@ -73,16 +75,25 @@ def _read(token: str, args: dict[str, Any]) -> Request | None:
         return "service-quotas", "ListServiceQuotas", {"ServiceCode": args["serviceCode"]}
     if token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
         return "ec2", "DescribeCapacityReservations", {"CapacityReservationIds": [args["id"]]}
+    if token == "aws:resourcegroupstaggingapi/getResources:getResources":
+        tag_filters = [{"Key": f["key"], "Values": f["values"]} for f in args.get("tagFilters", [])]
+        return (
+            "resourcegroupstaggingapi",
+            "GetResources",
+            {"ResourceTypeFilters": args["resourceTypeFilters"], "TagFilters": tag_filters},
+        )
     return None
 
 
-def _invokes(monkeypatch: pytest.MonkeyPatch, stack: str, overlay: Path | None = None) -> list[tuple[str, Params]]:
+def _invokes(
+    monkeypatch: pytest.MonkeyPatch, stack: str, overlay: Path | None = None, facts: AccountFacts | None = None
+) -> list[tuple[str, Params]]:
     calls: list[tuple[str, Params]] = []
     answer = monitor.invoke
 
     def recording(token: str, args: Params, ctx: Any) -> Params:
         calls.append((token, json.loads(json.dumps(args))))
-        return answer(token, args, ctx)
+        return answer(token, args, ctx if facts is None else dataclasses.replace(ctx, facts=facts))
 
     monkeypatch.setattr(monitor, "invoke", recording)
     model, plan = compile_model(stack, overlay)
@@ -100,10 +111,24 @@ def _preflight_problems(calls: list[tuple[str, Params]]) -> Iterator[str]:
 
 
 def test_preflight_reads_fit_the_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    blocks = {"kind": "capacity-block", "ids": ["cr-0123456789abcdef0", "cr-0fedcba9876543210"]}
+    blocks = {
+        "kind": "capacity-block",
+        "ids": ["cr-0123456789abcdef0", "cr-0fedcba9876543210"],
+        "tags": {"gpuplat-pool": "train", "window": "2027-q1"},
+    }
     overlay = overlay_with(tmp_path, "prod", gpuNodePools=[{"name": "train", "reservation": blocks}])
-    calls = _invokes(monkeypatch, "prod", overlay)
+    # Facts that hold the blocks, so the blocks found by tag are read by id too (the mock account
+    # answers no Capacity Block question).
+    block = {"instanceType": "p5.48xlarge", "zone": "us-east-1a", "instances": 32, "state": "active"}
+    held = [
+        {**block, "id": "cr-0123456789abcdef0", "tags": {}},
+        {**block, "id": "cr-0aaaaaaaaaaaaaaaa", "tags": blocks["tags"]},
+    ]
+    facts = facts_from_json({"region": "us-east-1", "readAt": "2026-12-04T00:00:00Z", "capacityBlocks": held})
+    calls = _invokes(monkeypatch, "prod", overlay, facts)
     tokens = {token for token, _ in calls}
+    read = {a["id"] for t, a in calls if t == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"}
+    assert read == {*blocks["ids"], "cr-0aaaaaaaaaaaaaaaa"}
     # Every kind of fact the preflight reads was asked for, before any resource.
     assert {
         "aws:index/getAvailabilityZones:getAvailabilityZones",
@@ -111,6 +136,7 @@ def test_preflight_reads_fit_the_api(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         "aws:eks/getClusterVersions:getClusterVersions",
         "aws:servicequotas/getServiceQuota:getServiceQuota",
         "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation",
+        "aws:resourcegroupstaggingapi/getResources:getResources",
     } <= tokens
     quota_calls = [a for t, a in calls if t == "aws:servicequotas/getServiceQuota:getServiceQuota"]
     assert len(quota_calls) == len(EVERY_QUOTA)

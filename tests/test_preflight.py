@@ -224,3 +224,63 @@ def test_the_program_reads_the_facts_before_its_first_resource() -> None:
     # The mock account answers offerings and zones; with every type offered, the stack records.
     model, plan = compile_model("dev")
     assert record(model, plan, "dev")
+
+
+def _block(block_id: str, instances: int, state: str, **tags: str) -> dict[str, Any]:
+    return {
+        "id": block_id,
+        "instanceType": "p5.48xlarge",
+        "zone": "us-east-1a",
+        "instances": instances,
+        "state": state,
+        "tags": tags,
+    }
+
+
+@pytest.mark.parametrize(
+    ("selector", "blocks", "stops"),
+    [
+        # Found by tag through the tagging API, then read by id: 4 active instances for 10 nodes.
+        (
+            {"tags": {"gpuplat-pool": "train"}},
+            [
+                _block("cr-0aaaaaaaaaaaaaaa1", 4, "active", **{"gpuplat-pool": "train"}),
+                _block("cr-0aaaaaaaaaaaaaaa2", 8, "expired", **{"gpuplat-pool": "train"}),
+                _block("cr-0aaaaaaaaaaaaaaa3", 8, "scheduled", **{"gpuplat-pool": "infer"}),
+            ],
+            "selected by gpuplat-pool=train hold 4 p5.48xlarge instance(s)",
+        ),
+        # A block carrying more tags than the selector is selected too (Karpenter's term matches so).
+        (
+            {"tags": {"gpuplat-pool": "train"}},
+            [
+                _block("cr-0aaaaaaaaaaaaaaa1", 4, "active", **{"gpuplat-pool": "train"}),
+                _block("cr-0aaaaaaaaaaaaaaa3", 8, "scheduled", **{"gpuplat-pool": "train", "window": "q1"}),
+            ],
+            None,
+        ),
+        # An id the account does not hold: the data source fails, the program reads it as no block.
+        ({"ids": ["cr-0123456789abcdef0"]}, [], "selected by cr-0123456789abcdef0 hold 0 p5.48xlarge"),
+    ],
+)
+def test_the_program_reads_the_capacity_blocks_its_selectors_find(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    selector: dict[str, Any],
+    blocks: list[dict[str, Any]],
+    stops: str | None,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    train = {"name": "train", "nodes": {"min": 8, "max": 32}, "reservation": {"kind": "capacity-block", **selector}}
+    overlay = overlay_with(tmp_path, "prod", gpuNodePools=[train])
+    _, plan = compile_model("prod", overlay)
+    assert [use.nodes for use in plan.capacity_blocks] == [10]
+    facts = _write(tmp_path, _facts(capacityBlocks=blocks))
+    argv = ["preview", "--stack", "prod", "--overlay", str(overlay), "--format", "json", "--account-facts", str(facts)]
+    assert main(argv) == (0 if stops is None else 1)
+    captured = capsys.readouterr()
+    if stops is None:
+        assert json.loads(captured.out)["resources"]
+    else:
+        assert "this stack would stop at preflight:" in captured.err and stops in captured.err

@@ -8,9 +8,9 @@ provider with the spec's region, since the explicit provider is itself a registr
 
 A fact the answer does not carry is left unread (the offline preview's mock answers offerings and
 zones for an account that offers everything, and nothing else, unless it is fed saved facts).
-Capacity Blocks are read by id; blocks selected by tag are not read here (several can match, and
-the data source refuses to answer several), so `gpuplat preflight --save` holds what the program
-cannot.
+Capacity Blocks are read by id. The block data source answers one block only, so blocks selected
+by tag are first found through the Resource Groups Tagging API (every capacity reservation with all
+the tags, as Karpenter's selector term matches them), then read by id.
 """
 
 from __future__ import annotations
@@ -77,11 +77,29 @@ def _quotas(region: str) -> dict[str, float] | None:
     return values or None
 
 
-def _capacity_blocks(plan: Plan, region: str) -> tuple[CapacityBlock, ...] | None:
-    if any(use.tags for use in plan.capacity_blocks):
+def _tagged_reservation_ids(tags: dict[str, str], region: str) -> set[str] | None:
+    found = aws.resourcegroupstaggingapi.get_resources(
+        resource_type_filters=["ec2:capacity-reservation"],
+        tag_filters=[
+            aws.resourcegroupstaggingapi.GetResourcesTagFilterArgs(key=k, values=[v]) for k, v in sorted(tags.items())
+        ],
+        region=region,
+    )
+    if not found.id:  # no answer (the mock account's): not read
         return None
+    # An empty list may arrive as none at all. ARNs: arn:aws:ec2:<region>:<account>:capacity-reservation/cr-...
+    return {m.resource_arn.rsplit("/", 1)[-1] for m in found.resource_tag_mapping_lists or []}
+
+
+def _capacity_blocks(plan: Plan, region: str) -> tuple[CapacityBlock, ...] | None:
+    ids = {i for use in plan.capacity_blocks for i in use.ids}
+    for tags in {tuple(sorted(use.tags.items())) for use in plan.capacity_blocks if use.tags}:
+        tagged = _tagged_reservation_ids(dict(tags), region)
+        if tagged is None:
+            return None
+        ids |= tagged
     blocks: list[CapacityBlock] = []
-    for block_id in sorted({i for use in plan.capacity_blocks for i in use.ids}):
+    for block_id in sorted(ids):
         try:
             found = aws.ec2.get_capacity_block_reservation(id=block_id, region=region)
         except Exception:  # the data source fails on an id it does not find: the block is not held
@@ -136,8 +154,10 @@ def preflight(model: Platform, plan: Plan, access: ApiAccess) -> None:
     if runner is not None:
         # Refused whatever the account says, so the account is not asked: a lookup needs the AWS
         # provider plugin and credentials, and the engine ends the program when either is missing.
-        raise PreflightError(f"this stack would stop at preflight:\n- {runner}\n"
-                             "(the account's facts were not read; they are checked once this is fixed)")
+        raise PreflightError(
+            f"this stack would stop at preflight:\n- {runner}\n"
+            "(the account's facts were not read; they are checked once this is fixed)"
+        )
     facts = read_facts(model, plan)
     problems = preflight_problems(model, plan, facts)
     if problems:

@@ -94,10 +94,27 @@ def _capacity_block(facts: AccountFacts, args: dict[str, Any], ctx: MockContext)
     raise FactNotFoundError(f"no matching EC2 Capacity Block Reservation found (id {block_id})")
 
 
+def _tagged_resources(facts: AccountFacts, args: dict[str, Any], ctx: MockContext) -> dict[str, Any] | None:
+    if facts.capacity_blocks is None or list(args.get("resourceTypeFilters") or []) != ["ec2:capacity-reservation"]:
+        return None
+    wanted = {str(f.get("key")): {str(v) for v in f.get("values") or []} for f in args.get("tagFilters") or []}
+    matching = [b for b in facts.capacity_blocks if all(b.tags.get(k) in vs for k, vs in wanted.items())]
+    rows = [
+        {
+            "resourceArn": f"arn:{ctx.partition}:ec2:{facts.region}:{ctx.account}:capacity-reservation/{b.id}",
+            "tags": dict(b.tags),
+            "complianceDetails": [],
+        }
+        for b in matching
+    ]
+    return {"id": ctx.region, "resourceTagMappingLists": rows}
+
+
 FACTS_INVOKES: dict[str, Callable[[AccountFacts, dict[str, Any], MockContext], dict[str, Any] | None]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
     "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _offerings,
     "aws:eks/getClusterVersions:getClusterVersions": _eks_versions,
     "aws:servicequotas/getServiceQuota:getServiceQuota": _quota,
     "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation": _capacity_block,
+    "aws:resourcegroupstaggingapi/getResources:getResources": _tagged_resources,
 }

@@ -24,6 +24,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_project, get_stack
 
 from . import progress
+from ._facts_invokes import FactNotFoundError
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
 from ._render import SIG_KEY, known_string, render_struct, value_to_python
@@ -168,7 +169,14 @@ class RecordingMonitor(MockMonitor):
         else:
             region = args.get("region") if request.tok.startswith("aws:") else None
             context = self._context_for(request.provider, region if isinstance(region, str) else None)
-            result.update(invoke(request.tok, args, context))
+            try:
+                result.update(invoke(request.tok, args, context))
+            except FactNotFoundError as err:
+                # A data source that finds nothing fails the invoke, not the program: the SDK
+                # raises it where the program called, which may catch it (as the real engine does).
+                failed = resource_pb2.ResourceInvokeResponse()
+                failed.failures.add(property="id", reason=str(err))
+                return failed
         response = resource_pb2.ResourceInvokeResponse()
         getattr(response, "return").CopyFrom(result)  # `return` is a Python keyword
         return response
