@@ -66,13 +66,7 @@ def _read(token: str, args: dict[str, Any]) -> Request | None:
     if token == "aws:eks/getClusterVersions:getClusterVersions":
         return "eks", "DescribeClusterVersions", {}
     if token == "aws:servicequotas/getServiceQuota:getServiceQuota":
-        if args.get("quotaCode"):
-            return (
-                "service-quotas",
-                "GetServiceQuota",
-                {"ServiceCode": args["serviceCode"], "QuotaCode": args["quotaCode"]},
-            )
-        return "service-quotas", "ListServiceQuotas", {"ServiceCode": args["serviceCode"]}
+        return "service-quotas", "GetServiceQuota", {"ServiceCode": args["serviceCode"], "QuotaCode": args["quotaCode"]}
     if token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
         return "ec2", "DescribeCapacityReservations", {"CapacityReservationIds": [args["id"]]}
     if token == "aws:resourcegroupstaggingapi/getResources:getResources":

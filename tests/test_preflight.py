@@ -69,7 +69,8 @@ def test_check_warns_where_preflight_would_stop_an_account_at_the_default_lustre
     assert compiled.model is not None and compiled.plan is not None, compiled.diagnostics
     warned = any(d.code == "GP356" for d in compiled.diagnostics)
     facts = facts_from_json(_facts(quotas={LUSTRE_STORAGE.key: 100_800}))
-    stopped = any("Lustre storage capacity" in p for p in preflight_problems(compiled.model, compiled.plan, facts))
+    problems = preflight_problems(compiled.model, compiled.plan, facts)
+    stopped = any(LUSTRE_STORAGE.name in p for p in problems)
     assert warned == stopped
     assert warned == (capacity_tib >= 84)  # 84,000 + the standard file system's > 100,800 GiB
 
@@ -94,7 +95,7 @@ def test_every_refusal_is_one_sentence() -> None:
     assert "'Running On-Demand P instances' in us-east-1 is 2304, and this stack needs 6144" in text
     assert "--quota-code L-417A185B --desired-value 6144" in text
     assert "'EC2-VPC Elastic IPs' in us-east-1 is 2, and this stack needs 3" in text
-    assert "Lustre storage capacity" in text
+    assert "Lustre Persistent_2 storage capacity" in text
     assert len(problems) == 6  # infer has reserved nodes in the fabric zone too
 
 
@@ -284,3 +285,24 @@ def test_the_program_reads_the_capacity_blocks_its_selectors_find(
         assert json.loads(captured.out)["resources"]
     else:
         assert "this stack would stop at preflight:" in captured.err and stops in captured.err
+
+
+def test_a_quota_the_role_cannot_read_is_skipped_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a quota can fail (no servicequotas permission, a code the region lacks): the program
+    must go on without that check rather than stop every deploy."""
+    import gpuplat.preview._monitor as monitor
+    from gpuplat.preview._facts_invokes import FactNotFoundError
+
+    answer = monitor.invoke
+    asked: list[str] = []
+
+    def refusing(token: str, args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        if token == "aws:servicequotas/getServiceQuota:getServiceQuota":
+            asked.append(f"{args['serviceCode']}/{args['quotaCode']}")
+            raise FactNotFoundError("AccessDeniedException: not authorized to perform servicequotas:GetServiceQuota")
+        return answer(token, args, ctx)
+
+    monkeypatch.setattr(monitor, "invoke", refusing)
+    model, plan = compile_model("prod")
+    assert record(model, plan, "prod")
+    assert LUSTRE_STORAGE.key in asked and len(asked) == len(set(asked)) >= 7

@@ -19,9 +19,12 @@ GIB_PER_TIB = 1000
 MIN_GIB = 1200
 STEP_GIB = 2400  # past the smallest size, every size is a multiple of this (2400 included)
 MAX_GIB = 2**31 - 1  # StorageCapacity is an int32
-# An account's default Service Quotas limit on the storage of all its Lustre file systems in a
-# region; raised on request, which takes days, so a plan above it says so before the deploy.
+# An account's default Service Quotas limit on the storage of all its PERSISTENT_2 Lustre file
+# systems in a region (each deployment type has its own quota); raised on request, which takes
+# days, so a plan above it says so before the deploy.
 DEFAULT_STORAGE_QUOTA_GIB = 100_800
+STORAGE_QUOTA_CODE = "L-8F1B9C74"
+STORAGE_QUOTA_NAME = "Lustre Persistent_2 storage capacity"
 QUOTAS_GUIDE = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/limits.html"
 THROUGHPUT_PER_TIB = (125, 250, 500, 1000)  # MB/s per TiB
 # Tenants of these priorities mount the critical (the spec's) hot file system on aws; the

@@ -130,8 +130,9 @@ LUSTRE_OVER_DEFAULT_QUOTA = PlanCode(
     "GP356",
     "lustre-storage-over-default-quota",
     Level.WARNING,
-    "FSx refuses a Lustre file system that takes the account's Lustre storage in the region past its "
-    f"quota; the default is {fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB and an increase is granted on request.",
+    "FSx refuses a Lustre file system that takes the account's PERSISTENT_2 Lustre storage in the region "
+    f"past its quota ('{fsx.STORAGE_QUOTA_NAME}', {fsx.STORAGE_QUOTA_CODE}); the default is "
+    f"{fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB and an increase is granted on request.",
     fsx.QUOTAS_GUIDE,
 )
 

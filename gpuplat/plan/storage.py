@@ -121,8 +121,10 @@ def storage_quota_findings(model: Platform, storage: StoragePlan) -> tuple[PlanF
         LUSTRE_OVER_DEFAULT_QUOTA.finding(
             ("storage", "hot", "capacityTiB"),
             f"the hot tier takes {total:,} GiB of FSx for Lustre storage ({parts}), above the default "
-            f"account quota of {fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB per region (it counts every Lustre file "
-            f"system of the account); unless {region}'s quota was raised, request an increase (Service "
-            f"Quotas, Amazon FSx) before deploying; `gpuplat preflight` reads the account's value",
+            f"'{fsx.STORAGE_QUOTA_NAME}' quota of {fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB per region (it counts "
+            f"every PERSISTENT_2 Lustre file system of the account); unless {region}'s quota was raised, request "
+            f"an increase before deploying (aws service-quotas request-service-quota-increase --service-code fsx "
+            f"--quota-code {fsx.STORAGE_QUOTA_CODE} --desired-value {total} --region {region}); "
+            f"`gpuplat preflight` reads the account's value",
         ),
     )

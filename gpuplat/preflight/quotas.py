@@ -5,10 +5,10 @@ EC2 counts running instances in vCPUs per instance-family group, separately for 
 ("Amazon EC2 instance type quotas", EC2 User Guide). Instances launched into an on-demand capacity
 reservation count against the on-demand quota, so a pool's reserved nodes held in ODCRs add to it;
 nodes in a bought Capacity Block do not. Every private subnet's NAT gateway holds one Elastic IP.
-FSx for Lustre limits the total storage of all its file systems in the region: the hot tier and
-its standard file system both count. Keys are `<service code>/<quota code>` as Service Quotas
-names them (GetServiceQuota), so the reader asks for exactly these; the FSx storage quota is
-found by its name (ListServiceQuotas), its code being the account console's to show.
+FSx for Lustre limits the total storage of the account's file systems of one deployment type in
+the region; the hot tier and its standard file system are both PERSISTENT_2, so both count
+against "Lustre Persistent_2 storage capacity". Keys are `<service code>/<quota code>` as Service
+Quotas names them, so the reader asks GetServiceQuota for exactly these.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuplat.catalog import fsx
 from gpuplat.catalog.instances import instance_type
 from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
@@ -42,9 +43,9 @@ SPOT = {
     "p": Quota("ec2/L-7212CCBC", "All P Spot Instance Requests"),
 }
 ELASTIC_IPS = Quota("ec2/L-0263D0A3", "EC2-VPC Elastic IPs")
-# Per region, counting every Lustre file system the account has, not only ours (default:
-# fsx.DEFAULT_STORAGE_QUOTA_GIB, which `check` warns about as GP356).
-LUSTRE_STORAGE = Quota("fsx/lustre-storage-gib", "Lustre storage capacity (GiB)")
+# Per region, counting every PERSISTENT_2 Lustre file system the account has, not only ours
+# (default: fsx.DEFAULT_STORAGE_QUOTA_GIB, which `check` warns about as GP356).
+LUSTRE_STORAGE = Quota(f"fsx/{fsx.STORAGE_QUOTA_CODE}", fsx.STORAGE_QUOTA_NAME)
 
 EVERY_QUOTA: tuple[Quota, ...] = (*ON_DEMAND.values(), *SPOT.values(), ELASTIC_IPS, LUSTRE_STORAGE)
 
@@ -104,8 +105,6 @@ def quota_problems(model: Platform, plan: Plan, quotas: Mapping[str, float]) -> 
         how = (
             f"aws service-quotas request-service-quota-increase --service-code {service} --quota-code {code} "
             f"--desired-value {amount:g} --region {region}"
-            if code.startswith("L-")
-            else f"Service Quotas console, service {service}"
         )
         problems.append(
             f"service quota {quota.name!r} in {region} is {limit:g}, and this stack needs {amount:g} at "

@@ -69,10 +69,6 @@ def _quota(facts: AccountFacts, args: dict[str, Any], ctx: MockContext) -> dict[
         return None
     service = str(args.get("serviceCode", ""))
     key = f"{service}/{args.get('quotaCode') or ''}"
-    if not args.get("quotaCode"):
-        from gpuplat.preflight.quotas import EVERY_QUOTA
-
-        key = next((q.key for q in EVERY_QUOTA if q.name == args.get("quotaName")), key)
     value = facts.quotas.get(key)
     return {} if value is None else {"id": key, "serviceCode": service, "value": value}
 
