@@ -14,9 +14,10 @@ import pytest
 
 from gpuplat.cli import main
 from gpuplat.compile import compile_stack
+from gpuplat.model import Market
 from gpuplat.preflight.checks import preflight_problems
 from gpuplat.preflight.facts import FactsError, facts_from_json, load_facts
-from gpuplat.preflight.quotas import ELASTIC_IPS, LUSTRE_STORAGE, ON_DEMAND, SPOT, needed
+from gpuplat.preflight.quotas import ELASTIC_IPS, LUSTRE_STORAGE, ON_DEMAND, SPOT, needed, spot_group
 from tests.support_aws import ROOT, compile_model, overlay_with, record
 
 ZONES = {"us-east-1a": "use1-az4", "us-east-1b": "use1-az6", "us-east-1c": "use1-az1"}
@@ -54,7 +55,21 @@ def test_prod_at_nodes_max_needs_these_quotas() -> None:
     assert need[LUSTRE_STORAGE] == plan.storage.hot.capacity_gib + (  # type: ignore[union-attr]
         plan.storage.hot.standard.capacity_gib if plan.storage.hot and plan.storage.hot.standard else 0
     )
-    assert SPOT["p"] in need or SPOT["g"] in need
+    # train's and dev's spot nodes: p5.48xlarge counts against the P5 spot quota, not P4/P3/P2's;
+    # batch's p4d.24xlarge against P4/P3/P2's.
+    spot = plan.pool("train").markets[Market.SPOT].nodes
+    assert need[SPOT["p5"]] == spot * 192
+    assert need[SPOT["p"]] == plan.pool("batch").markets[Market.SPOT].nodes * 96
+    assert SPOT["g"] in need
+
+
+@pytest.mark.parametrize(
+    ("itype", "group"),
+    [("p5.48xlarge", "p5"), ("p5e.48xlarge", "p5"), ("p5en.48xlarge", "p5"), ("p4d.24xlarge", "p"),
+     ("p4de.24xlarge", "p"), ("p6-b200.48xlarge", None), ("g6e.12xlarge", "g"), ("m7i.2xlarge", "standard")],
+)
+def test_spot_quota_groups_follow_ec2s_split_of_the_p_families(itype: str, group: str | None) -> None:
+    assert spot_group(itype) == group
 
 
 @pytest.mark.parametrize("capacity_tib", [48, 84, 96])

@@ -37,11 +37,15 @@ ON_DEMAND = {
     "g": Quota("ec2/L-DB2E81BA", "Running On-Demand G and VT instances"),
     "p": Quota("ec2/L-417A185B", "Running On-Demand P instances"),
 }
+# Spot splits the P families: P5, P5e and P5en have a quota of their own.
 SPOT = {
     "standard": Quota("ec2/L-34B43A08", "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests"),
     "g": Quota("ec2/L-3819A6DF", "All G and VT Spot Instance Requests"),
-    "p": Quota("ec2/L-7212CCBC", "All P Spot Instance Requests"),
+    "p": Quota("ec2/L-7212CCBC", "All P4, P3 and P2 Spot Instance Requests"),
+    "p5": Quota("ec2/L-C4BD4855", "All P5 Spot Instance Requests"),
 }
+_SPOT_P5_FAMILIES = frozenset({"p5", "p5e", "p5en"})
+_SPOT_P_FAMILIES = frozenset({"p2", "p3", "p3dn", "p4d", "p4de"})
 ELASTIC_IPS = Quota("ec2/L-0263D0A3", "EC2-VPC Elastic IPs")
 # Per region, counting every PERSISTENT_2 Lustre file system the account has, not only ours
 # (default: fsx.DEFAULT_STORAGE_QUOTA_GIB, which `check` warns about as GP356).
@@ -51,7 +55,7 @@ EVERY_QUOTA: tuple[Quota, ...] = (*ON_DEMAND.values(), *SPOT.values(), ELASTIC_I
 
 
 def family_group(itype: str) -> str | None:
-    """`p`, `g` or `standard`: the quota group of an instance type; None for one we do not place."""
+    """`p`, `g` or `standard`: the on-demand quota group of an instance type; None for one we do not place."""
     if itype.startswith("p"):
         return "p"
     if itype.startswith(("g", "vt")):
@@ -59,6 +63,18 @@ def family_group(itype: str) -> str | None:
     if itype[:1] in "acdhimrtz":
         return "standard"
     return None
+
+
+def spot_group(itype: str) -> str | None:
+    """The spot quota group; None where the family's spot quota is not documented (P6: sources
+    disagree between P5's and P4/P3/P2's), so its spot nodes are not checked rather than guessed."""
+    group = family_group(itype)
+    if group != "p":
+        return group
+    family = itype.split(".", 1)[0]
+    if family in _SPOT_P5_FAMILIES:
+        return "p5"
+    return "p" if family in _SPOT_P_FAMILIES else None
 
 
 def _add(need: dict[Quota, float], quota: Quota, amount: float) -> None:
@@ -69,7 +85,7 @@ def _add(need: dict[Quota, float], quota: Quota, amount: float) -> None:
 def _pool_vcpus(model: Platform, plan: Plan, need: dict[Quota, float]) -> None:
     for pool in model.pools:
         itype = instance_type(pool.instance_type or "")
-        group = family_group(pool.instance_type or "")
+        group, spot_quota = family_group(pool.instance_type or ""), spot_group(pool.instance_type or "")
         if itype is None or group is None:
             continue
         markets = plan.pool(pool.name).markets
@@ -78,7 +94,8 @@ def _pool_vcpus(model: Platform, plan: Plan, need: dict[Quota, float]) -> None:
             on_demand += markets[Market.RESERVED].nodes
         spot = markets[Market.SPOT].nodes if Market.SPOT in markets else 0
         _add(need, ON_DEMAND[group], on_demand * itype.vcpus)
-        _add(need, SPOT[group], spot * itype.vcpus)
+        if spot_quota is not None:
+            _add(need, SPOT[spot_quota], spot * itype.vcpus)
 
 
 def needed(model: Platform, plan: Plan) -> Mapping[Quota, float]:
