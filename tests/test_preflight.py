@@ -65,8 +65,16 @@ def test_prod_at_nodes_max_needs_these_quotas() -> None:
 
 @pytest.mark.parametrize(
     ("itype", "group"),
-    [("p5.48xlarge", "p5"), ("p5e.48xlarge", "p5"), ("p5en.48xlarge", "p5"), ("p4d.24xlarge", "p"),
-     ("p4de.24xlarge", "p"), ("p6-b200.48xlarge", None), ("g6e.12xlarge", "g"), ("m7i.2xlarge", "standard")],
+    [
+        ("p5.48xlarge", "p5"),
+        ("p5e.48xlarge", "p5"),
+        ("p5en.48xlarge", "p5"),
+        ("p4d.24xlarge", "p"),
+        ("p4de.24xlarge", "p"),
+        ("p6-b200.48xlarge", None),
+        ("g6e.12xlarge", "g"),
+        ("m7i.2xlarge", "standard"),
+    ],
 )
 def test_spot_quota_groups_follow_ec2s_split_of_the_p_families(itype: str, group: str | None) -> None:
     assert spot_group(itype) == group
@@ -302,22 +310,33 @@ def test_the_program_reads_the_capacity_blocks_its_selectors_find(
         assert "this stack would stop at preflight:" in captured.err and stops in captured.err
 
 
-def test_a_quota_the_role_cannot_read_is_skipped_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading a quota can fail (no servicequotas permission, a code the region lacks): the program
-    must go on without that check rather than stop every deploy."""
+@pytest.mark.parametrize(
+    "token",
+    ["aws:servicequotas/getServiceQuota:getServiceQuota", "aws:resourcegroupstaggingapi/getResources:getResources"],
+)
+def test_a_fact_the_role_cannot_read_is_skipped_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    """Reading a quota or the tagged blocks can fail (no servicequotas or tag:GetResources
+    permission, a code the region lacks): the program goes on without that check, with a warning,
+    rather than stop every deploy."""
     import gpuplat.preview._monitor as monitor
     from gpuplat.preview._facts_invokes import FactNotFoundError
 
     answer = monitor.invoke
-    asked: list[str] = []
+    asked: list[dict[str, Any]] = []
 
-    def refusing(token: str, args: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        if token == "aws:servicequotas/getServiceQuota:getServiceQuota":
-            asked.append(f"{args['serviceCode']}/{args['quotaCode']}")
-            raise FactNotFoundError("AccessDeniedException: not authorized to perform servicequotas:GetServiceQuota")
-        return answer(token, args, ctx)
+    def refusing(called: str, args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        if called == token:
+            asked.append(args)
+            raise FactNotFoundError(f"AccessDeniedException: not authorized to call {token}")
+        return answer(called, args, ctx)
 
     monkeypatch.setattr(monitor, "invoke", refusing)
-    model, plan = compile_model("prod")
+    blocks = {"kind": "capacity-block", "tags": {"gpuplat-pool": "train"}}
+    overlay = overlay_with(tmp_path, "prod", gpuNodePools=[{"name": "train", "reservation": blocks}])
+    model, plan = compile_model("prod", overlay)
     assert record(model, plan, "prod")
-    assert LUSTRE_STORAGE.key in asked and len(asked) == len(set(asked)) >= 7
+    assert asked
+    if token.startswith("aws:servicequotas"):
+        assert {f"{a['serviceCode']}/{a['quotaCode']}" for a in asked} >= {LUSTRE_STORAGE.key, SPOT["p5"].key}

@@ -95,7 +95,11 @@ def _tagged_reservation_ids(tags: dict[str, str], region: str) -> set[str] | Non
 def _capacity_blocks(plan: Plan, region: str) -> tuple[CapacityBlock, ...] | None:
     ids = {i for use in plan.capacity_blocks for i in use.ids}
     for tags in {tuple(sorted(use.tags.items())) for use in plan.capacity_blocks if use.tags}:
-        tagged = _tagged_reservation_ids(dict(tags), region)
+        try:
+            tagged = _tagged_reservation_ids(dict(tags), region)
+        except Exception as err:  # e.g. no tag:GetResources permission: the blocks are not checked, said so
+            pulumi.log.warn(f"preflight: the Capacity Blocks selected by tag were not read: {err}")
+            return None
         if tagged is None:
             return None
         ids |= tagged
