@@ -285,8 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--charts",
         metavar="DIR",
-        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts); "
-        "without charts the steps that read them are reported as not checked",
+        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts, else "
+        "the chart cache `gpuplat charts pull` fills); without a chart the steps that read it are not checked",
     )
     _account_facts(verify)
     verify.add_argument(

@@ -193,7 +193,8 @@ def test_a_chart_directory_without_one_chart_names_it(tmp_path: Path) -> None:
     model, plan, resources = recorded("kubernetes")
     journeys = verify(model, plan, resources, ChartDirectory(tmp_path))
     details = {s.detail for j in journeys for s in j.unchecked}
-    assert any(f"no chart hami under {tmp_path} ({tmp_path}/hami/Chart.yaml)" in d for d in details), details
+    hami = f"no chart hami under {tmp_path} ({tmp_path}/hami/Chart.yaml; `gpuplat charts pull --into {tmp_path}` puts"
+    assert any(hami in d for d in details), details
     assert any(f"no chart gpu-operator under {tmp_path}" in d for d in details), details
 
 

@@ -95,7 +95,11 @@ def pull(chart: Chart, cache: Path, repo: str | None = None, *, plain_http: bool
         if target.exists():  # a leftover of an interrupted pull: the cache is ours
             shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        unpacked.rename(target)
+        try:
+            unpacked.rename(target)
+        except OSError:
+            if chart_version(target) != chart.version:  # else another pull put it there meanwhile
+                raise
     return Pulled(chart, target, where)
 
 
