@@ -35,6 +35,7 @@ from e2e.engine import PROJECT, Engine, local_charts_setting, stack_settings, st
 from e2e.objects import upstream_crds
 from e2e.report import Report
 from e2e.stack import GPUPLAT, ROOT, Stack, Target, run_gpuplat
+from e2e.upstream import UpstreamMissing
 from gpuplat.catalog.charts import chart_of_release
 
 
@@ -165,7 +166,10 @@ def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[st
     else:
         engine = Engine(workdir / "pulumi", tools, target.stack, {"GPUPLAT_SPEC": str(target.spec)})
         settings = stack_settings(target.stack)
-    charts = stand_in_charts(workdir / "charts")
+    try:
+        charts = stand_in_charts(workdir / "charts")
+    except UpstreamMissing as err:
+        raise E2EError(f"stand-in charts: {err}") from None
     context = YAML(typ="safe").load(target.spec.read_text())["target"].get("context")
     engine.init({**settings, **local_charts_setting(charts)},
                 {f"{PROJECT}:kubeconfig": kubeconfig_for(cluster, context)})

@@ -19,8 +19,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from e2e import upstream
 from e2e.cluster import E2EError
-from e2e.objects import UPSTREAM, load_yaml_documents
+from e2e.objects import crd_documents
 from e2e.stack import ROOT
 from gpuplat.catalog.charts import CHARTS, LOCAL_CHARTS_SETTING
 
@@ -51,8 +52,7 @@ def stand_in_charts(directory: Path) -> Path:
             yaml.dump({"apiVersion": "v2", "name": chart.chart, "version": chart.version.removeprefix("v"),
                        "appVersion": chart.app_version or chart.version,
                        "description": f"gpuplat e2e stand-in for {chart.chart}: its CRDs only"}, out)
-        crds = [doc for sub in CHART_CRDS.get(key, ()) for path in sorted((UPSTREAM / sub).glob("*.yaml"))
-                for doc in load_yaml_documents(path) if doc.get("kind") == "CustomResourceDefinition"]
+        crds = crd_documents(path for sub in CHART_CRDS.get(key, ()) for path in upstream.crd_files(directory=sub))
         if crds:
             (root / "crds").mkdir(exist_ok=True)
             with (root / "crds" / "crds.yaml").open("w") as out:

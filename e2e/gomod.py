@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from e2e import upstream
 from e2e.cluster import E2EError
 
 TOOLS = Path(__file__).resolve().parent / "tools"
@@ -22,9 +23,11 @@ def _env_name(tool_set: str) -> str:
 
 
 def resolve_before_netns() -> None:
-    """Find (downloading if needed) every module directory while the proxy is reachable."""
+    """Find (downloading if needed) every module directory while the proxy is reachable, the
+    modules of upstream CRDs too (inside, `go mod download` finds them in the module cache)."""
     for tool_set, module in MODULES.items():
         os.environ[_env_name(tool_set)] = str(module_dir(tool_set, module))
+    upstream.prefetch()
 
 
 def module_dir(tool_set: str, module: str) -> Path:

@@ -9,25 +9,16 @@ NFD) are played by `e2e.nodes`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from e2e import upstream
 from e2e.cluster import E2EError
 
-ROOT = Path(__file__).resolve().parent.parent
-# The upstream data beside the clone, as the unit tests read it (tests/upstream.py).
-UPSTREAM = Path(os.environ.get("GPUPLAT_UPSTREAM") or ROOT.parent / "shared" / "upstream")
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:kubernetes")
 # Kinds that other objects refer to, applied first so references resolve on the first pass.
 _FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClass", "PersistentVolume")
-
-
-def upstream_dir() -> Path:
-    if not UPSTREAM.is_dir():
-        raise E2EError(f"upstream CRDs not found at {UPSTREAM} (the shared/ folder beside the clone)")
-    return UPSTREAM
 
 
 def emitted_objects(resources: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -42,9 +33,14 @@ def load_yaml_documents(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in YAML(typ="safe").load_all(path.read_text()) if doc]
 
 
+def crd_documents(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    return [d for path in paths for d in load_yaml_documents(path) if d.get("kind") == "CustomResourceDefinition"]
+
+
 def upstream_crds() -> list[dict[str, Any]]:
-    """Every upstream CRD (the charts' own CRDs as the releases would install them)."""
-    crds = []
-    for path in sorted(upstream_dir().glob("*/*.yaml")):
-        crds += [d for d in load_yaml_documents(path) if d.get("kind") == "CustomResourceDefinition"]
-    return crds
+    """Every upstream CRD (the charts' own CRDs as the releases would install them), read as the
+    unit tests read them (e2e/upstream.py); a CRD found nowhere stops the step, saying why."""
+    try:
+        return crd_documents(upstream.crd_files())
+    except upstream.UpstreamMissing as err:
+        raise E2EError(f"upstream CRDs: {err}") from None

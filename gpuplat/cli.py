@@ -1,4 +1,4 @@
-"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate`: the CLI,
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate | charts`: the CLI,
 a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
@@ -23,6 +23,7 @@ DEFAULT_STACK = "dev"
 # Commands that run the project's Pulumi program: they need a project, and its stack's settings.
 _PROGRAM_COMMANDS = ("preview", "policy", "verify")
 _PATH_ARGS = ("spec", "overlay", "config")
+_PROJECTLESS = ("init", "charts")  # commands that need no project and take no stack
 
 
 def _command(sub: Any, name: str) -> argparse.ArgumentParser:  # argparse keeps its subparsers type private
@@ -220,6 +221,31 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     simulate.set_defaults(run=_simulate)
 
 
+def _charts(args: argparse.Namespace) -> int:
+    from gpuplat.commands.charts import cmd_charts
+
+    return cmd_charts(args)
+
+
+def _add_charts(sub: Any) -> None:  # argparse keeps its subparsers type private
+    charts = _command(sub, "charts")
+    actions = charts.add_subparsers(dest="charts_command", parser_class=_Parser, metavar="pull",
+                                    help="pull: fetch the charts into the chart cache")
+    pull = actions.add_parser("pull", help="fetch the charts", epilog=EXIT_CODES,
+                              description="Fetch the catalog's charts at their pinned versions into the chart cache.")
+    pull.add_argument("keys", nargs="*", metavar="KEY", help="catalog chart keys (default: every chart of the catalog)")
+    pull.add_argument("--repo", metavar="URL", help="fetch every chart from this repository instead of its own: an "
+                      "HTTP chart repository, or oci://HOST/PATH holding each at oci://HOST/PATH/<chart> "
+                      "(default: $GPUPLAT_CHART_REPO, else each chart's repository)")
+    pull.add_argument("--plain-http", action="store_true", help="talk plain HTTP to an OCI registry")
+    pull.add_argument("--cache", metavar="DIR", help="the chart cache, DIR/<key>/<version> (default: "
+                      "$GPUPLAT_CHART_CACHE, else $XDG_CACHE_HOME/gpuplat/charts or ~/.cache/gpuplat/charts)")
+    pull.add_argument("--into", metavar="DIR", help="also copy each chart to DIR/<key>, the layout of the stack "
+                      "setting gpuplat:localCharts and verify --charts (never replacing another chart)")
+    pull.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
+    charts.set_defaults(run=_charts, charts_command=None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gpuplat",
@@ -259,8 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--charts",
         metavar="DIR",
-        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts); "
-        "without charts the steps that read them are reported as not checked",
+        help="render the Helm charts from DIR/<chart key> (default: the stack setting gpuplat:localCharts, else "
+        "the chart cache `gpuplat charts pull` fills); without a chart the steps that read it are not checked",
     )
     _account_facts(verify)
     verify.add_argument(
@@ -278,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)
     _add_simulate(sub)
+    _add_charts(sub)
     return parser
 
 
@@ -325,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     run: Command = args.run
-    if args.command != "init":
+    if args.command not in _PROJECTLESS:
         problem = _suppressions(args) or _locate(args)
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")

@@ -122,7 +122,7 @@ def _strict(schema: Any) -> Any:
 @functools.cache
 def crd_validator(api_version: str, kind: str) -> Draft202012Validator:
     group, version = api_version.split("/")
-    for path in crd_files():
+    for path in crd_files(group=group):
         crd = yaml.safe_load(path.read_text(encoding="utf-8"))
         if crd.get("kind") != "CustomResourceDefinition":
             continue

@@ -39,6 +39,7 @@ from tests.support_aws import (
     recorded_all,
     unknown_value_keys,
 )
+from tests.upstream import Partly
 
 STATEFUL = (
     "aws:eks/cluster:Cluster",
@@ -263,11 +264,14 @@ def test_karpenter_cel_rules_the_schema_cannot_check(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_helm_values_exist_in_the_charts(stack: str) -> None:
     _, _, resources = recorded(stack)
+    partly = Partly()
     for r in of_type(resources, "kubernetes:helm.sh/v3:Release"):
         chart = next(c for c in CHARTS.values() if c.release_chart == r.inputs["chart"])
         assert r.inputs["version"] == chart.version and r.inputs["namespace"] == chart.namespace
-        defaults = chart_values(chart.key)
-        assert list(unknown_value_keys(r.inputs.get("values", {}), defaults)) == [], chart.key
+        with partly.item(chart.key):
+            defaults = chart_values(chart.key)
+            assert list(unknown_value_keys(r.inputs.get("values", {}), defaults)) == [], chart.key
+    partly.done()
 
 
 def test_subnets_follow_the_zone_letter_not_the_list_position() -> None:

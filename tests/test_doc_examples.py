@@ -4,6 +4,7 @@ every command and flag they cite exists, every example spec validates, every lin
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -65,15 +66,20 @@ def test_session_prints_what_the_page_shows(block: Block, tmp_path: Path) -> Non
         )
 
 
-def _options() -> dict[str, set[str]]:
-    import argparse
+def _flags(parser: argparse.ArgumentParser) -> set[str]:
+    """A command's flags, its subcommands' too (`gpuplat charts pull --into`)."""
+    found = {o for a in parser._actions for o in a.option_strings}  # pyright: ignore[reportPrivateUsage]
+    for action in parser._actions:  # pyright: ignore[reportPrivateUsage]
+        if isinstance(action, argparse._SubParsersAction):  # pyright: ignore[reportPrivateUsage]
+            for nested in action.choices.values():  # pyright: ignore[reportUnknownVariableType]
+                found |= _flags(nested)  # pyright: ignore[reportUnknownArgumentType]
+    return found
 
+
+def _options() -> dict[str, set[str]]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # pyright: ignore[reportPrivateUsage]
-    return {
-        name: {o for a in p._actions for o in a.option_strings}  # pyright: ignore[reportPrivateUsage]
-        for name, p in sub.choices.items()  # pyright: ignore[reportUnknownVariableType]
-    }
+    return {name: _flags(p) for name, p in sub.choices.items()}  # pyright: ignore[reportUnknownVariableType]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

@@ -29,7 +29,7 @@ from tests.support_k8s import (
     releases,
     unknown_value_keys,
 )
-from tests.upstream import real_charts
+from tests.upstream import Partly, real_charts
 
 SPECS = ("kubernetes", *STACKS)
 
@@ -39,8 +39,11 @@ def test_custom_resources_match_their_crds(which: str) -> None:
     _, _, resources = recorded(which)
     custom = [r for r in kubernetes_objects(resources) if is_custom_resource(r)]
     assert custom
+    partly = Partly()
     for resource in custom:
-        assert crd_errors(resource.inputs) == [], resource.name
+        with partly.item(f"{resource.inputs['apiVersion']} {resource.inputs['kind']}"):
+            assert crd_errors(resource.inputs) == [], resource.name
+    partly.done()
 
 
 @pytest.mark.parametrize("which", SPECS)
@@ -58,8 +61,11 @@ def test_core_objects_match_the_kubernetes_schema(which: str) -> None:
 @pytest.mark.parametrize("which", SPECS)
 def test_helm_values_keys_exist_in_the_charts(which: str) -> None:
     _, _, resources = recorded(which)
+    partly = Partly()
     for key, release in releases(resources).items():
-        assert unknown_value_keys(key, release.inputs.get("values", {})) == [], key
+        with partly.item(key):
+            assert unknown_value_keys(key, release.inputs.get("values", {})) == [], key
+    partly.done()
 
 
 def test_template_only_keys_are_read_by_the_chart_templates() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gpuplat.charts.cache import cache_root
 from gpuplat.cli import main
 from gpuplat.commands.common import ChartsError, chart_directory
 from gpuplat.verify import ChartDirectory, Journey, Step, render_json, render_text, verify
@@ -181,7 +182,7 @@ def test_without_charts_the_steps_reading_them_are_not_checked_and_not_failures(
     text = render_text(journeys)
     assert "    skip device-plugin: flavor " in text
     assert "step(s) not checked (not failures):\n" in text
-    assert "    device-plugin: no chart directory to render gpu-operator from (give --charts DIR or set" in text
+    assert "    device-plugin: no chart directory to render gpu-operator from (`gpuplat charts pull` fetches it" in text
     document = json.loads(render_json(journeys))
     assert any(s["checked"] is False and s["ok"] for j in document["journeys"] for s in j["steps"])
     with_charts = verify(model, plan, resources, FIXTURE_CHARTS)
@@ -192,7 +193,8 @@ def test_a_chart_directory_without_one_chart_names_it(tmp_path: Path) -> None:
     model, plan, resources = recorded("kubernetes")
     journeys = verify(model, plan, resources, ChartDirectory(tmp_path))
     details = {s.detail for j in journeys for s in j.unchecked}
-    assert any(f"no chart hami under {tmp_path} ({tmp_path}/hami/Chart.yaml)" in d for d in details), details
+    hami = f"no chart hami under {tmp_path} ({tmp_path}/hami/Chart.yaml; `gpuplat charts pull --into {tmp_path}` puts"
+    assert any(hami in d for d in details), details
     assert any(f"no chart gpu-operator under {tmp_path}" in d for d in details), details
 
 
@@ -213,7 +215,8 @@ def test_the_stack_setting_names_the_chart_directory(tmp_path: Path) -> None:
     settings.write_text("config:\n  gpuplat:localCharts: charts\n", encoding="utf-8")
     assert chart_directory("lab", None, tmp_path) == ChartDirectory(tmp_path / "charts")
     assert chart_directory("lab", str(FIXTURE_CHARTS.root), tmp_path) == FIXTURE_CHARTS  # the flag wins
-    assert chart_directory("other", None, tmp_path).root is None
+    # Neither: the chart cache `gpuplat charts pull` fills.
+    assert chart_directory("other", None, tmp_path) == ChartDirectory(cache_root(), cache=True)
     settings.write_text("config:\n  gpuplat:localCharts: gone\n", encoding="utf-8")
     with pytest.raises(ChartsError, match="stack setting gpuplat:localCharts of stack lab: gone is not a directory"):
         chart_directory("lab", None, tmp_path)

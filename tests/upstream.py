@@ -1,11 +1,17 @@
-"""The one way tests reach upstream data: CRDs and charts' values.yaml, read in place.
+"""The one way tests reach upstream data: CRDs and charts' values.yaml.
 
-The repository holds only what this project wrote, so the upstream files the tests validate
-against live beside the clone, in ../shared/upstream (CI and every development machine have
-it; `GPUPLAT_UPSTREAM` points elsewhere). Layout: one directory per upstream project holding
-its CRDs (`kueue/kueue.x-k8s.io_clusterqueues.yaml`, ...) and `charts/<chart key>/values.yaml`
-(with vendored subcharts under `charts/<chart key>/charts/<name>/`), at the versions the catalog
-pins. A test needing a file that is not there fails and names the file, never skips.
+The repository holds only what this project wrote. The upstream files the tests validate against
+are found by e2e/upstream.py (shared with the e2e suite): in the upstream data directory beside
+the clone, ../shared/upstream (`GPUPLAT_UPSTREAM` points elsewhere), else in the Go module that
+carries the pinned release's copy, downloaded through the Go module proxy and checked against
+go.sum. Layout: one directory per upstream project holding its CRDs
+(`kueue/kueue.x-k8s.io_clusterqueues.yaml`, ...) and `charts/<chart key>/values.yaml` (with
+vendored subcharts under `charts/<chart key>/charts/<name>/`), at the versions the catalog pins.
+
+A test needing a file found in neither place is skipped with the reason (`UpstreamMissing`,
+turned into a skip by tests/conftest.py), never failed: a clone without the data directory and
+without the module proxy fails no test. A test going through several charts checks every one it
+has data for, then skips naming the others (`Partly`).
 
 Real chart templates are code, not data: tests that render the real charts read them from the
 directory in `GPUPLAT_CHARTS` (one subdirectory per chart key, as `gpuplat verify --charts`
@@ -14,44 +20,56 @@ takes) and are skipped without it, saying so.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-UPSTREAM_ENV = "GPUPLAT_UPSTREAM"
+from e2e.upstream import UPSTREAM_ENV, UpstreamMissing, crd_files, data_dir, resolve
+
+__all__ = ["UPSTREAM_ENV", "Partly", "UpstreamMissing", "chart_values_dir", "crd_files", "real_charts", "upstream"]
+
 CHARTS_ENV = "GPUPLAT_CHARTS"
-DEFAULT_UPSTREAM = ROOT.parent / "shared" / "upstream"
 
 
 def upstream_root() -> Path:
-    return Path(os.environ.get(UPSTREAM_ENV) or DEFAULT_UPSTREAM)
+    return data_dir()
 
 
 def upstream(*parts: str) -> Path:
-    """The upstream file or directory at `parts`; the test fails, naming it, when it is missing."""
-    path = upstream_root().joinpath(*parts)
-    if not path.exists():
-        pytest.fail(
-            f"upstream data missing: {path} (the upstream data directory is {upstream_root()}; "
-            f"set {UPSTREAM_ENV} to the directory holding the CRDs and charts/<chart>/values.yaml)",
-            pytrace=False,
-        )
-    return path
-
-
-@functools.cache
-def crd_files() -> tuple[Path, ...]:
-    """Every CRD file of the upstream data (the per-project directories, not charts/)."""
-    projects = [d for d in sorted(upstream().iterdir()) if d.is_dir() and d.name != "charts"]
-    return tuple(sorted(p for d in projects for p in d.glob("*.yaml")))
+    """The upstream file or directory at `parts` (UpstreamMissing, a skip, when there is none)."""
+    return resolve("/".join(parts))
 
 
 def chart_values_dir(key: str) -> Path:
     """The directory of chart `key`'s upstream values.yaml (and of its subcharts' values)."""
     return upstream("charts", key, "values.yaml").parent
+
+
+class Partly:
+    """For a test going through several charts or objects: each item is checked when its upstream
+    data is there; `done()` then skips, naming the items that were not (a failure fails first)."""
+
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+        self.missing: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def item(self, name: str) -> Iterator[None]:
+        try:
+            yield
+        except UpstreamMissing as err:
+            self.missing[name] = str(err)
+        else:
+            self.checked.append(name)
+
+    def done(self) -> None:
+        if self.missing:
+            names = ", ".join(self.missing)
+            first = next(iter(self.missing.values()))
+            pytest.skip(f"checked {len(self.checked)}; no upstream data for {names} (first: {first})")
 
 
 def real_charts() -> Path:
@@ -63,4 +81,3 @@ def real_charts() -> Path:
     if not path.is_dir():
         pytest.fail(f"{CHARTS_ENV}={given} is not a directory", pytrace=False)
     return path
-

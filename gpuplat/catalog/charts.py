@@ -4,12 +4,14 @@
 Source: each chart's upstream repository at the tag and commit its entry names (chart name,
 install location, chart version, appVersion). The newest stable release of each chart as of
 2026-08-21. The tests read each chart's values.yaml and the CRDs of these versions from the
-upstream data directory beside the clone (tests/upstream.py); the repository holds no copy.
+upstream data directory beside the clone, else from the Go modules of these releases
+(tests/upstream.py, docs/development.md); the repository holds no copy.
 
 Local charts: the stack setting `gpuplat:localCharts` names a directory holding one
-subdirectory per chart key (DIR/kueue, DIR/hami, ...), e.g. charts pulled with `helm pull
---untar` at the versions below. The components then install from there (no repository), and
-`gpuplat verify` renders from there (docs/charts.md).
+subdirectory per chart key (DIR/kueue, DIR/hami, ...), e.g. filled by `gpuplat charts pull
+--into DIR` at the versions below. The components then install from there (no repository), and
+`gpuplat verify` renders from there, else from the chart cache `gpuplat charts pull` fills
+(docs/charts.md).
 
 Versions are the published chart versions, not the ``Chart.yaml`` at the tag: gpu-operator,
 karpenter, karpenter-crd and sriov-network-operator rewrite theirs at release time.

@@ -51,6 +51,12 @@ ABOUT: dict[str, tuple[str, str]] = {
         "print a mermaid diagram of the platform",
         "Pools, fabric, storage tiers and tenants as a mermaid flowchart (or JSON nodes and edges).",
     ),
+    "charts": (
+        "fetch the catalog's Helm charts at their pinned versions (charts pull)",
+        "`gpuplat charts pull` fetches every chart the catalog pins (or the keys named) with Helm's own "
+        "SDK into the chart cache gpuplat verify renders from; --into DIR also fills a directory for the "
+        "stack setting gpuplat:localCharts. Needs no project.",
+    ),
     "simulate": (
         "replay a GPU job trace: waste, waiting and cost of this spec",
         "Replays the trace against the plan and the scaling policy as emitted (docs/simulate.md).",

@@ -83,13 +83,15 @@ class ChartsError(Exception):
 
 def chart_directory(stack: str, given: str | None, root: Path = Path()) -> ChartDirectory:
     """Where verify renders charts from: `--charts DIR`, else the stack setting
-    `gpuplat:localCharts` (relative to the project, as the program reads it), else nowhere."""
+    `gpuplat:localCharts` (relative to the project, as the program reads it), else the chart
+    cache `gpuplat charts pull` fills."""
+    from gpuplat.charts.cache import cache_root
     from gpuplat.preview.stack import stack_config
-    from gpuplat.verify.render import NO_CHARTS, ChartDirectory
+    from gpuplat.verify.render import ChartDirectory
 
     source, where = (given, "--charts") if given else (stack_config(stack, root).get(LOCAL_CHARTS_SETTING), None)
     if not source:
-        return NO_CHARTS
+        return ChartDirectory(cache_root(), cache=True)
     directory = Path(source) if where else root / source
     if not directory.is_dir():
         named = where or f"stack setting {LOCAL_CHARTS_SETTING} of stack {stack}"

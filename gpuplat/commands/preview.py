@@ -178,7 +178,7 @@ def _report(
 
 
 def _charts(args: argparse.Namespace) -> ChartDirectory:
-    """The comment's verify section renders from the stack's local charts, when it names some."""
+    """The comment's verify section renders from the stack's local charts, else the chart cache."""
     try:
         return chart_directory(args.stack, None)
     except ChartsError as err:

@@ -7,7 +7,8 @@ Imported only when the command runs: recording drives pulumi through the preview
 Exit codes: 0 every journey reaches a GPU, 1 a journey fails (or the spec is invalid, or the
 program fails), 2 usage or IO (no Pulumi program here, no such chart directory, helm-python-sdk
 missing while charts are given). Charts: `--charts DIR`, else the stack setting
-`gpuplat:localCharts`; without either, the steps that read a rendered chart are not checked.
+`gpuplat:localCharts`, else the chart cache `gpuplat charts pull` fills; without a chart, the
+steps that read it are not checked.
 """
 
 from __future__ import annotations

@@ -3,13 +3,14 @@
 
 The chart comes from a chart directory the user gives (`gpuplat verify --charts DIR`, or the
 stack setting `gpuplat:localCharts`): one subdirectory per catalog chart key, e.g. DIR/hami,
-holding that chart at the version the catalog pins. The values, release name and namespace
+holding that chart at the version the catalog pins; else from the chart cache `gpuplat charts
+pull` fills (DIR/<key>/<version>, gpuplat/charts/cache.py). The values, release name and namespace
 are the release's recorded inputs. Helm merges the values into the chart's defaults (maps
 deep-merged, `null` deleting a default), which is exactly where emitted values and what a
 cluster really runs part ways: so verify reads the rendered objects, never the values alone.
 
-Without a chart directory, or without a chart in it, a release is not rendered: verify then
-says which steps it could not check (not a failure). helm-python-sdk (import `helm_python`)
+Without the chart, a release is not rendered: verify then says which steps it could not check
+(not a failure) and the command that fetches the chart. helm-python-sdk (import `helm_python`)
 is an optional dependency (`pip install gpuplat[verify]`); rendering without it raises
 RenderUnavailable, which the CLI reports as a usage error.
 """
@@ -27,9 +28,10 @@ import yaml
 
 from gpuplat.catalog import Chart
 from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING, chart_of_release
+from gpuplat.charts.cache import PULL_COMMAND, cached_chart, chart_version
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-HOW_TO_GIVE = f"give --charts DIR or set the stack setting {LOCAL_CHARTS_SETTING}"
+HOW_TO_GIVE = f"`{PULL_COMMAND}` fetches it, or give --charts DIR or set the stack setting {LOCAL_CHARTS_SETTING}"
 
 
 class RenderUnavailable(Exception):
@@ -42,21 +44,28 @@ class RenderError(Exception):
 
 @dataclass(frozen=True)
 class ChartDirectory:
-    """Where charts are read from: `root`/<chart key>/Chart.yaml, or nowhere (root None)."""
+    """Where charts are read from: `root`/<chart key>/Chart.yaml; with `cache`, the chart cache's
+    `root`/<chart key>/<version>/Chart.yaml; or nowhere (root None)."""
 
     root: Path | None
+    cache: bool = False
 
     def chart_dir(self, chart: Chart) -> Path | None:
         if self.root is None:
             return None
-        directory = self.root / chart.key
+        directory = cached_chart(self.root, chart) if self.cache else self.root / chart.key
         return directory if (directory / "Chart.yaml").is_file() else None
 
     def missing(self, chart: Chart) -> str:
-        """Why `chart` cannot be rendered here (for a step that could not be checked)."""
+        """Why `chart` cannot be rendered here and how to fix it (for a step that could not be checked)."""
         if self.root is None:
             return f"no chart directory to render {chart.key} from ({HOW_TO_GIVE})"
-        return f"no chart {chart.key} under {self.root} ({self.root / chart.key}/Chart.yaml)"
+        if self.cache:
+            return f"chart {chart.key} {chart.version} is not pulled (`{PULL_COMMAND}` fetches it)"
+        return (
+            f"no chart {chart.key} under {self.root} ({self.root / chart.key}/Chart.yaml; "
+            f"`{PULL_COMMAND} --into {self.root}` puts it there)"
+        )
 
 
 NO_CHARTS = ChartDirectory(None)
@@ -102,11 +111,6 @@ def parse_manifests(manifests: Mapping[str, str]) -> list[dict[str, Any]]:
             if isinstance(document, dict):
                 objects.append(cast("dict[str, Any]", document))
     return objects
-
-
-def chart_version(directory: Path) -> str:
-    loaded = yaml.safe_load((directory / "Chart.yaml").read_text(encoding="utf-8"))
-    return str(as_values(loaded).get("version", ""))
 
 
 def render_release(release: Mapping[str, Any], charts: ChartDirectory) -> list[dict[str, Any]] | None:
