@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,14 @@ def enter(argv: list[str]) -> None:
     # --map-root-user lets a non-root user make the namespace; root keeps its own identity.
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
     command = ["unshare", "--net", "--mount", *userns, "--", sys.executable, "-m", "e2e", *argv]
-    sys.exit(subprocess.run(command, env=env).returncode)
+    inner = subprocess.Popen(command, env=env, start_new_session=True)
+
+    def forward(signum: int, _frame: object) -> None:
+        # A stop (CI's timeout, Ctrl-C) reaches the suite inside, which tears every target down.
+        inner.send_signal(signum)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, forward)
+    sys.exit(inner.wait())
 
 
 def private_etc(workdir: Path) -> None:
