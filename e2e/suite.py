@@ -146,19 +146,19 @@ def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot:
                         f"{', '.join(sorted(toolbox))} only (e2e/tools/modgen.py adds a minor)")
         return
     cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, toolbox[minor])
+    phase, started = "control-plane", time.monotonic()
     try:
-        started = time.monotonic()
         cluster.create()
         report.target(target.label, kubernetes=cluster.server_version())
-        report.phase(target.label, "control-plane", time.monotonic() - started)
-        started = time.monotonic()
+        report.phase(target.label, phase, time.monotonic() - started)
+        phase, started = "scenarios", time.monotonic()
         report.mark()
         steps(cluster, stack)
         cluster.processes.check()
     except E2EError as err:
         report.scenario(target.label, "setup", False, str(err))
     finally:
-        report.phase(target.label, "scenarios", time.monotonic() - started)
+        report.phase(target.label, phase, time.monotonic() - started)
         started = time.monotonic()
         cluster.delete()
         report.phase(target.label, "teardown", time.monotonic() - started)
@@ -269,6 +269,7 @@ def main(argv: list[str]) -> int:
             code = done.process.returncode if done.process else None
             report.scenario(done.label, "worker", False, f"the target's worker exited {code} with no report")
         report.target(done.label, seconds=round(done.seconds, 1))
+    report.mark()
     teardown(report, pool.stopped)
     report.seconds = time.monotonic() - started
     report.write(REPORT)
