@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import signal
 import tempfile
@@ -312,5 +313,9 @@ def worker(args: argparse.Namespace, toolbox: Toolbox) -> int:
     except Exception as err:  # a defect of the suite: reported, the other targets go on
         report.scenario(args.worker, "suite-error", False, "".join(traceback.format_exception(err))[-2000:])
     finally:
+        # CPU of the worker and what it waited for (kubectl, gpuplat, Kueue, Karpenter, pulumi):
+        # not the control plane, which kwokctl starts detached.
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        report.target(args.worker, cpuSeconds=round(sum(u.ru_utime + u.ru_stime for u in used), 1))
         args.part.write_text(json.dumps(report.document()))
     return 0
