@@ -1,7 +1,15 @@
+import gc
+
 import pulumi
 
 from components import GpuPlatform, GpuPlatformArgs
 from gpuplat.compile import SpecError, UnknownStackError, load_for_stack
+
+# The cycle collector stays off for the program's run, as in `gpuplat preview`'s recording: the
+# SDK allocates thousands of objects per resource, most after this file returns (the language host
+# then sends the registrations), and each full collection walks every live one. Reference
+# counting frees them; the process ends with the deployment (docs/e2e.md measures it).
+gc.disable()
 
 try:
     model, plan = load_for_stack(pulumi.get_stack())

@@ -109,6 +109,11 @@ class Cluster:
                                     "componentsPatches": [patch]}))
         return path
 
+    def server_version(self) -> str:
+        """The version the API server reports (`/version`'s gitVersion)."""
+        found = json.loads(self.kubectl("get", "--raw", "/version").stdout)
+        return str(found["gitVersion"])
+
     def delete(self) -> None:
         self.processes.stop()
         subprocess.run([str(self.tools["kwokctl"]), "delete", "cluster", "--name", self.name],

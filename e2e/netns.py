@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +25,9 @@ def interfaces() -> list[str]:
     return sorted(line.split(":")[1].strip().split("@")[0] for line in listing.splitlines() if line.strip())
 
 
-def enter(argv: list[str]) -> None:
-    """Re-run this process in a new network namespace, unless it already runs in one."""
+def enter(argv: list[str], program: tuple[str, ...] = ("-m", "e2e")) -> None:
+    """Re-run this process (`python <program> <argv>`) in a new network namespace, unless it
+    already runs in one."""
     if os.environ.get(_MARK) == "1":
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         if interfaces() != ["lo"]:
@@ -36,8 +38,15 @@ def enter(argv: list[str]) -> None:
     env = {**os.environ, _MARK: "1"}
     # --map-root-user lets a non-root user make the namespace; root keeps its own identity.
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    command = ["unshare", "--net", "--mount", *userns, "--", sys.executable, "-m", "e2e", *argv]
-    sys.exit(subprocess.run(command, env=env).returncode)
+    command = ["unshare", "--net", "--mount", *userns, "--", sys.executable, *program, *argv]
+    inner = subprocess.Popen(command, env=env, start_new_session=True)
+
+    def forward(signum: int, _frame: object) -> None:
+        # A stop (CI's timeout, Ctrl-C) reaches the suite inside, which tears every target down.
+        inner.send_signal(signum)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, forward)
+    sys.exit(inner.wait())
 
 
 def private_etc(workdir: Path) -> None:

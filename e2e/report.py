@@ -1,8 +1,9 @@
-"""e2e/report.json: what the suite ran and what the engines said."""
+"""e2e/report.json: what the suite ran, what the engines said, and how long each part took."""
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ class Scenario:
     scenario: str
     ok: bool
     detail: str
+    seconds: float = 0.0  # since the target's previous row: the time this row's work took
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Journey:
     predicted: str
     actual: str
     reason: str
+    seconds: float = 0.0  # as for a scenario: journeys are judged together, the first carries the wait
 
 
 @dataclass
@@ -34,19 +37,47 @@ class Report:
     scenarios: list[Scenario] = field(default_factory=list)
     journeys: list[Journey] = field(default_factory=list)
     timings: list[dict[str, Any]] = field(default_factory=list)  # the real engine's commands, in seconds
+    # One entry per target: its Kubernetes version, wall seconds and phases (compile, control plane, ...)
+    targets: list[dict[str, Any]] = field(default_factory=list)
+    jobs: int = 1  # targets run at once
+    _mark: float = field(default_factory=time.monotonic, repr=False)
+
+    def _split(self) -> float:
+        now = time.monotonic()
+        seconds, self._mark = now - self._mark, now
+        return round(seconds, 1)
+
+    def mark(self) -> None:
+        """The next row's seconds count from here."""
+        self._mark = time.monotonic()
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
-        self.scenarios.append(Scenario(stack, name, ok, detail))
-        print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name}: {detail[:400]}", flush=True)
+        row = Scenario(stack, name, ok, detail, self._split())
+        self.scenarios.append(row)
+        print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name} ({row.seconds:.0f} s): {detail[:400]}", flush=True)
 
     def timing(self, stack: str, command: str, seconds: float) -> None:
         self.timings.append({"stack": stack, "command": command, "seconds": round(seconds, 1)})
 
     def journey(self, journey: Journey) -> None:
+        journey.seconds = self._split()
         self.journeys.append(journey)
         agree = "ok  " if journey.predicted == journey.actual else "FAIL"
         print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}): "
               f"verify {journey.predicted}, real {journey.actual}: {journey.reason[:300]}", flush=True)
+
+    def target(self, stack: str, **facts: Any) -> dict[str, Any]:
+        """The target's entry (made on first use): its version, seconds and phases."""
+        for entry in self.targets:
+            if entry["stack"] == stack:
+                entry.update(facts)
+                return entry
+        entry = {"stack": stack, **facts}
+        self.targets.append(entry)
+        return entry
+
+    def phase(self, stack: str, name: str, seconds: float) -> None:
+        self.target(stack).setdefault("phases", {})[name] = round(seconds, 1)
 
     @property
     def failures(self) -> int:
@@ -54,8 +85,19 @@ class Report:
         # blocked is reported, with the controller's reason, as their agreement.
         return sum(not s.ok for s in self.scenarios) + sum(j.predicted != j.actual for j in self.journeys)
 
+    def document(self) -> dict[str, Any]:
+        return {"tools": self.tools, "seconds": round(self.seconds, 1), "jobs": self.jobs,
+                "targets": self.targets,
+                "scenarios": [asdict(s) for s in self.scenarios],
+                "journeys": [asdict(j) for j in self.journeys], "timings": self.timings}
+
     def write(self, path: Path) -> None:
-        document = {"tools": self.tools, "seconds": round(self.seconds, 1),
-                    "scenarios": [asdict(s) for s in self.scenarios],
-                    "journeys": [asdict(j) for j in self.journeys], "timings": self.timings}
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        path.write_text(json.dumps(self.document(), indent=2) + "\n")
+
+    def merge(self, part: dict[str, Any]) -> None:
+        """Add a worker's part (its `document()`) to this report."""
+        self.scenarios += [Scenario(**s) for s in part.get("scenarios", [])]
+        self.journeys += [Journey(**j) for j in part.get("journeys", [])]
+        self.timings += part.get("timings", [])
+        for entry in part.get("targets", []):
+            self.target(entry["stack"], **{k: v for k, v in entry.items() if k != "stack"})

@@ -49,6 +49,14 @@ class Stack:
     def provider(self) -> str:
         return "aws" if self.of_type("aws:eks/cluster:Cluster") else "kubernetes"
 
+    @property
+    def kubernetes_minor(self) -> str:
+        """The minor the stack targets: its EKS cluster's version on aws; on provider kubernetes
+        the cluster exists already, at the version the spec says it runs."""
+        for cluster in self.of_type("aws:eks/cluster:Cluster"):
+            return str(cluster["version"])
+        return str(self.plan["kubernetes"]["version"])
+
     def of_type(self, type_: str) -> list[dict[str, Any]]:
         return [r["inputs"] for r in self.resources if r["type"] == type_]
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import shutil
+import signal
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from ruamel.yaml import YAML
 from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, mutations, netns, nodes, scenarios, topology
 from e2e.cluster import Cluster, E2EError
 from e2e.objects import emitted_objects, upstream_crds
+from e2e.parallel import Pool, Stopped, Worker, end_stragglers, stop_on_signals, stragglers, worker_argv
 from e2e.report import Report
 from e2e.stack import ROOT, Stack, Target, compile_target
 from e2e.tools import build
@@ -33,6 +38,8 @@ DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "f
 NEWCOMER = "init-kubernetes-pulumi"
 PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
+# Targets run at once by default: what the 2-core machine gains from (bench/results.md).
+JOBS = 2
 
 
 def gpu_labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -116,28 +123,49 @@ def bring_up(cluster: Cluster, stack: Stack, report: Report) -> None:
         nodes.create(cluster, existing_gpu_nodes(stack))
 
 
-def on_fresh_cluster(target: Target, tools: dict[str, Path], report: Report, workroot: Path,
+Toolbox = dict[str, dict[str, Path]]  # Kubernetes minor -> binary name -> path
+
+
+def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot: Path,
                      steps: Callable[[Cluster, Stack], None]) -> None:
-    """Compile the target, start a control plane of its own, run `steps` on it, tear it down. A
-    step the suite cannot carry out is reported as the target's `setup` failure."""
+    """Compile the target, start a control plane of its own at the Kubernetes minor the stack
+    targets, run `steps` on it, tear it down. A step the suite cannot carry out is reported as the
+    target's `setup` failure."""
     print(f"e2e: {target.label}", flush=True)
+    started = time.monotonic()
     try:
         stack = compile_target(target)
     except E2EError as err:
         report.scenario(target.label, "compile", False, str(err))
         return
-    cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, tools)
+    report.phase(target.label, "compile", time.monotonic() - started)
+    minor = stack.kubernetes_minor
+    report.target(target.label, minor=minor)
+    if minor not in toolbox:
+        report.scenario(target.label, "control-plane", False,
+                        f"the stack targets Kubernetes {minor}; the suite builds control planes of "
+                        f"{', '.join(sorted(toolbox))} only (e2e/tools/modgen.py adds a minor)")
+        return
+    cluster = Cluster(f"gpuplat-{target.label}", workroot / target.label, toolbox[minor])
+    phase, started = "control-plane", time.monotonic()
     try:
         cluster.create()
+        report.target(target.label, kubernetes=cluster.server_version())
+        report.phase(target.label, phase, time.monotonic() - started)
+        phase, started = "scenarios", time.monotonic()
+        report.mark()
         steps(cluster, stack)
         cluster.processes.check()
     except E2EError as err:
         report.scenario(target.label, "setup", False, str(err))
     finally:
+        report.phase(target.label, phase, time.monotonic() - started)
+        started = time.monotonic()
         cluster.delete()
+        report.phase(target.label, "teardown", time.monotonic() - started)
 
 
-def run_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path, timeout: float) -> None:
+def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         bring_up(cluster, stack, report)
         with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
@@ -161,14 +189,53 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
     on_fresh_cluster(target, tools, report, workroot, steps)
 
 
-def run_deploy_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path,
+def run_deploy_target(target: Target, tools: Toolbox, report: Report, workroot: Path,
                       timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
         nodes.create(cluster, existing_gpu_nodes(stack))
-        deploy.run_deploy(target, stack, cluster, tools, report, workroot / target.label, timeout,
+        deploy.run_deploy(target, stack, cluster, cluster.tools, report, workroot / target.label, timeout,
                           lambda: nodes.NodeAgents(cluster, agent_pools(stack)))
     on_fresh_cluster(target, tools, report, workroot, steps)
+
+
+Job = Callable[[Report, Path], None]  # one target's work: its part of the report, the run's directory
+
+
+def jobs(args: argparse.Namespace, toolbox: Toolbox) -> dict[str, Job]:
+    """Every target the arguments choose, by label, in the order they start: the longest first
+    (bench/results.md has each target's seconds), so the last to start are the short ones."""
+    def chosen(label: str) -> bool:
+        return (not args.only and not args.spec) or label in (args.only or [])
+
+    def target_job(target: Target) -> Job:
+        return lambda report, root: run_target(target, toolbox, report, root, args.timeout)
+
+    def deploy_job(target: Target) -> Job:
+        return lambda report, root: run_deploy_target(target, toolbox, report, root, args.timeout)
+
+    def newcomer(report: Report, root: Path) -> None:
+        try:
+            target = deploy.newcomer_project(root / NEWCOMER, NEWCOMER)
+        except E2EError as err:
+            report.scenario(NEWCOMER, "gpuplat-init", False, str(err))
+        else:
+            run_deploy_target(target, toolbox, report, root, args.timeout)
+
+    def preflight(report: Report, root: Path) -> None:
+        try:
+            deploy.preflight_stops(toolbox[max(toolbox)], report, root / PREFLIGHT)
+        except E2EError as err:
+            report.scenario(PREFLIGHT, "setup", False, str(err))
+
+    found: dict[str, Job] = {t.label: deploy_job(t) for t in DEPLOY_TARGETS if chosen(t.label)}
+    if chosen(NEWCOMER):
+        found[NEWCOMER] = newcomer
+    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
+    found.update({t.label: target_job(t) for t in [*(t for t in TARGETS if chosen(t.label)), *own]})
+    if chosen(PREFLIGHT):
+        found[PREFLIGHT] = preflight
+    return found
 
 
 def main(argv: list[str]) -> int:
@@ -179,35 +246,32 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--spec", action="append", type=Path, default=[],
                         help="a spec of one's own, run as stack dev with no overlay (repeatable); with --spec, "
                              "only the given specs and the --only targets run")
+    parser.add_argument("--jobs", type=int, default=JOBS, help=f"targets run at once (default {JOBS})")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # run this one target (the suite's own workers)
+    parser.add_argument("--part", type=Path, help=argparse.SUPPRESS)  # where a worker writes its report
     args = parser.parse_args(argv)
-
-    def chosen(label: str) -> bool:
-        return (not args.only and not args.spec) or label in (args.only or [])
+    toolbox = build.binaries()
+    if args.worker:
+        return worker(args, toolbox)
     started = time.monotonic()
-    tools = build.binaries()
     gomod.resolve_before_netns()  # the module proxy is out of reach inside the namespace
     netns.enter(argv)
-    report = Report(tools=build.summary())
+    report = Report(tools=build.summary(), jobs=args.jobs)
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
-    netns.private_etc(workroot)
-    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
-    for target in [*(t for t in TARGETS if chosen(t.label)), *own]:
-        run_target(target, tools, report, workroot, args.timeout)
-    for target in DEPLOY_TARGETS:
-        if chosen(target.label):
-            run_deploy_target(target, tools, report, workroot, args.timeout)
-    if chosen(NEWCOMER):
-        try:
-            newcomer = deploy.newcomer_project(workroot / NEWCOMER, NEWCOMER)
-        except E2EError as err:
-            report.scenario(NEWCOMER, "gpuplat-init", False, str(err))
+    chosen = jobs(args, toolbox)
+    workers = [Worker(label, worker_argv(argv, label, workroot / f"{label}.json"),
+                               workroot / f"{label}.json") for label in chosen]
+    pool = Pool(workers, max(1, args.jobs))
+    pool.run()
+    for done in workers:
+        if done.part.is_file():
+            report.merge(json.loads(done.part.read_text()))
         else:
-            run_deploy_target(newcomer, tools, report, workroot, args.timeout)
-    if chosen(PREFLIGHT):
-        try:
-            deploy.preflight_stops(tools, report, workroot / PREFLIGHT)
-        except E2EError as err:
-            report.scenario(PREFLIGHT, "setup", False, str(err))
+            code = done.process.returncode if done.process else None
+            report.scenario(done.label, "worker", False, f"the target's worker exited {code} with no report")
+        report.target(done.label, seconds=round(done.seconds, 1))
+    report.mark()
+    teardown(report, pool.stopped)
     report.seconds = time.monotonic() - started
     report.write(REPORT)
     if not args.keep:
@@ -215,5 +279,43 @@ def main(argv: list[str]) -> int:
     else:
         print(f"e2e: work directories kept in {workroot}")
     print(f"e2e: {len(report.scenarios)} scenarios, {len(report.journeys)} journeys, "
-          f"{report.failures} failed; report in {REPORT.relative_to(ROOT)}")
+          f"{report.failures} failed, {report.seconds:.0f} s; report in {REPORT.relative_to(ROOT)}")
+    if pool.stopped:
+        return 128 + pool.stopped
     return 1 if report.failures else 0
+
+
+def teardown(report: Report, stopped: int) -> None:
+    """Every target tore down what it started: nothing of the run is left in its namespace."""
+    left = stragglers()
+    end_stragglers(left)
+    names = sorted({Path(command.split()[0]).name for _, command in left})
+    detail = (f"{len(left)} process(es) of the run were still running and were ended: {', '.join(names)}"
+              if left else "every control plane and controller of the run stopped")
+    if stopped:
+        detail = f"stopped by {signal.Signals(stopped).name}; {detail}"
+    report.scenario("suite", "teardown", not left and not stopped, detail)
+
+
+def worker(args: argparse.Namespace, toolbox: Toolbox) -> int:
+    """One target, in the suite's namespace and a mount namespace of its own; its report part is
+    written whatever happens, also when the run is stopped."""
+    assert args.part is not None
+    root = args.part.parent
+    netns.private_etc(root / f"{args.worker}-etc")
+    report = Report()
+    try:
+        with stop_on_signals():
+            jobs(args, toolbox)[args.worker](report, root)
+    except Stopped as stop:
+        report.scenario(args.worker, "stopped", False, f"{stop}: the target was stopped and its control plane "
+                        "torn down")
+    except Exception as err:  # a defect of the suite: reported, the other targets go on
+        report.scenario(args.worker, "suite-error", False, "".join(traceback.format_exception(err))[-2000:])
+    finally:
+        # CPU of the worker and what it waited for (kubectl, gpuplat, Kueue, Karpenter, pulumi):
+        # not the control plane, which kwokctl starts detached.
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        report.target(args.worker, cpuSeconds=round(sum(u.ru_utime + u.ru_stime for u in used), 1))
+        args.part.write_text(json.dumps(report.document()))
+    return 0

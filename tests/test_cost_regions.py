@@ -33,7 +33,7 @@ def test_a_region_read_is_priced_at_its_own_list() -> None:
     assert lines["EBS gp3 root volumes (50 GPU x 200 GiB + 3 system x 50 GiB)"].monthly_usd == pytest.approx(893.2)
     assert lines["interface endpoints (6 x 2 zones)"].monthly_usd == pytest.approx(96.36)
     # EKS lists one price for every commercial region: a list price, not an estimate.
-    eks = lines["EKS control plane (extended support, 1.33)"]
+    eks = lines["EKS control plane (standard support, 1.36)"]
     assert (eks.region, eks.estimated) == ("eu-west-1", "")
 
 

@@ -41,8 +41,8 @@ def _lines(cost: CostPlan) -> dict[str, float | None]:
 
 def test_service_lines_of_the_example() -> None:
     lines = _lines(_cost())
-    # 1.33 is in extended support on the calendar's date: 0.60 $/h x 730 h = 438.
-    assert lines["EKS control plane (extended support, 1.33)"] == pytest.approx(438.0)
+    # 1.36 is in standard support on the calendar's date: 0.10 $/h x 730 h = 73.
+    assert lines["EKS control plane (standard support, 1.36)"] == pytest.approx(73.0)
     # One NAT per zone, 2 zones: 2 x 730 h x 0.045 = 65.70, their IPv4 addresses 2 x 730 x 0.005 = 7.30.
     assert lines["NAT gateways (2, one per zone)"] == pytest.approx(65.70)
     assert lines["NAT gateways' public IPv4 addresses (2)"] == pytest.approx(7.30)
@@ -66,7 +66,7 @@ def test_service_lines_of_the_example() -> None:
     assert lines["control-plane logs ingested (5 log types; per GB, not in the total)"] is None
     assert lines["S3 Express warm PUT requests (not in the total)"] is None
     cost = _cost()
-    fixed = 438 + 65.7 + 7.3 + 28800 + 7200 + 22528 + 883.008 + 812 + 87.6 + 2
+    fixed = 73 + 65.7 + 7.3 + 28800 + 7200 + 22528 + 883.008 + 812 + 87.6 + 2
     assert cost.services_monthly_usd == pytest.approx(fixed)
     assert cost.total_monthly_usd == pytest.approx(cost.monthly_usd + fixed)
     # us-east-1 is the catalog's own list: nothing is estimated.
@@ -75,15 +75,16 @@ def test_service_lines_of_the_example() -> None:
     assert not [p.pool for p in cost.pools if p.price_estimated]
 
 
-def test_cold_capacity_and_standard_support_priced() -> None:
+def test_cold_capacity_and_extended_support_priced() -> None:
     def edit(d: Doc) -> None:
         d["storage"]["cold"]["capacityTiB"] = 100
-        d["target"]["kubernetesVersion"] = "1.35"
+        d["target"]["kubernetesVersion"] = "1.33"
 
     lines = _lines(_cost(edit))
-    # 100 TiB = 102400 GB x 0.023 = 2355.20; 1.35 is in standard support: 0.10 x 730 = 73.
+    # 100 TiB = 102400 GB x 0.023 = 2355.20; 1.33 is in extended support on the calendar's date:
+    # 0.60 $/h x 730 h = 438.
     assert lines["S3 Standard cold"] == pytest.approx(2355.20)
-    assert lines["EKS control plane (standard support, 1.35)"] == pytest.approx(73.0)
+    assert lines["EKS control plane (extended support, 1.33)"] == pytest.approx(438.0)
 
 
 def _block_pool(instance: str, kind: str = "capacity-block") -> Callable[[Doc], None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,57 @@ def test_the_kubernetes_provider_is_stamped_with_its_release_not_the_pseudo_vers
     assert {Path(e).name for e in provider.embeds} == {"schema.json", "terraform-mapping.json"}
 
 
-def test_kubernetes_staging_modules_are_replaced_by_the_matching_release() -> None:
-    gomod = (TOOLS / "kubernetes" / "go.mod").read_text()
-    version = re.search(r"^\s*(?:require )?k8s.io/kubernetes (v1\.(\d+)\.(\d+))", gomod, re.M)
-    assert version is not None
-    replaced = re.findall(r"^\t(k8s\.io/[\w.-]+) => \1 (\S+)$", gomod, re.M)
-    assert len(replaced) > 20  # every staging module, not a hand-picked few
-    assert {v for _, v in replaced} == {f"v0.{version.group(2)}.{version.group(3)}"}
+def test_each_minor_s_control_plane_pins_a_release_of_that_minor_and_its_staging_modules() -> None:
+    planes = [t for t in build.TOOL_SETS if t.module == build.KUBERNETES]
+    assert sorted(t.name for t in planes) == sorted(p.name for p in TOOLS.glob("kubernetes-*"))
+    assert [t.name for t in planes] == [f"kubernetes-{m}" for m in build.KUBERNETES_MINORS]
+    for minor in build.KUBERNETES_MINORS:
+        gomod = (TOOLS / f"kubernetes-{minor}" / "go.mod").read_text()
+        version = re.search(r"^\s*(?:require )?k8s.io/kubernetes (v1\.(\d+)\.(\d+))", gomod, re.M)
+        assert version is not None and f"1.{version.group(2)}" == minor
+        replaced = re.findall(r"^\t(k8s\.io/[\w.-]+) => \1 (\S+)$", gomod, re.M)
+        assert len(replaced) > 20  # every staging module, not a hand-picked few
+        assert {v for _, v in replaced} == {f"v0.{version.group(2)}.{version.group(3)}"}
+
+
+def test_every_shipped_target_runs_on_a_built_minor_in_eks_standard_support() -> None:
+    """The suite builds a control plane per minor a shipped stack targets (at most two), and the
+    shipped examples are on minors EKS supports at the standard rate, with a pinned node AMI."""
+    from ruamel.yaml import YAML
+
+    from e2e.suite import DEPLOY_TARGETS, TARGETS
+    from gpuplat.catalog.eks import NODE_AMI_ALIASES, support_phase
+    from gpuplat.scaffold import kubernetes_version
+
+    root = TOOLS.parent.parent
+    specs = {t.spec or root / "platform" / "platform.yaml" for t in (*TARGETS, *DEPLOY_TARGETS)}
+    minors = {str(YAML(typ="safe").load(path.read_text())["target"]["kubernetesVersion"]) for path in specs}
+    minors.add(kubernetes_version())  # the project `gpuplat init` writes (target init-kubernetes-pulumi)
+    assert minors == set(build.KUBERNETES_MINORS) and len(minors) <= 2
+    for minor in minors:
+        assert support_phase(minor) == "standard" and minor in NODE_AMI_ALIASES
+    for overlay in (root / "stacks").glob("*.yaml"):
+        assert "kubernetesVersion" not in overlay.read_text()  # the stacks keep the base's minor
+
+
+def test_a_stack_runs_on_the_minor_its_cluster_or_spec_names() -> None:
+    eks = {"type": "aws:eks/cluster:Cluster", "inputs": {"version": "1.36"}}
+    assert Stack(Target("a"), [eks], {"kubernetes": {"version": "1.36"}}, []).kubernetes_minor == "1.36"
+    assert Stack(Target("k"), [], {"kubernetes": {"version": "1.35"}}, []).kubernetes_minor == "1.35"
+
+
+def test_every_minor_gets_the_common_tools_and_its_own_control_plane(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("GPUPLAT_E2E_CACHE", str(tmp_path))
+    for tool_set in build.TOOL_SETS:
+        (build.set_dir(tool_set) / "bin").mkdir(parents=True)
+        names = list(build.KUBERNETES_TOOLS) if tool_set.module == build.KUBERNETES else [tool_set.name]
+        (build.set_dir(tool_set) / "manifest.json").write_text(json.dumps({"binaries": names}))
+    toolbox = build.binaries()
+    assert set(toolbox) == set(build.KUBERNETES_MINORS)
+    for minor, tools in toolbox.items():
+        assert tools["kube-apiserver"].parent.parent.name.startswith(f"kubernetes-{minor}-")
+        assert tools["kubectl"].parent.parent.name.startswith(f"kubernetes-{minor}-")
+        assert tools["kueue"].parent.parent.name.startswith("kueue-")
 
 
 def test_the_cache_key_follows_the_pins(tmp_path: Path, monkeypatch: Any) -> None:

@@ -107,14 +107,14 @@ def test_every_refusal_is_one_sentence() -> None:
     model, plan = compile_model("prod")
     doc = _facts(
         offerings={**{t: sorted(ZONES) for t in ALL_TYPES}, "p5.48xlarge": ["us-east-1b"]},
-        eksVersions=["1.35", "1.36"],
+        eksVersions=["1.34", "1.35"],
         quotas={ON_DEMAND["p"].key: 2304, ELASTIC_IPS.key: 2, LUSTRE_STORAGE.key: 1200},
     )
     problems = preflight_problems(model, plan, facts_from_json(doc))
     text = "\n".join(problems)
     assert f"pool train: p5.48xlarge is not offered in {plan.fabric_zone}" in text
     assert f"pool infer: p5.48xlarge is not offered in {plan.fabric_zone}" in text
-    assert "does not create clusters on Kubernetes 1.33" in text
+    assert "does not create clusters on Kubernetes 1.36" in text
     assert "'Running On-Demand P instances' in us-east-1 is 2304, and this stack needs 6144" in text
     assert "--quota-code L-417A185B --desired-value 6144" in text
     assert "'EC2-VPC Elastic IPs' in us-east-1 is 2, and this stack needs 3" in text

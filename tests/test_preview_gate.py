@@ -184,7 +184,7 @@ def test_a_tenant_moving_file_systems_replaces_its_claim_and_is_refused(project:
     assert claim["op"] == "replace" and claim["stateful"] and claim["replaceFields"] == ["spec.volumeName"]
 
 
-@pytest.mark.parametrize(("version", "why"), [("1.32", "downgrade"), ("1.35", "one minor at a time")])
+@pytest.mark.parametrize(("version", "why"), [("1.35", "downgrade"), ("1.38", "one minor at a time")])
 def test_a_kubernetes_version_aws_refuses_fails_even_with_allow_replace(
     project: Project, version: str, why: str
 ) -> None:
@@ -193,8 +193,8 @@ def test_a_kubernetes_version_aws_refuses_fails_even_with_allow_replace(
         text = project.preview(fmt="text")
     assert run.code == 1 and "AWS would refuse" in run.err and why in run.err
     (blocked,) = run.changes()["atlas-cluster-eks"]["blocked"]
-    assert f"1.33 -> {version}" in blocked
-    assert text.code == 1 and "atlas-cluster-eks  BLOCKED" in text.out and "! Kubernetes version 1.33" in text.out
+    assert f"1.36 -> {version}" in blocked
+    assert text.code == 1 and "atlas-cluster-eks  BLOCKED" in text.out and "! Kubernetes version 1.36" in text.out
 
 
 def test_a_vpc_cidr_change_is_refused_for_the_cluster_even_with_allow_replace(project: Project) -> None:

@@ -57,7 +57,7 @@ class ToolSet:
     def ldflags(self) -> str:
         version = self.release or self.version()
         flags = ["-s", "-w", *(f"-X {var}={version}" for var in self.stamps)]
-        if self.name == "kubernetes":
+        if self.module == KUBERNETES:
             major, minor = version.removeprefix("v").split(".")[:2]
             for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
                 flags += [f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
@@ -78,12 +78,16 @@ class ToolSet:
         return digest.hexdigest()[:16]
 
 
+KUBERNETES = "k8s.io/kubernetes"
 _KUBE_VERSION_VARS = ("k8s.io/component-base/version.gitVersion",
                       "k8s.io/client-go/pkg/version.gitVersion")
+# One control plane per Kubernetes minor a stack targets, each a module `kubernetes-<minor>/`
+# (modgen.py writes it; the replace list pins every staging module to the same release).
+KUBERNETES_MINORS = ("1.35", "1.36")
+KUBERNETES_TOOLS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 
 TOOL_SETS = (
-    # Every version of Kubernetes' staging modules is pinned by the replace list modgen.py writes.
-    ToolSet("kubernetes", "k8s.io/kubernetes", {"tool": ""}, _KUBE_VERSION_VARS),
+    *(ToolSet(f"kubernetes-{minor}", KUBERNETES, {"tool": ""}, _KUBE_VERSION_VARS) for minor in KUBERNETES_MINORS),
     # etcd and kwok carry their versions in their code.
     ToolSet("etcd", "go.etcd.io/etcd/server/v3", {".": "etcd"}),
     ToolSet("kwok", "sigs.k8s.io/kwok", {"tool": ""}),
@@ -176,16 +180,20 @@ def build(tool_set: ToolSet) -> dict[str, object]:
     return record
 
 
-def binaries() -> dict[str, Path]:
-    """Binary name -> path, for every tool set in the cache."""
-    found: dict[str, Path] = {}
+def binaries() -> dict[str, dict[str, Path]]:
+    """Kubernetes minor -> binary name -> path: every tool, with that minor's control plane."""
+    common: dict[str, Path] = {}
+    planes: dict[str, dict[str, Path]] = {}
     for tool_set in TOOL_SETS:
         record = manifest(tool_set)
         if record is None:
             raise SystemExit(f"e2e tools missing: {tool_set.name} (run `make e2e-tools`)")
-        for name in record["binaries"]:  # type: ignore[union-attr]
-            found[str(name)] = set_dir(tool_set) / "bin" / str(name)
-    return found
+        found = {str(name): set_dir(tool_set) / "bin" / str(name) for name in record["binaries"]}  # type: ignore[union-attr]
+        if tool_set.module == KUBERNETES:
+            planes[tool_set.name.removeprefix("kubernetes-")] = found
+        else:
+            common.update(found)
+    return {minor: {**common, **plane} for minor, plane in planes.items()}
 
 
 def summary() -> dict[str, object]:
