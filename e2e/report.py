@@ -34,6 +34,11 @@ class Report:
     scenarios: list[Scenario] = field(default_factory=list)
     journeys: list[Journey] = field(default_factory=list)
     timings: list[dict[str, Any]] = field(default_factory=list)  # the real engine's commands, in seconds
+    # Each component the suite plays a part of: {"status": run | stand-in | not run, "detail"}.
+    components: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def component(self, name: str, status: str, detail: str) -> None:
+        self.components[name] = {"status": status, "detail": detail}
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
         self.scenarios.append(Scenario(stack, name, ok, detail))
@@ -57,5 +62,6 @@ class Report:
     def write(self, path: Path) -> None:
         document = {"tools": self.tools, "seconds": round(self.seconds, 1),
                     "scenarios": [asdict(s) for s in self.scenarios],
-                    "journeys": [asdict(j) for j in self.journeys], "timings": self.timings}
+                    "journeys": [asdict(j) for j in self.journeys], "timings": self.timings,
+                    "components": self.components}
         path.write_text(json.dumps(document, indent=2) + "\n")

@@ -3,20 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, mutations, netns, nodes, scenarios, topology
+from e2e import (
+    contention,
+    deploy,
+    devicemutations,
+    floor,
+    gomod,
+    hami,
+    karpenter,
+    kueue,
+    mutations,
+    netns,
+    nodes,
+    scenarios,
+    topology,
+)
 from e2e.cluster import Cluster, E2EError
+from e2e.devicecheck import spec_pools
+from e2e.devices import COMPONENTS, HARDWARE_ANNOTATION, DeviceModel
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.report import Report
-from e2e.stack import ROOT, Stack, Target, compile_target
+from e2e.stack import ROOT, Stack, Target, compile_target, load_recording
 from e2e.tools import build
 
 TARGETS = (
@@ -26,6 +43,8 @@ TARGETS = (
     Target("kubernetes-example", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),
     # Every sharing mode on aws, spot-only, a custom MIG layout, a reserved floor.
     Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml"),
+    # An existing cluster whose pools select nodes by the labels it has, not gpuplat.dev/pool.
+    Target("onprem", "dev", ROOT / "e2e" / "specs" / "onprem.yaml"),
 )
 # Deployed by the real Pulumi engine (e2e/deploy.py) rather than applied from a recording.
 DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),)
@@ -33,35 +52,6 @@ DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "f
 NEWCOMER = "init-kubernetes-pulumi"
 PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
-
-
-def gpu_labels(pool: dict[str, Any]) -> dict[str, str]:
-    """What NFD and GPU feature discovery put on a node of the pool."""
-    labels = {"feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.present": "true",
-              "nvidia.com/gpu.count": str(pool["gpusPerNode"]), "nvidia.com/gpu.product": pool["gpuModel"]}
-    if any(r.startswith("nvidia.com/mig-") for r in pool["units"].get("resources", {})):
-        labels["nvidia.com/mig.config.state"] = "success"
-    return labels
-
-
-def device_resources(stack: Stack, pool: dict[str, Any]) -> dict[str, str]:
-    """What the pool's device plugins register on each node."""
-    resources = {name: str(count) for name, count in pool["units"].get("resources", {}).items() if count}
-    from gpuplat.catalog.instances import instance_type
-
-    known = instance_type(pool.get("instanceType") or "")
-    if known is not None and known.efa_interfaces and pool["name"] in fabric_pools(stack):
-        resources["vpc.amazonaws.com/efa"] = str(known.efa_interfaces)
-    return resources
-
-
-def fabric_pools(stack: Stack) -> set[str]:
-    found = set()
-    for nodepool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool"):
-        labels = nodepool["spec"]["template"]["metadata"].get("labels", {})
-        if labels.get("gpuplat.dev/fabric") == "true":
-            found.add(labels["gpuplat.dev/pool"])
-    return found
 
 
 def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -74,25 +64,29 @@ def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
     return {f"topology.k8s.aws/network-node-layer-{i}": f"nn-{i}-{pool['name']}" for i in range(1, layers + 1)}
 
 
-def agent_pools(stack: Stack) -> dict[str, dict[str, Any]]:
-    return {p["name"]: {"labels": {**gpu_labels(p), **eks_topology_labels(p)}, "resources": device_resources(stack, p)}
-            for p in stack.plan["pools"]}
+def device_model(stack: Stack, tools: dict[str, Path], resources: list[dict[str, Any]] | None = None) -> DeviceModel:
+    """The node agents of the stack's output (or of `resources`, an edited copy of it)."""
+    def eks_labels(labels: Mapping[str, str]) -> dict[str, str]:
+        return eks_topology_labels({"name": labels.get("gpuplat.dev/pool", ""),
+                                    "instanceType": labels.get("node.kubernetes.io/instance-type")})
+    return DeviceModel(stack.resources if resources is None else resources, tools["devices"], eks_labels)
 
 
 def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:
-    """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them."""
+    """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them:
+    those labels, the site's topology labels and the GPUs they have, nothing of the platform's
+    own (the pool labeler's pods write it, e2e/podcommands.py)."""
+    pools = spec_pools(stack.target)
     assert stack.target.spec is not None
     spec = YAML(typ="safe").load(stack.target.spec.read_text())
     topology = spec.get("network", {}).get("fabric", {}).get("topologyLabels", [])
     made = []
-    for pool in spec["gpuNodePools"]:
-        labels = {**pool.get("nodeSelector", {}), **pool.get("labels", {})}
-        taints = [{"key": t["key"], "value": str(t.get("value", "")), "effect": t["effect"]}
-                  for t in pool.get("taints", [])]
-        for i in range(int(pool["nodes"]["max"])):
-            site = {label: f"{label.rsplit('/', 1)[-1]}-{i // 4}" for label in topology} if pool.get("fabric") else {}
-            made.append(nodes.node(f"{pool['name']}-{i}", {**labels, **site},
-                                   {"cpu": "96", "memory": "1024Gi", "pods": "250"}, taints))
+    for pool in pools:
+        for i in range(pool.nodes.max):
+            site = {label: f"{label.rsplit('/', 1)[-1]}-{i // 4}" for label in topology} if pool.fabric else {}
+            made.append(nodes.node(f"{pool.name}-{i}", {**pool.node_selector, **site},
+                                   {"cpu": "96", "memory": "1024Gi", "pods": "250"},
+                                   annotations={HARDWARE_ANNOTATION: f"{pool.gpu_model} x{pool.gpus_per_node}"}))
     return made
 
 
@@ -140,7 +134,8 @@ def on_fresh_cluster(target: Target, tools: dict[str, Path], report: Report, wor
 def run_target(target: Target, tools: dict[str, Path], report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         bring_up(cluster, stack, report)
-        with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
+        with nodes.NodeAgents(cluster, device_model(stack, tools)) as agents:
+            devicemutations.registrations(cluster, stack, report, device_model(stack, tools), timeout)
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
@@ -153,6 +148,7 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
                 hami.old_output_never_initializes(cluster, stack, report, timeout)
             floor.scaling(cluster, stack, report, timeout)
             mutations.caught(cluster, stack, report, timeout)
+            devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, tools, r), agents, timeout)
             if agents.errors:
                 report.scenario(target.label, "node-agents", False, agents.errors[-1])
         scenarios.isolation(cluster, stack, report)
@@ -167,8 +163,22 @@ def run_deploy_target(target: Target, tools: dict[str, Path], report: Report, wo
         # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
         nodes.create(cluster, existing_gpu_nodes(stack))
         deploy.run_deploy(target, stack, cluster, tools, report, workroot / target.label, timeout,
-                          lambda: nodes.NodeAgents(cluster, agent_pools(stack)))
+                          lambda: nodes.NodeAgents(cluster, device_model(stack, tools)))
     on_fresh_cluster(target, tools, report, workroot, steps)
+
+
+def recording_targets(parser: argparse.ArgumentParser, recording: Path, targets: list[Target],
+                      own: list[Target]) -> list[Target]:
+    """The one target `--recording` runs on, labelled after the file; a usage error otherwise."""
+    if len(targets) + len(own) != 1:
+        parser.error("--recording runs one target: give the one it was compiled from, --only TARGET "
+                     f"({', '.join(t.label for t in TARGETS)}) or --spec FILE")
+    try:
+        load_recording(recording)
+    except E2EError as err:
+        parser.error(f"--recording {err}")
+    target = (targets or own)[0]
+    return [dataclasses.replace(target, label=f"{target.label}-{recording.stem}", recording=recording)]
 
 
 def main(argv: list[str]) -> int:
@@ -179,7 +189,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--spec", action="append", type=Path, default=[],
                         help="a spec of one's own, run as stack dev with no overlay (repeatable); with --spec, "
                              "only the given specs and the --only targets run")
+    parser.add_argument("--recording", type=Path,
+                        help="run one target (--only TARGET or --spec FILE) on this recording, the JSON `gpuplat "
+                             "preview --format json` writes (edited, perhaps), instead of compiling it; its plan and "
+                             "verify's journeys still come from the target's spec")
     args = parser.parse_args(argv)
+    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
+    if args.recording is not None:
+        own = recording_targets(parser, args.recording.resolve(), [t for t in TARGETS if t.label in (args.only or [])],
+                                own)
+        args.only, args.spec = [t.label for t in own], []
 
     def chosen(label: str) -> bool:
         return (not args.only and not args.spec) or label in (args.only or [])
@@ -188,10 +207,11 @@ def main(argv: list[str]) -> int:
     gomod.resolve_before_netns()  # the module proxy is out of reach inside the namespace
     netns.enter(argv)
     report = Report(tools=build.summary())
+    for name, (status, detail) in COMPONENTS.items():
+        report.component(name, status, detail)
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
     netns.private_etc(workroot)
-    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
-    for target in [*(t for t in TARGETS if chosen(t.label)), *own]:
+    for target in [*(t for t in TARGETS if chosen(t.label) and args.recording is None), *own]:
         run_target(target, tools, report, workroot, args.timeout)
     for target in DEPLOY_TARGETS:
         if chosen(target.label):
