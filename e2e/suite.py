@@ -72,6 +72,14 @@ def device_model(stack: Stack, tools: dict[str, Path], resources: list[dict[str,
     return DeviceModel(stack.resources if resources is None else resources, tools["devices"], eks_labels)
 
 
+def pool_labeler(stack: Stack, report: Report, agents: nodes.NodeAgents) -> None:
+    """`pool-labeler`: the pods of the emitted labeler DaemonSets ran their kubectl commands."""
+    errors = agents.commands.errors
+    report.scenario(stack.target.label, "pool-labeler", not errors and bool(agents.commands.done),
+                    "; ".join(f"{pod}: {why}" for pod, why in errors.items()) or
+                    f"{len(agents.commands.done)} labeler pod(s) labelled and tainted their nodes")
+
+
 def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:
     """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them:
     those labels, the site's topology labels and the GPUs they have, nothing of the platform's
@@ -136,6 +144,8 @@ def run_target(target: Target, tools: dict[str, Path], report: Report, workroot:
         bring_up(cluster, stack, report)
         with nodes.NodeAgents(cluster, device_model(stack, tools)) as agents:
             devicemutations.registrations(cluster, stack, report, device_model(stack, tools), timeout)
+            if stack.provider == "kubernetes":
+                pool_labeler(stack, report, agents)
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
