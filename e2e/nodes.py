@@ -2,11 +2,12 @@
 
 aws: Karpenter's kwok provider creates GPU nodes from NodeClaims; the EKS managed system node
 group is created here. kubernetes: the cluster's existing GPU nodes are created here, carrying
-what the pool's nodeSelector selects. On every GPU node, `NodeAgents` then does what the
-agents of a real GPU node do once it boots: NFD and GPU feature discovery label it, and the
-device plugin (NVIDIA's, or HAMi's) registers the pool's resources, replacing whatever the
-node claimed before. A resource no device plugin registers never appears, which is what makes
-Karpenter's initialization wait on a real cluster.
+what the pool's nodeSelector selects and nothing of the platform's own (the pool labeler's pods
+add that, e2e/podcommands.py). On every GPU node, `NodeAgents` then does what the agents of a
+real GPU node do once it boots: what e2e/devices.py derives from the emitted configuration and
+the node's labels (NFD, the GPU Operator's labels, MIG, the device plugin's or HAMi's
+resources), replacing whatever the node claimed before. A resource no device plugin registers
+never appears, which is what makes Karpenter's initialization wait on a real cluster.
 
 Karpenter's kwok provider creates a node already carrying every resource its pods request, which
 a kubelet never does. So the kwok controller keeps a node NotReady until it carries `BOOTED`
@@ -22,18 +23,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from e2e.cluster import BOOTED, Cluster, E2EError
+from e2e.devices import DeviceModel
+from e2e.podcommands import PodCommands
 from e2e.stack import Stack
 
 FAKE = {"kwok.x-k8s.io/node": "fake"}  # the kwok controller keeps these nodes Ready
 DONE = "gpuplat.dev/e2e-agents"
+_BASE = ("cpu", "memory", "pods", "ephemeral-storage")  # what the kubelet itself reports
 
 
 def node(name: str, labels: Mapping[str, str], allocatable: Mapping[str, str],
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+         taints: list[dict[str, str]] | None = None, annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                                                   "kubernetes.io/arch": "amd64", BOOTED: "true", **labels},
-                         "annotations": dict(FAKE)},
+                         "annotations": {**FAKE, **(annotations or {})}},
             "spec": {"taints": taints or []},
             "status": {"capacity": dict(allocatable), "allocatable": dict(allocatable)}}
 
@@ -71,13 +75,18 @@ def system_nodes(stack: Stack) -> list[dict[str, Any]]:
 
 
 class NodeAgents:
-    """Label and register devices on every GPU node of a pool, once, as it appears."""
+    """The node agents of every GPU node, as a reconcile loop: what the node registers and the
+    labels its agents add follow its current labels and taints (a device-plugin config label
+    set later re-configures the plugin, as its config manager does), and each bound pod whose
+    init containers are kubectl commands (the pool labeler) has them carried out first."""
 
-    def __init__(self, cluster: Cluster, pools: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, cluster: Cluster, model: DeviceModel | None) -> None:
         self.cluster = cluster
-        self.pools = pools  # pool name -> {"labels": {...}, "resources": {...}, "base": {...}}
+        self.model = model  # None: no GPU node registers anything
+        self.commands = PodCommands(cluster)
         self.stop = threading.Event()
         self.errors: list[str] = []
+        self.details: dict[str, str] = {}  # node -> what its agents did
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> NodeAgents:
@@ -96,20 +105,26 @@ class NodeAgents:
                 self.errors.append(str(err))
 
     def sweep(self) -> None:
+        self.commands.run()
         for item in self.cluster.items("nodes"):
             labels = item["metadata"].get("labels", {})
-            pool = self.pools.get(labels.get("gpuplat.dev/pool", ""))
             name = item["metadata"]["name"]
-            if pool is None or labels.get(DONE) == "true":
-                if labels.get(BOOTED) != "true":  # a node of no GPU pool: nothing to register
+            taints = list(item["spec"].get("taints") or [])
+            registered = None if self.model is None else \
+                self.model.register(name, labels, item["metadata"].get("annotations", {}), taints)
+            if registered is None:
+                if labels.get(BOOTED) != "true":  # a node without GPUs: nothing to register
                     patch = {"metadata": {"labels": {BOOTED: "true"}}}
                     self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
                 continue
-            base = {k: v for k, v in item["status"].get("allocatable", {}).items()
-                    if k in ("cpu", "memory", "pods", "ephemeral-storage")}
-            set_status(self.cluster, name, {**base, **pool["resources"]})
-            # Discovery adds what is missing; a label the node already carries (an on-prem node's
-            # own nvidia.com/gpu.product, which the pool's selector names) stays as it is.
-            added = {k: v for k, v in pool["labels"].items() if k not in labels}
-            patch = {"metadata": {"labels": {**added, DONE: "true", BOOTED: "true"}}}
-            self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
+            self.details[name] = registered.detail
+            allocatable = item["status"].get("allocatable", {})
+            base = {k: v for k, v in allocatable.items() if k in _BASE}
+            wanted = {**base, **{k: str(v) for k, v in registered.resources.items()}}
+            if {k: v for k, v in allocatable.items()} != wanted:
+                set_status(self.cluster, name, wanted)
+            added = {k: v for k, v in {**registered.labels, DONE: "true", BOOTED: "true"}.items()
+                     if labels.get(k) != v}
+            if added:
+                patch = {"metadata": {"labels": added}}
+                self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))

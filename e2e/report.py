@@ -40,6 +40,8 @@ class Report:
     # One entry per target: its Kubernetes version, wall seconds and phases (compile, control plane, ...)
     targets: list[dict[str, Any]] = field(default_factory=list)
     jobs: int = 1  # targets run at once
+    # Each component the suite plays a part of: {"status": run | stand-in | not run, "detail"}.
+    components: dict[str, dict[str, str]] = field(default_factory=dict)
     _mark: float = field(default_factory=time.monotonic, repr=False)
 
     def _split(self) -> float:
@@ -50,6 +52,9 @@ class Report:
     def mark(self) -> None:
         """The next row's seconds count from here."""
         self._mark = time.monotonic()
+
+    def component(self, name: str, status: str, detail: str) -> None:
+        self.components[name] = {"status": status, "detail": detail}
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
         row = Scenario(stack, name, ok, detail, self._split())
@@ -89,7 +94,8 @@ class Report:
         return {"tools": self.tools, "seconds": round(self.seconds, 1), "jobs": self.jobs,
                 "targets": self.targets,
                 "scenarios": [asdict(s) for s in self.scenarios],
-                "journeys": [asdict(j) for j in self.journeys], "timings": self.timings}
+                "journeys": [asdict(j) for j in self.journeys], "timings": self.timings,
+                "components": self.components}
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.document(), indent=2) + "\n")
@@ -101,3 +107,4 @@ class Report:
         self.timings += part.get("timings", [])
         for entry in part.get("targets", []):
             self.target(entry["stack"], **{k: v for k, v in entry.items() if k != "stack"})
+        self.components.update(part.get("components", {}))

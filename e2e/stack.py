@@ -32,6 +32,9 @@ class Target:
     overlay: Path | None = None
     # A project of a user's own (`gpuplat init`'s): the engine runs its program and settings.
     project: Path | None = None
+    # A recording to run instead of compiling (`gpuplat preview --format json`'s output, perhaps
+    # edited): its resources are applied; the plan and verify's journeys still come from the spec.
+    recording: Path | None = None
 
     def args(self) -> list[str]:
         return ["--stack", self.stack, *(["--spec", str(self.spec)] if self.spec else []),
@@ -79,8 +82,28 @@ def _gpuplat_json(*args: str) -> dict[str, Any]:
         raise E2EError(f"gpuplat {args[0]} exited {result.returncode}: {result.stderr.strip()[-1500:]}") from None
 
 
+def load_recording(path: Path) -> list[dict[str, Any]]:
+    """The resources of a recording file, or E2EError saying what is wrong with it."""
+    try:
+        document = json.loads(path.read_text())
+    except OSError as err:
+        raise E2EError(f"{path}: {err.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise E2EError(f"{path}: not JSON ({err})") from None
+    resources = document.get("resources") if isinstance(document, dict) else None
+    if not isinstance(resources, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("type"), str) and isinstance(r.get("inputs"), dict)
+            for r in resources):
+        raise E2EError(f"{path}: not a recording (`gpuplat preview --format json` writes "
+                       '{"resources": [{"urn", "type", "inputs", ...}]})')
+    return resources
+
+
 def compile_target(target: Target) -> Stack:
-    preview = _gpuplat_json("preview", *target.args())
+    if target.recording is not None:
+        preview = {"resources": load_recording(target.recording)}
+    else:
+        preview = _gpuplat_json("preview", *target.args())
     if "resources" not in preview:
         raise E2EError(f"gpuplat preview of {target.label} produced no resources: {preview}")
     plan = _gpuplat_json("plan", *target.args())

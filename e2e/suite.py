@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import shutil
@@ -10,18 +11,34 @@ import signal
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import contention, deploy, floor, gomod, hami, karpenter, kueue, mutations, netns, nodes, scenarios, topology
+from e2e import (
+    contention,
+    deploy,
+    devicemutations,
+    floor,
+    gomod,
+    hami,
+    karpenter,
+    kueue,
+    mutations,
+    netns,
+    nodes,
+    scenarios,
+    topology,
+)
 from e2e.cluster import Cluster, E2EError
+from e2e.devicecheck import spec_pools
+from e2e.devices import COMPONENTS, HARDWARE_ANNOTATION, DeviceModel
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.parallel import Pool, Stopped, Worker, end_stragglers, stop_on_signals, stragglers, worker_argv
 from e2e.report import Report
-from e2e.stack import ROOT, Stack, Target, compile_target
+from e2e.stack import ROOT, Stack, Target, compile_target, load_recording
 from e2e.tools import build
 
 TARGETS = (
@@ -31,6 +48,8 @@ TARGETS = (
     Target("kubernetes-example", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),
     # Every sharing mode on aws, spot-only, a custom MIG layout, a reserved floor.
     Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml"),
+    # An existing cluster whose pools select nodes by the labels it has, not gpuplat.dev/pool.
+    Target("onprem", "dev", ROOT / "e2e" / "specs" / "onprem.yaml"),
 )
 # Deployed by the real Pulumi engine (e2e/deploy.py) rather than applied from a recording.
 DEPLOY_TARGETS = (Target("kubernetes-example-pulumi", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"),)
@@ -40,35 +59,6 @@ PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
 # Targets run at once by default: what the 2-core machine gains from (bench/results.md).
 JOBS = 2
-
-
-def gpu_labels(pool: dict[str, Any]) -> dict[str, str]:
-    """What NFD and GPU feature discovery put on a node of the pool."""
-    labels = {"feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.present": "true",
-              "nvidia.com/gpu.count": str(pool["gpusPerNode"]), "nvidia.com/gpu.product": pool["gpuModel"]}
-    if any(r.startswith("nvidia.com/mig-") for r in pool["units"].get("resources", {})):
-        labels["nvidia.com/mig.config.state"] = "success"
-    return labels
-
-
-def device_resources(stack: Stack, pool: dict[str, Any]) -> dict[str, str]:
-    """What the pool's device plugins register on each node."""
-    resources = {name: str(count) for name, count in pool["units"].get("resources", {}).items() if count}
-    from gpuplat.catalog.instances import instance_type
-
-    known = instance_type(pool.get("instanceType") or "")
-    if known is not None and known.efa_interfaces and pool["name"] in fabric_pools(stack):
-        resources["vpc.amazonaws.com/efa"] = str(known.efa_interfaces)
-    return resources
-
-
-def fabric_pools(stack: Stack) -> set[str]:
-    found = set()
-    for nodepool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool"):
-        labels = nodepool["spec"]["template"]["metadata"].get("labels", {})
-        if labels.get("gpuplat.dev/fabric") == "true":
-            found.add(labels["gpuplat.dev/pool"])
-    return found
 
 
 def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -81,25 +71,37 @@ def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
     return {f"topology.k8s.aws/network-node-layer-{i}": f"nn-{i}-{pool['name']}" for i in range(1, layers + 1)}
 
 
-def agent_pools(stack: Stack) -> dict[str, dict[str, Any]]:
-    return {p["name"]: {"labels": {**gpu_labels(p), **eks_topology_labels(p)}, "resources": device_resources(stack, p)}
-            for p in stack.plan["pools"]}
+def device_model(stack: Stack, tools: dict[str, Path], resources: list[dict[str, Any]] | None = None) -> DeviceModel:
+    """The node agents of the stack's output (or of `resources`, an edited copy of it)."""
+    def eks_labels(labels: Mapping[str, str]) -> dict[str, str]:
+        return eks_topology_labels({"name": labels.get("gpuplat.dev/pool", ""),
+                                    "instanceType": labels.get("node.kubernetes.io/instance-type")})
+    return DeviceModel(stack.resources if resources is None else resources, tools["devices"], eks_labels)
+
+
+def pool_labeler(stack: Stack, report: Report, agents: nodes.NodeAgents) -> None:
+    """`pool-labeler`: the pods of the emitted labeler DaemonSets ran their kubectl commands."""
+    errors = agents.commands.errors
+    report.scenario(stack.target.label, "pool-labeler", not errors and bool(agents.commands.done),
+                    "; ".join(f"{pod}: {why}" for pod, why in errors.items()) or
+                    f"{len(agents.commands.done)} labeler pod(s) labelled and tainted their nodes")
 
 
 def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:
-    """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them."""
+    """provider kubernetes: the pools' nodes exist already, as the spec's selectors find them:
+    those labels, the site's topology labels and the GPUs they have, nothing of the platform's
+    own (the pool labeler's pods write it, e2e/podcommands.py)."""
+    pools = spec_pools(stack.target)
     assert stack.target.spec is not None
     spec = YAML(typ="safe").load(stack.target.spec.read_text())
     topology = spec.get("network", {}).get("fabric", {}).get("topologyLabels", [])
     made = []
-    for pool in spec["gpuNodePools"]:
-        labels = {**pool.get("nodeSelector", {}), **pool.get("labels", {})}
-        taints = [{"key": t["key"], "value": str(t.get("value", "")), "effect": t["effect"]}
-                  for t in pool.get("taints", [])]
-        for i in range(int(pool["nodes"]["max"])):
-            site = {label: f"{label.rsplit('/', 1)[-1]}-{i // 4}" for label in topology} if pool.get("fabric") else {}
-            made.append(nodes.node(f"{pool['name']}-{i}", {**labels, **site},
-                                   {"cpu": "96", "memory": "1024Gi", "pods": "250"}, taints))
+    for pool in pools:
+        for i in range(pool.nodes.max):
+            site = {label: f"{label.rsplit('/', 1)[-1]}-{i // 4}" for label in topology} if pool.fabric else {}
+            made.append(nodes.node(f"{pool.name}-{i}", {**pool.node_selector, **site},
+                                   {"cpu": "96", "memory": "1024Gi", "pods": "250"},
+                                   annotations={HARDWARE_ANNOTATION: f"{pool.gpu_model} x{pool.gpus_per_node}"}))
     return made
 
 
@@ -168,7 +170,10 @@ def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot:
 def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         bring_up(cluster, stack, report)
-        with nodes.NodeAgents(cluster, agent_pools(stack)) as agents:
+        with nodes.NodeAgents(cluster, device_model(stack, cluster.tools)) as agents:
+            devicemutations.registrations(cluster, stack, report, device_model(stack, cluster.tools), timeout)
+            if stack.provider == "kubernetes":
+                pool_labeler(stack, report, agents)
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
@@ -181,6 +186,7 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 hami.old_output_never_initializes(cluster, stack, report, timeout)
             floor.scaling(cluster, stack, report, timeout)
             mutations.caught(cluster, stack, report, timeout)
+            devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents, timeout)
             if agents.errors:
                 report.scenario(target.label, "node-agents", False, agents.errors[-1])
         scenarios.isolation(cluster, stack, report)
@@ -195,14 +201,14 @@ def run_deploy_target(target: Target, tools: Toolbox, report: Report, workroot: 
         # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
         nodes.create(cluster, existing_gpu_nodes(stack))
         deploy.run_deploy(target, stack, cluster, cluster.tools, report, workroot / target.label, timeout,
-                          lambda: nodes.NodeAgents(cluster, agent_pools(stack)))
+                          lambda: nodes.NodeAgents(cluster, device_model(stack, cluster.tools)))
     on_fresh_cluster(target, tools, report, workroot, steps)
 
 
 Job = Callable[[Report, Path], None]  # one target's work: its part of the report, the run's directory
 
 
-def jobs(args: argparse.Namespace, toolbox: Toolbox) -> dict[str, Job]:
+def jobs(args: argparse.Namespace, toolbox: Toolbox, own: list[Target]) -> dict[str, Job]:
     """Every target the arguments choose, by label, in the order they start: the longest first
     (bench/results.md has each target's seconds), so the last to start are the short ones."""
     def chosen(label: str) -> bool:
@@ -231,11 +237,34 @@ def jobs(args: argparse.Namespace, toolbox: Toolbox) -> dict[str, Job]:
     found: dict[str, Job] = {t.label: deploy_job(t) for t in DEPLOY_TARGETS if chosen(t.label)}
     if chosen(NEWCOMER):
         found[NEWCOMER] = newcomer
-    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
     found.update({t.label: target_job(t) for t in [*(t for t in TARGETS if chosen(t.label)), *own]})
     if chosen(PREFLIGHT):
         found[PREFLIGHT] = preflight
     return found
+
+
+def recording_targets(parser: argparse.ArgumentParser, recording: Path, targets: list[Target],
+                      own: list[Target]) -> list[Target]:
+    """The one target `--recording` runs on, labelled after the file; a usage error otherwise."""
+    if len(targets) + len(own) != 1:
+        parser.error("--recording runs one target: give the one it was compiled from, --only TARGET "
+                     f"({', '.join(t.label for t in TARGETS)}) or --spec FILE")
+    try:
+        load_recording(recording)
+    except E2EError as err:
+        parser.error(f"--recording {err}")
+    target = (targets or own)[0]
+    return [dataclasses.replace(target, label=f"{target.label}-{recording.stem}", recording=recording)]
+
+
+def own_targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Target]:
+    """The targets of `--spec` files, or the one `--recording` runs (then the only one chosen)."""
+    own = [Target(f"spec-{path.stem}", "dev", path.resolve()) for path in args.spec]
+    if args.recording is not None:
+        own = recording_targets(parser, args.recording.resolve(), [t for t in TARGETS if t.label in (args.only or [])],
+                                own)
+        args.only, args.spec = [t.label for t in own], []
+    return own
 
 
 def main(argv: list[str]) -> int:
@@ -246,19 +275,26 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--spec", action="append", type=Path, default=[],
                         help="a spec of one's own, run as stack dev with no overlay (repeatable); with --spec, "
                              "only the given specs and the --only targets run")
+    parser.add_argument("--recording", type=Path,
+                        help="run one target (--only TARGET or --spec FILE) on this recording, the JSON `gpuplat "
+                             "preview --format json` writes (edited, perhaps), instead of compiling it; its plan and "
+                             "verify's journeys still come from the target's spec")
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"targets run at once (default {JOBS})")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # run this one target (the suite's own workers)
     parser.add_argument("--part", type=Path, help=argparse.SUPPRESS)  # where a worker writes its report
     args = parser.parse_args(argv)
+    own = own_targets(parser, args)
     toolbox = build.binaries()
     if args.worker:
-        return worker(args, toolbox)
+        return worker(args, toolbox, own)
     started = time.monotonic()
     gomod.resolve_before_netns()  # the module proxy is out of reach inside the namespace
     netns.enter(argv)
     report = Report(tools=build.summary(), jobs=args.jobs)
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
-    chosen = jobs(args, toolbox)
+    for name, (status, detail) in COMPONENTS.items():
+        report.component(name, status, detail)
+    chosen = jobs(args, toolbox, own)
     workers = [Worker(label, worker_argv(argv, label, workroot / f"{label}.json"),
                                workroot / f"{label}.json") for label in chosen]
     pool = Pool(workers, max(1, args.jobs))
@@ -297,7 +333,7 @@ def teardown(report: Report, stopped: int) -> None:
     report.scenario("suite", "teardown", not left and not stopped, detail)
 
 
-def worker(args: argparse.Namespace, toolbox: Toolbox) -> int:
+def worker(args: argparse.Namespace, toolbox: Toolbox, own: list[Target]) -> int:
     """One target, in the suite's namespace and a mount namespace of its own; its report part is
     written whatever happens, also when the run is stopped."""
     assert args.part is not None
@@ -306,7 +342,7 @@ def worker(args: argparse.Namespace, toolbox: Toolbox) -> int:
     report = Report()
     try:
         with stop_on_signals():
-            jobs(args, toolbox)[args.worker](report, root)
+            jobs(args, toolbox, own)[args.worker](report, root)
     except Stopped as stop:
         report.scenario(args.worker, "stopped", False, f"{stop}: the target was stopped and its control plane "
                         "torn down")

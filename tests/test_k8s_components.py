@@ -196,7 +196,8 @@ def test_gpu_operator_values(which: str) -> None:
     # The EKS NVIDIA AMI ships driver and toolkit; an existing cluster gets them from the operator.
     assert values["driver"]["enabled"] is not on_aws
     assert values["toolkit"]["enabled"] is not on_aws
-    assert values["mig"]["strategy"] == "mixed"  # the plan names MIG resources per profile
+    # No cluster-wide strategy: the operator would pass it to every device plugin over its config.
+    assert values["mig"]["strategy"] == ""
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
     tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
     for pool in model.pools:
@@ -210,7 +211,10 @@ def test_gpu_operator_values(which: str) -> None:
         entry = yaml.safe_load(config["data"][name])
         kind = "mps" if pool.sharing.mode is SharingMode.MPS else "timeSlicing"
         assert entry["sharing"][kind]["resources"] == [{"name": "nvidia.com/gpu", "replicas": pool.sharing.replicas}]
+        # The plan names MIG resources per profile (mixed); the plugin refuses MPS under mixed.
+        assert entry["flags"]["migStrategy"] == ("none" if kind == "mps" else "mixed")
         assert pool_node_labels(pool)["nvidia.com/device-plugin.config"] == name
+    assert yaml.safe_load(config["data"]["default"])["flags"]["migStrategy"] == "mixed"
 
 
 def test_custom_mig_layouts_get_a_mig_parted_config_with_the_named_profiles_in_use() -> None:

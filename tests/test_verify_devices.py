@@ -66,6 +66,19 @@ def test_device_plugin_renamed_replicas_are_not_whole_gpus() -> None:
     assert step.ok is (j.resource == "nvidia.com/gpu.shared")
 
 
+def test_device_plugin_refuses_mps_under_the_mixed_mig_strategy() -> None:
+    def cluster_wide(resources: list[dict[str, Any]]) -> None:
+        release(resources, "gpu-operator")["values"]["mig"]["strategy"] = "mixed"
+
+    def in_the_config(resources: list[dict[str, Any]]) -> None:
+        data = release(resources, "gpu-operator")["values"]["devicePlugin"]["config"]["data"]
+        data["notebooks"] = data["notebooks"].replace("migStrategy: none", "migStrategy: mixed")
+
+    assert_ok(journey(run("staging"), "product", "notebooks"), steps_.DEVICE_PLUGIN)
+    for edit, source in ((cluster_wide, "spec.mig.strategy"), (in_the_config, "flags.migStrategy")):
+        assert_fails(journey(run("staging", edit), "product", "notebooks"), steps_.DEVICE_PLUGIN, source)
+
+
 def test_device_plugin_mig_config_that_does_not_exist() -> None:
     def bad(resources: list[dict[str, Any]]) -> None:
         labels = find(resources, "NodePool", "infer-on-demand")["spec"]["template"]["metadata"]["labels"]

@@ -21,6 +21,8 @@ MIG_PARTED_CONFIGMAP = "gpuplat-mig-parted-config"
 DEFAULT_DEVICE_PLUGIN_CONFIG = "default"
 # What the GPU Operator applies to a node without an nvidia.com/mig.config label.
 DEFAULT_MIG_CONFIG = "all-disabled"
+# MPS pools' device plugin: MPS shares whole GPUs and the plugin refuses it under `mixed`.
+MIG_STRATEGY_MPS = "none"
 
 
 def _dump(document: dict[str, Any]) -> str:
@@ -30,8 +32,10 @@ def _dump(document: dict[str, Any]) -> str:
 def device_plugin_configs(model: Platform) -> dict[str, str]:
     """ConfigMap data: the `default` entry plus one entry per time-slicing / MPS pool.
 
-    `flags.migStrategy` repeats the operator's MIG_STRATEGY (the env var wins anyway), so a
-    reader of the ConfigMap sees the whole truth.
+    Each entry's `flags.migStrategy` is the strategy of the nodes it configures (the
+    ClusterPolicy sets none, see gpu_sharing.gpu_operator_values): MIG_STRATEGY everywhere but
+    on MPS pools, where the device plugin refuses it ("using --mig-strategy=mixed is not
+    supported with MPS", k8s-device-plugin `validateFlags`) and MPS shares whole GPUs anyway.
     """
     flags = {"migStrategy": MIG_STRATEGY}
     data = {DEFAULT_DEVICE_PLUGIN_CONFIG: _dump({"version": "v1", "flags": flags})}
@@ -47,7 +51,8 @@ def device_plugin_configs(model: Platform) -> dict[str, str]:
         # renameByDefault: the replicas are advertised as nvidia.com/gpu.shared, so whole-GPU
         # jobs, quotas and Karpenter never mistake a replica for a GPU.
         sharing = {strategy: {"renameByDefault": True, "resources": resources}}
-        data[key] = _dump({"version": "v1", "flags": flags, "sharing": sharing})
+        pool_flags = {"migStrategy": MIG_STRATEGY_MPS} if pool.sharing.mode is SharingMode.MPS else flags
+        data[key] = _dump({"version": "v1", "flags": pool_flags, "sharing": sharing})
     return data
 
 

@@ -2,7 +2,10 @@
 
 - MIG strategy: the catalog's MIG_STRATEGY, `mixed`: the plan, quotas and flavors name each
   MIG profile (nvidia.com/mig-<profile>) whatever the mix of pools, so adding a pool never
-  renames a resource; nodes pick their layout by `nvidia.com/mig.config`.
+  renames a resource; nodes pick their layout by `nvidia.com/mig.config`. It is set in each
+  device-plugin config, not in the ClusterPolicy: the operator passes a ClusterPolicy strategy
+  to every device plugin as MIG_STRATEGY, which wins over the config file, and the plugin
+  refuses MPS under `mixed`; so MPS pools' configs say `none` (_gpu_configs).
 - Time-slicing / MPS: one device-plugin config per pool, picked by
   `nvidia.com/device-plugin.config=<pool>`; exclusive and MIG nodes get `default`.
 - Custom MIG layouts: a mig-parted ConfigMap (see _gpu_configs.mig_parted_config).
@@ -86,7 +89,9 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
         driver["nvidiaDriverCRD"] = {"enabled": True, "deployDefaultCR": True}
         driver["rdma"] = {"enabled": False, "useHostMofed": False}
     values: dict[str, Any] = {
-        "mig": {"strategy": MIG_STRATEGY},
+        # Empty: the chart then renders no spec.mig.strategy and each node's device-plugin
+        # config decides (the chart's default, single, would also override every config).
+        "mig": {"strategy": ""},
         "driver": driver,
         "toolkit": {"enabled": not on_aws},
         # Operands must reach spot and custom-tainted GPU nodes too, or those nodes never

@@ -111,6 +111,9 @@ TOOL_SETS = (
             release="4.25.0",
             embeds=("cmd/pulumi-resource-kubernetes/schema.json",
                     "cmd/pulumi-resource-kubernetes/terraform-mapping.json")),
+    # What NVIDIA's device plugin registers from an emitted config: a main of ours driving the
+    # plugin's public config package, go-nvml's mock NVML and go-nvlib (main.go says why).
+    ToolSet("devices", "github.com/NVIDIA/k8s-device-plugin", {".": "devices"}),
 )
 
 

@@ -6,10 +6,13 @@ ConfigMaps: the device plugin runs on a node unless disabled or its
 `nvidia.com/gpu.deploy.device-plugin` label is "false", and only where the operands' tolerations
 tolerate the node's taints. It loads the config named by the node's
 `nvidia.com/device-plugin.config` label (else the ClusterPolicy's default). A replicated GPU
-keeps its name unless `rename` or `renameByDefault: true` (then `<name>.shared`). Under the
-mixed MIG strategy a MIG node advertises `nvidia.com/mig-<profile>` per instance of the
-mig-parted config its `nvidia.com/mig.config` label names: the custom ConfigMap when one is
-set, else the operator's built-in `all-disabled`, `all-enabled` and `all-<profile>`.
+keeps its name unless `rename` or `renameByDefault: true` (then `<name>.shared`). The MIG
+strategy is the ClusterPolicy's when it sets one (the operator passes it as MIG_STRATEGY, which
+wins over the config file), else the config's `flags.migStrategy`, else `none`; the plugin
+refuses MPS under `mixed` (`validateFlags`). Under the mixed MIG strategy a MIG node advertises
+`nvidia.com/mig-<profile>` per instance of the mig-parted config its `nvidia.com/mig.config`
+label names: the custom ConfigMap when one is set, else the operator's built-in
+`all-disabled`, `all-enabled` and `all-<profile>`.
 
 HAMi (fractional), read from its rendered chart: its device-plugin DaemonSet must be able to
 run on the node (node selector within the node's labels, tolerations), and the resource it
@@ -94,8 +97,19 @@ def _custom_mig(configs: dict[str, Any], pool: GpuNodePool, name: str) -> dict[s
     return devices
 
 
-def mig_resources(view: View, release: str, policy: Obj, pool: GpuNodePool, nodes: Nodes) -> tuple[set[str], str]:
-    """Resources the node's MIG layout yields under the ClusterPolicy's strategy; a problem text."""
+def mig_strategy(policy: Obj, config: dict[str, Any]) -> tuple[str, str]:
+    """The device plugin's MIG strategy on the node, and what set it."""
+    cluster = dig(policy, "spec", "mig", "strategy")
+    if cluster:
+        return str(cluster), f"{describe(policy)} spec.mig.strategy"
+    own = as_map(config.get("flags")).get("migStrategy")
+    return (str(own), "its config's flags.migStrategy") if own else ("none", "the plugin's default")
+
+
+def mig_resources(
+    view: View, release: str, policy: Obj, pool: GpuNodePool, nodes: Nodes, strategy: str
+) -> tuple[set[str], str]:
+    """Resources the node's MIG layout yields under the plugin's strategy; a problem text."""
     default = str(dig(policy, "spec", "migManager", "config", "default") or "all-disabled")
     name = nodes.labels.get(MIG_CONFIG_LABEL, default)
     configs, source = _mig_configs(view, release, policy)
@@ -106,10 +120,9 @@ def mig_resources(view: View, release: str, policy: Obj, pool: GpuNodePool, node
         return set(), ""
     if dig(policy, "spec", "migManager", "enabled") is False:
         return set(), f"{MIG_CONFIG_LABEL}={name} asks for MIG but the ClusterPolicy disables the MIG manager"
-    strategy = str(dig(policy, "spec", "mig", "strategy") or "single")
     if strategy == "mixed":
         return {mig_resource_name(p) for p in devices}, ""
-    return {GPU_RESOURCE}, ""
+    return {GPU_RESOURCE}, ""  # single: MIG devices as whole GPUs; none: the MIG GPUs as GPUs
 
 
 # ---- GPU Operator --------------------------------------------------------------------------------
@@ -174,7 +187,15 @@ def gpu_operator_step(view: View, pool: GpuNodePool, nodes: Nodes, resource: str
     config, source = _plugin_config(view, release, policy, nodes)
     if config is None:
         return Step(DEVICE_PLUGIN, False, source)
-    base, mig_problem = mig_resources(view, release, policy, pool, nodes)
+    strategy, strategy_source = mig_strategy(policy, config)
+    if as_map(config.get("sharing")).get("mps") and strategy == "mixed":
+        return Step(
+            DEVICE_PLUGIN,
+            False,
+            f"{source} asks for MPS under the mixed MIG strategy ({strategy_source}): the device plugin refuses "
+            "to start (using --mig-strategy=mixed is not supported with MPS)",
+        )
+    base, mig_problem = mig_resources(view, release, policy, pool, nodes, strategy)
     if mig_problem:
         return Step(DEVICE_PLUGIN, False, mig_problem)
     advertised = _advertised(config, base or {GPU_RESOURCE})

@@ -1,0 +1,282 @@
+"""Breaking edits of the emitted device configuration, each caught by the suite.
+
+Each edit changes one value of the stack's output that decides what a node registers: the
+time-slicing / MPS config's `renameByDefault` or `replicas`, the MIG strategy, the name of a
+pool's device-plugin config, the operands' tolerations, HAMi's `resourceCountName` or its
+device plugin's node selector. The edited recording goes through the same node agents
+(e2e/devices.py) and device check (e2e/devicecheck.py) as the output itself; the scenario
+`edit-caught-<edit>` passes only when the check fails, and reports why. Where the pools' nodes
+exist already (provider kubernetes), the edit is also made on the running cluster: the nodes
+re-register as the edited configuration says and a tenant's reference job for the pool must
+not be bound, in the scheduler's words; the original registration is put back after.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from e2e import jobs
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.devicecheck import NodeKind, cluster_nodes, nodepool_nodes, problems, spec_pools
+from e2e.devices import DeviceModel
+from e2e.nodes import NodeAgents
+from e2e.operands import load_yaml
+from e2e.report import Report
+from e2e.scenarios import tenant_identity
+from e2e.stack import Stack
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+Recording = list[dict[str, Any]]
+
+
+def _release(resources: Recording, name: str) -> tuple[int, dict[str, Any]] | None:
+    for index, resource in enumerate(resources):
+        if resource["type"] == RELEASE and resource["inputs"].get("name") == name:
+            return index, copy.deepcopy(resource["inputs"])
+    return None
+
+
+def _replace(resources: Recording, index: int, inputs: dict[str, Any]) -> Recording:
+    return [*resources[:index], {**resources[index], "inputs": inputs}, *resources[index + 1:]]
+
+
+def _dump(document: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _shared_config(resources: Recording, edit: Callable[[dict[str, Any], str], str | None]) -> Recording | None:
+    """Edit the first time-slicing / MPS entry of the device plugin's ConfigMap."""
+    found = _release(resources, "gpu-operator")
+    if found is None:
+        return None
+    index, release = found
+    data = release["values"].get("devicePlugin", {}).get("config", {}).get("data", {})
+    for key, text in data.items():
+        config = load_yaml(text) or {}
+        sharing = config.get("sharing") or {}
+        for strategy in ("timeSlicing", "mps"):
+            if sharing.get(strategy, {}).get("resources"):
+                new_key = edit(sharing[strategy], key)
+                if new_key is None:
+                    continue
+                del data[key]
+                data[new_key] = _dump(config)
+                return _replace(resources, index, release)
+    return None
+
+
+def rename_by_default(resources: Recording) -> Recording | None:
+    def edit(shared: dict[str, Any], key: str) -> str | None:
+        if not shared.get("renameByDefault"):
+            return None
+        shared["renameByDefault"] = False
+        return key
+    return _shared_config(resources, edit)
+
+
+def replicas(resources: Recording) -> Recording | None:
+    def edit(shared: dict[str, Any], key: str) -> str | None:
+        resource = shared["resources"][0]
+        resource["replicas"] = resource["replicas"] // 2 if resource["replicas"] >= 4 else resource["replicas"] + 1
+        return key
+    return _shared_config(resources, edit)
+
+
+def config_name(resources: Recording) -> Recording | None:
+    """The pool's config renamed in the ConfigMap; its nodes' label still names the old one."""
+    return _shared_config(resources, lambda shared, key: f"{key}-renamed")
+
+
+def mig_strategy(resources: Recording) -> Recording | None:
+    found = _release(resources, "gpu-operator")
+    if found is None:
+        return None
+    index, release = found
+    release["values"]["mig"] = {**release["values"].get("mig", {}), "strategy": "single"}
+    return _replace(resources, index, release)
+
+
+def operand_tolerations(resources: Recording) -> Recording | None:
+    """The operands no longer tolerate the GPU taint the platform puts on every GPU node."""
+    found = _release(resources, "gpu-operator")
+    if found is None:
+        return None
+    index, release = found
+    daemonsets = release["values"].get("daemonsets", {})
+    kept = [t for t in daemonsets.get("tolerations", []) if t.get("key") != "nvidia.com/gpu"]
+    if kept == daemonsets.get("tolerations"):
+        return None
+    release["values"]["daemonsets"] = {**daemonsets, "tolerations": kept or [{"key": "example.com/none",
+                                                                              "operator": "Exists"}]}
+    return _replace(resources, index, release)
+
+
+def hami_resource_name(resources: Recording) -> Recording | None:
+    found = _release(resources, "hami")
+    if found is None:
+        return None
+    index, release = found
+    content = release["values"].get("device-config", {}).get("content")
+    if not content:
+        return None
+    config = load_yaml(content)
+    config["nvidia"]["resourceCountName"] = "nvidia.com/gpu"
+    release["values"]["device-config"] = {**release["values"]["device-config"], "content": _dump(config)}
+    return _replace(resources, index, release)
+
+
+def hami_node_selector(resources: Recording) -> Recording | None:
+    found = _release(resources, "hami")
+    if found is None:
+        return None
+    index, release = found
+    selector = dict(release["values"].get("devicePlugin", {}).get("nvidiaNodeSelector") or {})
+    key = next((k for k in selector if k != "gpu"), None)
+    if key is None:
+        return None
+    selector[key] = f"{selector[key]}-hami"
+    release["values"]["devicePlugin"] = {**release["values"]["devicePlugin"], "nvidiaNodeSelector": selector}
+    return _replace(resources, index, release)
+
+
+@dataclass(frozen=True)
+class DeviceEdit:
+    name: str
+    what: str
+    edit: Callable[[Recording], Recording | None]
+
+
+EDITS = (
+    DeviceEdit("device-rename-by-default", "renameByDefault false in a time-slicing / MPS config", rename_by_default),
+    DeviceEdit("device-replicas", "replicas halved in a time-slicing / MPS config", replicas),
+    DeviceEdit("device-config-name", "a pool's device-plugin config renamed in the ConfigMap", config_name),
+    DeviceEdit("device-mig-strategy", "the GPU Operator's mig.strategy set to single", mig_strategy),
+    DeviceEdit("device-operand-tolerations", "the GPU Operator's operands without the GPU taint's toleration",
+               operand_tolerations),
+    DeviceEdit("hami-resource-name", "HAMi's device config resourceCountName set to nvidia.com/gpu",
+               hami_resource_name),
+    DeviceEdit("hami-node-selector", "HAMi's device plugin selecting another sharing label value",
+               hami_node_selector),
+)
+
+
+def _nodes(cluster: Cluster, stack: Stack, pools: list[Any]) -> list[NodeKind]:
+    return nodepool_nodes(stack) if stack.provider == "aws" else cluster_nodes(cluster, pools)
+
+
+def _summary(found: dict[str, list[str]]) -> str:
+    return "; ".join(f"pool {pool}: {lines[0]}" for pool, lines in found.items() if lines)
+
+
+def registrations(cluster: Cluster, stack: Stack, report: Report, model: DeviceModel, timeout: float) -> None:
+    """`devices-<pool>`: the pool's nodes register what the spec's sharing asks for. On an
+    existing cluster's nodes the pool labeler's pods come first: the check waits for them."""
+    pools = spec_pools(stack.target)
+
+    def clean() -> tuple[dict[str, list[str]], list[NodeKind]] | None:
+        nodes = _nodes(cluster, stack, pools)
+        found = problems(model, pools, nodes)
+        return (found, nodes) if not any(found.values()) else None
+    try:
+        found, all_nodes = wait_for(clean, timeout if stack.provider == "kubernetes" else 0, "the pools' nodes")
+    except E2EError:
+        all_nodes = _nodes(cluster, stack, pools)
+        found = problems(model, pools, all_nodes)
+    for pool in pools:
+        lines = found.get(pool.name, [])
+        nodes = [n for n in all_nodes if n.pool == pool.name]
+        if not nodes:
+            report.scenario(stack.target.label, f"devices-{pool.name}", False, "no node of the pool to register "
+                            "devices on (no NodePool / no node its nodeSelector selects)")
+            continue
+        first = model.register(nodes[0].name, nodes[0].labels, nodes[0].annotations, nodes[0].taints)
+        detail = "; ".join(lines) if lines else \
+            f"{len(nodes)} node(s) register what the spec asks: {first.detail if first else ''}"
+        report.scenario(stack.target.label, f"devices-{pool.name}", not lines, detail)
+
+
+def _engine_refuses(cluster: Cluster, stack: Stack, agents: NodeAgents, edited: DeviceModel, pool: str,
+                    timeout: float) -> str:
+    """With the nodes re-registered as `edited` says, a reference job of `pool` stays unbound."""
+    journey = next((j for j in stack.journeys if j["ok"] and j["pool"] == pool), None)
+    if journey is None:
+        return f"no tenant's job reaches pool {pool}, so no job was submitted"
+    original = agents.model
+    agents.model = edited
+    name = "edit-device"
+    try:
+        wait_for(lambda: True if all(agents.details.get(n) == d for n, d in _details(cluster, edited).items())
+                 else None, timeout, "the nodes re-registering")
+        job = jobs.reference_job(journey["tenant"], pool, journey["resource"], name=name)
+        created = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False,
+                                  **tenant_identity(journey["tenant"]))
+        if created.returncode:
+            return f"the API server refused the job: {created.stderr.strip()}"
+
+        def unbound() -> str | None:
+            for pod in jobs.pods_of(cluster, journey["tenant"], name):
+                if pod["spec"].get("nodeName"):
+                    return f"BOUND to {pod['spec']['nodeName']}"
+                said = [e for e in jobs.events_for(cluster, journey["tenant"], pod["metadata"]["name"])
+                        if e.startswith("FailedScheduling")]
+                if said:
+                    return said[-1]
+            return None
+        return wait_for(unbound, timeout, f"the scheduler deciding on {journey['tenant']}/{name}")
+    finally:
+        cluster.kubectl("delete", "job", name, "-n", journey["tenant"], "--wait=false", "--ignore-not-found",
+                        check=False)
+        agents.model = original
+        if original is not None:
+            wait_for(lambda: True if all(agents.details.get(n) == d for n, d in _details(cluster, original).items())
+                     else None, timeout, "the nodes registering as emitted again")
+
+
+def _details(cluster: Cluster, model: DeviceModel) -> dict[str, str]:
+    found = {}
+    for item in cluster.items("nodes"):
+        meta = item["metadata"]
+        registered = model.register(meta["name"], meta.get("labels", {}), meta.get("annotations", {}),
+                                    list(item["spec"].get("taints") or []))
+        if registered is not None:
+            found[meta["name"]] = registered.detail
+    return found
+
+
+def caught(cluster: Cluster, stack: Stack, report: Report, model_of: Callable[[Recording], DeviceModel],
+           agents: NodeAgents | None, timeout: float) -> None:
+    """Each device edit the stack's output allows fails the device check, with the reason."""
+    pools = spec_pools(stack.target)
+    nodes = _nodes(cluster, stack, pools)
+    baseline = problems(model_of(stack.resources), pools, nodes)
+    for edit in EDITS:
+        edited = edit.edit(stack.resources)
+        if edited is None:
+            continue
+        scenario = f"edit-caught-{edit.name}"
+        try:
+            model = model_of(edited)
+            # What the edit breaks: pools the output as emitted serves and the edited one does not.
+            found = {pool: lines for pool, lines in problems(model, pools, nodes).items()
+                     if lines and lines != baseline.get(pool)}
+            if not found:
+                report.scenario(stack.target.label, scenario, False,
+                                f"{edit.what}: every pool's nodes still register what the spec asks")
+                continue
+            detail = f"{edit.what}: the device check fails: {_summary(found)}"
+            if agents is not None and stack.provider == "kubernetes":
+                engine = _engine_refuses(cluster, stack, agents, model, next(iter(found)), timeout)
+                bound = engine.startswith("BOUND")
+                verdict = "binds the job anyway" if bound else "leaves the job unbound"
+                detail += f"; the real scheduler {verdict}: {engine}"
+                report.scenario(stack.target.label, scenario, not bound, detail)
+            else:
+                report.scenario(stack.target.label, scenario, True, detail)
+        except E2EError as err:
+            report.scenario(stack.target.label, scenario, False, f"{edit.what}: {err}")
