@@ -207,16 +207,16 @@ def _segments(values: tuple[float, ...]) -> str:
     return " ".join(f"{v:.6f}x{int(n) - 1}" for v, n in runs)
 
 
-def _pending_series() -> list[dict[str, str]]:
+def _pending_series(samples: int) -> list[dict[str, str]]:
     found = []
     for namespace, pod, gpus, pending in PENDING:
         labels = f'namespace="{namespace}",pod="{pod}",container="main"'
         found.append({"series": f'kube_pod_container_resource_requests{{{labels},resource="nvidia_com_gpu",'
-                                f'unit="integer"}}', "values": f"{gpus}x400"})
+                                f'unit="integer"}}', "values": f"{gpus}x{samples}"})
         for phase in ("Pending", "Running"):
             up = 1 if (phase == "Pending") == pending else 0
             found.append({"series": f'kube_pod_status_phase{{namespace="{namespace}",pod="{pod}",phase="{phase}"}}',
-                          "values": f"{up}x400"})
+                          "values": f"{up}x{samples}"})
     return found
 
 
@@ -254,29 +254,37 @@ def expression_tests(model: Platform, series: list[Series]) -> list[dict[str, An
     return tests
 
 
-def alert_tests(model: Platform, series: list[Series], alerts: dict[tuple[str, str], dict[str, Any]]) -> list[Any]:
-    """Each alert of each pool: silent a minute before it should fire, firing a minute after."""
+def firing(model: Platform, series: list[Series], alert: str, pool: str, times: range) -> dict[int, bool]:
+    """Whether the pool's alert fires at each evaluation: pending from the first evaluation its
+    condition holds, firing once it has held `for`, resolved when it stops holding."""
     auto = model.autoscaling
     conditions = {"GpuPoolUnderutilized": (lambda u: u < auto.scale_down_below, WASTE_FOR),
                   "GpuPoolSaturated": (lambda u: u > auto.scale_up_above, auto.window_seconds)}
-    last = eval_times(model)[-1]
+    holds, hold_for = conditions[alert]
+    own = [s for s in series if s.pool == pool and s.counter.name in UTILIZATION_SOURCES]
+    since, state = None, {}
+    for t in times:
+        used = utilization(model, own, pool, t)
+        since = (since if since is not None else t) if used is not None and holds(used) else None
+        state[t] = since is not None and t - since >= hold_for
+    return state
+
+
+def alert_tests(model: Platform, series: list[Series], alerts: dict[tuple[str, str], dict[str, Any]]) -> list[Any]:
+    """Each alert a minute before and after each pool's alert starts and stops firing, listing
+    every pool that fires then."""
+    times = range(0, eval_times(model)[-1] + EVAL, EVAL)
     tests = []
-    for (alert, pool), rule in sorted(alerts.items()):
-        holds, hold_for = conditions[alert]
-        since, fires = None, None
-        own = [s for s in series if s.pool == pool and s.counter.name in UTILIZATION_SOURCES]
-        for t in range(0, last + EVAL, EVAL):
-            used = utilization(model, own, pool, t)
-            since = (since if since is not None else t) if used is not None and holds(used) else None
-            if since is not None and t - since >= hold_for:
-                fires = t
-                break
-        if fires is None:
-            raise ValueError(f"the inputs never make {alert} fire for pool {pool}")
-        labels = {**rule.get("labels", {}), "pool": pool}
-        firing = {"exp_labels": labels, "exp_annotations": dict(rule.get("annotations", {}))}
-        tests.append({"eval_time": f"{fires - 60}s", "alertname": alert, "exp_alerts": []})
-        tests.append({"eval_time": f"{fires + 60}s", "alertname": alert, "exp_alerts": [firing]})
+    for alert in sorted({a for a, _ in alerts}):
+        states = {pool: firing(model, series, alert, pool, times) for a, pool in alerts if a == alert}
+        changes = {t for state in states.values() for t in times if t and state[t] != state[t - EVAL]}
+        if not any(any(state.values()) for state in states.values()):
+            raise ValueError(f"the inputs never make {alert} fire")
+        for t in sorted({c + d for c in changes for d in (-60, 60) if c + d >= 0}):
+            fired = [{"exp_labels": {**alerts[(alert, pool)].get("labels", {}), "pool": pool},
+                      "exp_annotations": dict(alerts[(alert, pool)].get("annotations", {}))}
+                     for pool, state in sorted(states.items()) if state[t - t % EVAL]]
+            tests.append({"eval_time": f"{t}s", "alertname": alert, "exp_alerts": fired})
     return tests
 
 
@@ -294,7 +302,8 @@ def test_document(model: Platform, rule_file: str, groups: list[dict[str, Any]])
         raise ValueError(f"emitted rules without a promtool case: {', '.join(sorted(set(uncovered)))}")
     alerts = {(r["alert"], r["labels"]["pool"]): r for g in groups for r in g["rules"] if "alert" in r}
     series = input_series(model)
-    inputs = [{"series": s.text(), "values": _segments(s.values)} for s in series] + _pending_series()
+    inputs = [{"series": s.text(), "values": _segments(s.values)} for s in series]
+    inputs += _pending_series(eval_times(model)[-1] // STEP)
     return {"rule_files": [rule_file], "evaluation_interval": f"{EVAL}s",
             "tests": [{"name": "gpu rules from the spec's numbers", "interval": f"{STEP}s",
                        "input_series": inputs, "promql_expr_test": expression_tests(model, series),
