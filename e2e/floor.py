@@ -69,6 +69,7 @@ class Watch:
     high: int
     nodes_before: set[str] = field(default_factory=lambda: set())
     work: tuple[str, str] | None = None  # (namespace, pod) run to give a pool at zero its first node
+    work_resource: str = ""
     start: int = 0  # replicas when the busy stretch began
     replicas: list[tuple[float, int]] = field(default_factory=lambda: [])
     signal: list[tuple[float, float | None]] = field(default_factory=lambda: [])
@@ -131,6 +132,7 @@ def start_work(cluster: Cluster, stack: Stack, watches: list[Watch], timeout: fl
             watch.failure = f"the work pod for pool {watch.pool} was refused: {result.stderr.strip()[-300:]}"
             continue
         watch.work = (tenant, pod["metadata"]["name"])
+        watch.work_resource = next(iter(pod["spec"]["containers"][0]["resources"]["limits"]))
 
     def running() -> bool | None:
         for watch in watches:
@@ -217,7 +219,9 @@ def series_check(loop: autoscale.Loop, watches: list[Watch]) -> tuple[bool, str]
         if labels.get("node") != labels.get("Hostname"):
             problems.append(f"{watch.pool}: node label {labels.get('node')!r} is not the exporter's Hostname")
         held = [s["metric"] for s in series if s["metric"].get("namespace") not in (None, "gpu-operator")]
-        if watch.work and not held:
+        # The exporter names the pod holding a whole GPU or a MIG instance; a shared GPU is nobody's.
+        attributable = watch.work_resource == "nvidia.com/gpu" or watch.work_resource.startswith("nvidia.com/mig-")
+        if watch.work and attributable and not held:
             problems.append(f"{watch.pool}: no series attributed to the work pod (honorLabels lost the exporter's "
                             f"namespace: {sorted({s['metric'].get('namespace', '') for s in series})})")
         missing = [n for n in names.values() if not loop.prometheus.query(f'{n}{{pool="{watch.pool}"}}')]

@@ -34,7 +34,6 @@ from ruamel.yaml import YAML
 from e2e import sandbox
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.gomod import module_dir
-from e2e.objects import load_yaml_documents
 from e2e.ports import free_port, loopback_address
 from e2e.stack import Stack
 
@@ -95,8 +94,11 @@ def service_names(stack: Stack) -> list[str]:
 
 
 def operator_crds() -> list[dict[str, Any]]:
+    """The operator's CRDs from its module. Round-trip loading: AlertmanagerConfig's matcher enum
+    holds a bare `=`, which YAML 1.1's safe loaders take for the `value` tag and refuse."""
     crds = module_dir("prometheus-operator", MODULE) / "example" / "prometheus-operator-crd"
-    return [doc for path in sorted(crds.glob("*.yaml")) for doc in load_yaml_documents(path)]
+    documents = [doc for path in sorted(crds.glob("*.yaml")) for doc in YAML(typ="rt").load_all(path.read_text())]
+    return [json.loads(json.dumps(doc, default=lambda tagged: str(tagged.value))) for doc in documents if doc]
 
 
 def credentials(cluster: Cluster) -> dict[str, str]:
