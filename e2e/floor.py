@@ -231,11 +231,17 @@ def series_check(loop: autoscale.Loop, watches: list[Watch]) -> tuple[bool, str]
     return not problems, "; ".join(problems) or f"every record of every pool has a series; {', '.join(seen)}"
 
 
-def _steps(watch: Watch, since: float, until: float) -> list[tuple[int, int]]:
+def steps(watch: Watch, since: float, until: float) -> list[tuple[int, int]]:
     values = [r for t, r in watch.replicas if since <= t <= until]
     before = [r for t, r in watch.replicas if t < since][-1:]
     chain = before + values
     return [(a, b) for a, b in itertools.pairwise(chain) if a != b]
+
+
+def bad_steps(steps: list[tuple[int, int]], high: int, up: float) -> list[tuple[int, int]]:
+    """Steps of a busy stretch no real loop takes: KEDA takes a floor at zero to one (activation),
+    the HPA grows n to at most ceil(n / scaleUpAbove) (the pressure is at most 1), never past max."""
+    return [(a, b) for a, b in steps if b < a or (a >= 1 and b > min(high, math.ceil(a / up))) or (a == 0 and b != 1)]
 
 
 def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: float) -> tuple[bool, str]:
@@ -256,10 +262,8 @@ def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: flo
         problems.append(f"the floor did not grow from {watch.start} (replicas: {watch.replicas})")
     else:
         t = watch.grown[0]
-        ups = _steps(watch, busy, idle)
-        # KEDA takes a floor at zero to one (activation); the HPA grows n to at most ceil(n / up) (pressure <= 1).
-        wrong = [(a, b) for a, b in ups
-                 if b < a or (a >= 1 and b > min(watch.high, math.ceil(a / up))) or (a == 0 and b != 1)]
+        ups = steps(watch, busy, idle)
+        wrong = bad_steps(ups, watch.high, up)
         chain = " -> ".join([str(watch.start), *(str(b) for _, b in ups)])
         said.append(f"KEDA's HPA grew it {chain}, first at +{t:.0f} s"
                     + (f" ({t - high_at:.0f} s after the signal)" if high_at is not None else ""))
