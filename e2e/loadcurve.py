@@ -1,10 +1,11 @@
 """The load the stand-in GPUs carry in the autoscaling loop: a slice of Philly's job trace.
 
-The slice (`shared/traces/philly-jobs.csv`, virtual cluster e13805, from 2017-11-25 02:43 in
-trace time): 4 minutes with 4 of its GPUs busy, then 273 minutes with 8 busy, then 2 minutes with
+The slice (`shared/traces/philly-jobs.csv`, virtual cluster e13805, from 2017-11-25 02:45 in
+trace time): 2 minutes with 4 of its GPUs busy, then 273 minutes with 8 busy, then 2 minutes with
 4 and hours with none. It is the only stretch of the trace where a virtual cluster holds its peak
-for a quarter of an hour, having been between a third and four fifths of it just before, and then
-goes idle for most of an hour (found by a search of every cluster's occupancy, minute by minute).
+for a quarter of an hour, having been between a third and four fifths of it for the minutes
+before, and then goes idle for most of an hour (found by a search of every cluster's occupancy,
+minute by minute); it starts two minutes before the peak, one window of the loop's short timings.
 The occupancy is given as a share of the slice's peak (8 GPUs = the pool fully busy), and every
 GPU of a pool reports that share as its utilisation (the pool's work spread evenly).
 
@@ -28,8 +29,8 @@ from e2e.objects import ROOT
 TRACES = Path(os.environ.get("GPUPLAT_TRACES") or ROOT.parent / "shared" / "traces")
 TRACE = "philly-jobs.csv"
 CLUSTER = "e13805"
-START = datetime(2017, 11, 25, 2, 43, 41)  # trace time of the slice's first minute
-MINUTES = 4 + 273 + 2 + 60
+START = datetime(2017, 11, 25, 2, 45, 41)  # trace time of the slice's first minute
+MINUTES = 2 + 273 + 2 + 60
 SAMPLE_SECONDS = 15.0
 
 

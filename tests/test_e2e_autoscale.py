@@ -58,8 +58,8 @@ def test_the_device_values_follow_the_load_and_stay_within_the_exporter_s_units(
 
 def test_the_load_curve_is_the_trace_slice_busy_then_idle() -> None:
     curve = loadcurve.curve()
-    assert curve.samples[:4] == (0.5,) * 4
-    assert len(curve.busy) == 273 and curve.busy.start == 4
+    assert curve.samples[:2] == (0.5,) * 2
+    assert len(curve.busy) == 273 and curve.busy.start == 2
     assert all(v == 0.0 for v in curve.samples[curve.idle:])
     replay = loadcurve.Replay(curve)
     assert replay.load() is None  # nothing before it starts
