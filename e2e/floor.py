@@ -1,33 +1,52 @@
-"""The capacity floor moved as KEDA would move it: up to its ScaledObject's maxReplicaCount, where
-each placeholder stands on a node of its own (on aws Karpenter launches the missing ones, never
-spot), then down to minReplicaCount, where on aws Karpenter removes the nodes the floor let go
-once they are empty (the NodePools' WhenEmpty consolidation).
+"""The capacity floor moved by the real autoscaling loop: DCGM-shaped series from a load curve,
+scraped by the real Prometheus the real prometheus-operator configured from the emitted
+ServiceMonitor, the emitted recording rules evaluated there, the real KEDA serving the pool's
+signal to the HPA it makes from the emitted ScaledObject, and the real scheduler and Karpenter
+placing the placeholders (e2e/autoscale.py starts them; docs/e2e.md has the whole picture).
 
-KEDA itself does not run here (docs/e2e.md): its HPA writes the Deployment's scale, which is what
-the suite writes. The emitted NodePools wait `consolidateAfter` (10m) before removing an empty
-node; the suite shortens that one timer on the pool's NodePools, right before scaling down, so a
-run does not wait ten minutes per pool. Policy and budgets stay as emitted.
+Per floor the KEDA may move (maxReplicaCount > minReplicaCount), all at once, on the short
+timings (autoscale.SHORT):
+- a pool with no GPU node (aws, nodes.min 0) has no series, and no data means no change: one
+  tenant's reference pod is run there first (Kueue admits it, Karpenter launches its node);
+- the replay (e2e/loadcurve.py) serves 2 samples at half load (between the thresholds: the
+  floor holds; a pool at zero is activated by KEDA, any load is activity), then the busy
+  stretch: the floor must grow through KEDA's HPA once the recorded signal passes scaleUpAbove
+  (plus the HPA's 10 % tolerance), no earlier than the cooldown (the scale-up stabilisation
+  window) allows, by at most ceil(n / scaleUpAbove), each placeholder on a node of its own and
+  none on spot (on aws Karpenter launches the nodes);
+- then the idle stretch (the work pods end): the floor must return to minReplicaCount, no
+  earlier than the cooldown allows, and on aws Karpenter must remove the nodes left empty after
+  the NodePools' consolidateAfter (the short cooldown too).
+Timings are reported against the window and the cooldown, from the start of the replay.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
+from e2e import autoscale, jobs
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
+from e2e.scenarios import tenant_identity
 from e2e.stack import Stack
+from gpuplat.scaling import DCGM_METRICS
 
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
-NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 POOL_LABEL = "gpuplat.dev/pool"
-SHORT_CONSOLIDATE_AFTER = "5s"
-PER_REMOVAL = 30.0  # seconds allowed per node removed, beyond the suite's timeout
-PER_LAUNCH = 10.0  # seconds allowed per placeholder added, beyond the suite's timeout
+HPA_TOLERANCE = 0.1  # the controller manager's default, which the HPA applies to the signal
+HPA_SYNC = 15.0  # --horizontal-pod-autoscaler-sync-period's default
+POLL = 2.0
+PER_LAUNCH = 10.0  # seconds allowed per node to launch, beyond the suite's timeout
+PER_REMOVAL = 30.0  # seconds allowed per node to remove (fabric budgets remove one at a time)
 
 
 def floors(stack: Stack) -> list[tuple[dict[str, Any], int, int]]:
-    """(floor Deployment, KEDA's min, KEDA's max) for every floor KEDA may raise."""
+    """(floor Deployment, KEDA's min, KEDA's max) for every floor KEDA may move."""
     scaled = {o["spec"]["scaleTargetRef"]["name"]: o for o in stack.of_type(SCALED_OBJECT)}
     found = []
     for deployment in stack.of_type("kubernetes:apps/v1:Deployment"):
@@ -41,94 +60,328 @@ def floors(stack: Stack) -> list[tuple[dict[str, Any], int, int]]:
     return found
 
 
-def _placeholder_nodes(cluster: Cluster, deployment: dict[str, Any]) -> list[str]:
-    labels = deployment["spec"]["selector"]["matchLabels"]
-    found = cluster.get("pods", namespace=deployment["metadata"]["namespace"]) or {"items": []}
-    pods = [p for p in found["items"] if all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())]
-    return [p["spec"].get("nodeName", "") for p in pods
-            if not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") == "Running"]
+@dataclass
+class Watch:
+    """One floor through the loop; times in seconds from the start of the replay."""
+
+    pool: str
+    deployment: dict[str, Any]
+    low: int
+    high: int
+    nodes_before: set[str] = field(default_factory=lambda: set())
+    work: tuple[str, str] | None = None  # (namespace, pod) run to give a pool at zero its first node
+    work_resource: str = ""
+    start: int = 0  # replicas when the busy stretch began
+    replicas: list[tuple[float, int]] = field(default_factory=lambda: [])
+    signal: list[tuple[float, float | None]] = field(default_factory=lambda: [])
+    grown: tuple[float, int] | None = None
+    placed: float | None = None
+    shrunk: float | None = None
+    cleared: float | None = None
+    launched: set[str] = field(default_factory=lambda: set())
+    failure: str = ""
+
+    @property
+    def name(self) -> str:
+        return str(self.deployment["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.deployment["metadata"]["namespace"])
+
+    def first_signal(self, since: float, passes: Any) -> float | None:
+        return next((t for t, v in self.signal if t >= since and v is not None and passes(v)), None)
 
 
-def _pool_nodes(cluster: Cluster, pool: str) -> list[dict[str, Any]]:
-    return [n for n in cluster.items("nodes") if n["metadata"].get("labels", {}).get(POOL_LABEL) == pool]
+def _placeholders(watch: Watch, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    labels = watch.deployment["spec"]["selector"]["matchLabels"]
+    return [p for p in pods if p["metadata"]["namespace"] == watch.namespace and not p["metadata"].get(
+        "deletionTimestamp") and all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())]
 
 
-def _scale(cluster: Cluster, deployment: dict[str, Any], replicas: int) -> None:
-    cluster.kubectl("scale", "deployment", deployment["metadata"]["name"], "-n",
-                    deployment["metadata"]["namespace"], f"--replicas={replicas}")
+def _pool_nodes(nodes: list[dict[str, Any]], pool: str) -> list[dict[str, Any]]:
+    return [n for n in nodes if n["metadata"].get("labels", {}).get(POOL_LABEL) == pool]
 
 
-def _karpenter_said(cluster: Cluster, nodes: set[str]) -> str:
-    """Karpenter's own words on removing these nodes (its DisruptionTerminating events)."""
-    events = cluster.get("events", namespace="default") or {"items": []}
-    said = sorted({f"{e['involvedObject'].get('name')}: {e.get('message', '').strip()}" for e in events["items"]
-                   if e.get("reason") == "DisruptionTerminating" and e.get("involvedObject", {}).get("kind") == "Node"
-                   and e["involvedObject"].get("name") in nodes})
-    return "; ".join(said) or "no DisruptionTerminating event for them"
+def _work_pod(stack: Stack, pool: str) -> tuple[str, dict[str, Any]] | None:
+    """A tenant's reference pod for the pool (a plain pod, so it runs until deleted)."""
+    for journey in stack.journeys:
+        if journey["pool"] == pool and journey["ok"]:
+            job = jobs.reference_job(journey["tenant"], pool, journey["resource"], name=f"loop-work-{pool}")
+            template = job["spec"]["template"]
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": job["metadata"]["name"], "namespace": journey["tenant"],
+                                "labels": dict(template["metadata"]["labels"])},
+                   "spec": {**template["spec"], "restartPolicy": "Never"}}
+            return journey["tenant"], pod
+    return None
 
 
-def _at_least(cluster: Cluster, deployment: dict[str, Any], count: int) -> list[str] | None:
-    found = _placeholder_nodes(cluster, deployment)
-    return found if len(set(found)) >= count else None
+def start_work(cluster: Cluster, stack: Stack, watches: list[Watch], timeout: float) -> None:
+    """On aws, run one tenant pod on every pool whose floor may be zero: its node and devices are
+    the pool's only series (nodes left from earlier scenarios are consolidated away now)."""
+    for watch in watches:
+        if stack.provider != "aws" or watch.low > 0:
+            continue
+        found = _work_pod(stack, watch.pool)
+        if found is None:
+            watch.failure = f"pool {watch.pool} may have no GPU node and no tenant may run there: nothing to measure"
+            continue
+        tenant, pod = found
+        result = cluster.kubectl("create", "-f", "-", stdin=json.dumps(pod), check=False, **tenant_identity(tenant))
+        if result.returncode != 0:
+            watch.failure = f"the work pod for pool {watch.pool} was refused: {result.stderr.strip()[-300:]}"
+            continue
+        watch.work = (tenant, pod["metadata"]["name"])
+        watch.work_resource = next(iter(pod["spec"]["containers"][0]["resources"]["limits"]))
+
+    def running() -> bool | None:
+        for watch in watches:
+            if watch.work is None:
+                continue
+            pod = cluster.get("pod", watch.work[1], watch.work[0]) or {}
+            if pod.get("status", {}).get("phase") != "Running":
+                return None
+        return True
+    waiting = [w for w in watches if w.work]
+    if waiting:
+        try:
+            wait_for(running, timeout + PER_LAUNCH * len(waiting), "the work pods running on their pools' new nodes")
+        except E2EError as err:
+            for watch in waiting:
+                pod = cluster.get("pod", watch.work[1], watch.work[0]) if watch.work else None  # type: ignore[index]
+                if (pod or {}).get("status", {}).get("phase") != "Running":
+                    said = jobs.events_for(cluster, watch.work[0], watch.work[1]) if watch.work else []
+                    watch.failure = f"{err}: {'; '.join(said[-2:])}"
 
 
-def _at_most(cluster: Cluster, pool: str, count: int) -> list[dict[str, Any]] | None:
-    found = _pool_nodes(cluster, pool)
-    return found if len(found) <= count else None
+def stop_work(cluster: Cluster, watches: list[Watch]) -> None:
+    for watch in watches:
+        if watch.work is not None:
+            cluster.kubectl("delete", "pod", watch.work[1], "-n", watch.work[0], "--wait=false", check=False)
 
 
-def _shorten_consolidation(cluster: Cluster, stack: Stack, pool: str) -> None:
-    patch = json.dumps({"spec": {"disruption": {"consolidateAfter": SHORT_CONSOLIDATE_AFTER}}})
-    for nodepool in stack.of_type(NODEPOOL):
-        if nodepool["spec"]["template"]["metadata"].get("labels", {}).get(POOL_LABEL) == pool:
-            name = nodepool["metadata"]["name"]
-            cluster.kubectl("patch", "nodepools.karpenter.sh", name, "--type=merge", "-p", patch)
+def _observe(cluster: Cluster, loop: autoscale.Loop, watches: list[Watch], t0: float) -> tuple[list[Any], list[Any]]:
+    now = time.monotonic() - t0
+    deployments = {d["metadata"]["name"]: d for w in {x.namespace for x in watches}
+                   for d in cluster.items("deployments", w)}
+    signal = autoscale_signal(loop)
+    for watch in watches:
+        replicas = int(deployments.get(watch.name, {}).get("spec", {}).get("replicas", 0))
+        if not watch.replicas or watch.replicas[-1][1] != replicas:
+            watch.replicas.append((now, replicas))
+        watch.signal.append((now, signal.get(watch.pool)))
+    return cluster.items("pods"), cluster.items("nodes")
 
 
-def _raise(cluster: Cluster, deployment: dict[str, Any], pool: str, high: int, timeout: float) -> tuple[bool, str]:
-    """Scale the floor up to KEDA's max: every placeholder on a node of its own, none spot."""
-    # Each new placeholder waits for a node Karpenter launches and kwok and the node agents bring
-    # up: prod's train adds 14 at once, which took longer than the suite's timeout on a loaded
-    # machine, so the wait grows with the nodes to add.
-    launches = max(0, high - len(_placeholder_nodes(cluster, deployment)))
-    _scale(cluster, deployment, high)
-    up = set(wait_for(lambda: _at_least(cluster, deployment, high), timeout + PER_LAUNCH * launches,
-                      f"{high} floor placeholders of pool {pool} running"))
-    spot = [n["metadata"]["name"] for n in _pool_nodes(cluster, pool) if n["metadata"]["name"] in up
+def autoscale_signal(loop: autoscale.Loop) -> dict[str, float]:
+    record = f"pool:gpu_floor_signal:ratio_avg_{loop.short.model.autoscaling.window}"
+    try:
+        found = loop.prometheus.query(record)
+    except E2EError:
+        return {}
+    return {s["metric"].get("pool", ""): float(s["value"][1]) for s in found}
+
+
+def placed(watch: Watch, pods: list[dict[str, Any]], nodes: list[dict[str, Any]], count: int) -> str | None:
+    """None while `count` placeholders are not all running; else "" or what is wrong."""
+    running = [p for p in _placeholders(watch, pods) if p.get("status", {}).get("phase") == "Running"]
+    if len(running) < count:
+        return None
+    hosts = [p["spec"].get("nodeName", "") for p in running]
+    spot = [n["metadata"]["name"] for n in nodes if n["metadata"]["name"] in hosts
             and n["metadata"].get("labels", {}).get("karpenter.sh/capacity-type") == "spot"]
-    return not spot, f"raised to {high} (KEDA's maxReplicaCount): placeholders on {len(up)} node(s), " \
-        f"{len(spot) or 'none'} of them spot"
+    if len(set(hosts)) < len(hosts):
+        return f"two placeholders share a node: {sorted(hosts)}"
+    return f"placeholders on spot nodes: {spot}" if spot else ""
+
+
+def _empty(node: dict[str, Any], pods: list[dict[str, Any]]) -> bool:
+    """No pod on it but DaemonSets' (Karpenter's notion of an empty node)."""
+    name = node["metadata"]["name"]
+    return not any(p["spec"].get("nodeName") == name and not p["metadata"].get("deletionTimestamp") and not any(
+        o.get("kind") == "DaemonSet" for o in p["metadata"].get("ownerReferences", [])) for p in pods)
+
+
+def series_check(loop: autoscale.Loop, watches: list[Watch]) -> tuple[bool, str]:
+    """The scraped series carry the labels the rules select on; every record the pool's devices
+    feed has a series, and one they do not feed (GPU_UTIL on MIG instances) has none."""
+    names = autoscale.ruletests.record_names(loop.short.model)
+    sources = {f"metric:{m.key}": m.series for m in DCGM_METRICS}
+    problems, seen = [], []
+    for watch in watches:
+        if watch.failure:
+            continue
+        mig = any(p.name == watch.pool and p.sharing.mode.value == "mig" for p in loop.short.model.pools)
+        metric = "DCGM_FI_PROF_GR_ENGINE_ACTIVE" if mig else "DCGM_FI_DEV_GPU_UTIL"
+        series = loop.prometheus.query(f'{metric}{{pool="{watch.pool}"}}')
+        if not series:
+            problems.append(f"{watch.pool}: no {metric} series with pool={watch.pool}")
+            continue
+        labels = series[0]["metric"]
+        if labels.get("node") != labels.get("Hostname"):
+            problems.append(f"{watch.pool}: node label {labels.get('node')!r} is not the exporter's Hostname")
+        held = [s["metric"] for s in series if s["metric"].get("namespace") not in (None, "gpu-operator")]
+        # The exporter names the pod holding a whole GPU or a MIG instance; a shared GPU is nobody's.
+        attributable = watch.work_resource == "nvidia.com/gpu" or watch.work_resource.startswith("nvidia.com/mig-")
+        if watch.work and attributable and not held:
+            problems.append(f"{watch.pool}: no series attributed to the work pod (honorLabels lost the exporter's "
+                            f"namespace: {sorted({s['metric'].get('namespace', '') for s in series})})")
+        for what, name in names.items():
+            fed = what not in sources or bool(loop.prometheus.query(f'{sources[what]}{{pool="{watch.pool}"}}'))
+            if fed != bool(loop.prometheus.query(f'{name}{{pool="{watch.pool}"}}')):
+                problems.append(f"{watch.pool}: {name} " + ("has no series" if fed else "has a series of no input"))
+        seen.append(f"{watch.pool} {len(series)} device series" + (f" ({len(held)} of the work pod's)" if held else ""))
+    return not problems, "; ".join(problems) or f"every record each pool's devices feed has a series; {', '.join(seen)}"
+
+
+def steps(watch: Watch, since: float, until: float) -> list[tuple[int, int]]:
+    values = [r for t, r in watch.replicas if since <= t <= until]
+    before = [r for t, r in watch.replicas if t < since][-1:]
+    chain = before + values
+    return [(a, b) for a, b in itertools.pairwise(chain) if a != b]
+
+
+def bad_steps(steps: list[tuple[int, int]], high: int, up: float) -> list[tuple[int, int]]:
+    """Steps of a busy stretch no real loop takes: KEDA takes a floor at zero to one (activation),
+    the HPA grows n to at most ceil(n / scaleUpAbove) (the pressure is at most 1), never past max."""
+    return [(a, b) for a, b in steps if b < a or (a >= 1 and b > min(high, math.ceil(a / up))) or (a == 0 and b != 1)]
+
+
+def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: float) -> tuple[bool, str]:
+    auto = loop.short.model.autoscaling
+    up, cooldown = auto.scale_up_above, auto.cooldown_seconds
+    if watch.failure:
+        return False, watch.failure
+    high_at = watch.first_signal(busy, lambda v: v > up * (1 + HPA_TOLERANCE))
+    low_at = watch.first_signal(idle, lambda v: v < up * (1 - HPA_TOLERANCE))
+    said = [f"window {auto.window}, cooldown {auto.cooldown}; busy from +{busy:.0f} s"]
+    problems = []
+    if high_at is None:
+        last = watch.signal[-1][1] if watch.signal else None
+        problems.append(f"the recorded signal never passed {up} x 1.1 (last: {last})")
+    else:
+        said.append(f"signal above {up} x 1.1 at +{high_at:.0f} s")
+    if watch.grown is None:
+        problems.append(f"the floor did not grow from {watch.start} (replicas: {watch.replicas})")
+    else:
+        ups = steps(watch, busy, idle)
+        wrong = bad_steps(ups, watch.high, up)
+        timed = [(t, r) for t, r in watch.replicas if busy <= t <= idle]
+        chain = " -> ".join([str(watch.start), *(f"{r} (+{t:.0f} s)" for t, r in timed)])
+        said.append(f"KEDA's HPA grew it {chain}")
+        if wrong:
+            problems.append(f"steps beyond ceil(n / {up}) or maxReplicaCount {watch.high}: {wrong}")
+        # The HPA scales up once every recommendation of the last cooldown asks for more: a cooldown
+        # (less one sync) after the signal passed, when it was running before. A floor KEDA has just
+        # taken from zero has an HPA with no recommendation yet, which acts at its first sync.
+        since = max([t for t, r in watch.replicas if t <= watch.grown[0] and r < watch.grown[1]] or [0.0])
+        if high_at is not None and since + cooldown <= high_at:
+            waited = watch.grown[0] - high_at
+            said.append(f"grown {waited:.0f} s after the signal (cooldown {cooldown} s)")
+            if waited < cooldown - HPA_SYNC - POLL - 1:
+                problems.append(f"it grew {waited:.0f} s after the signal, sooner than the {cooldown} s cooldown "
+                                "allows")
+        elif high_at is not None:
+            said.append(f"grown {watch.grown[0] - high_at:.0f} s after the signal, by an HPA KEDA activated at "
+                        f"+{since:.0f} s (no recommendation history)")
+        if watch.placed is None:
+            problems.append("its placeholders were not all placed")
+        else:
+            said.append(f"placed at +{watch.placed:.0f} s ({len(watch.launched)} node(s) launched)")
+    if watch.shrunk is None:
+        problems.append(f"the floor did not return to {watch.low} (replicas: {watch.replicas[-3:]})")
+    else:
+        said.append(f"idle from +{idle:.0f} s" + (f", signal below {up} x 0.9 at +{low_at:.0f} s" if low_at else "")
+                    + f", back to {watch.low} at +{watch.shrunk:.0f} s")
+        if low_at is not None and watch.shrunk < low_at + cooldown - HPA_SYNC - POLL - 1:
+            problems.append(f"it shrank {watch.shrunk - low_at:.0f} s after the signal, sooner than the cooldown "
+                            "allows")
+    if watch.cleared is None:
+        problems.append("empty nodes of the pool remained")
+    elif watch.cleared > 0:
+        said.append(f"empty nodes gone at +{watch.cleared:.0f} s")
+    return not problems, "; ".join(problems + said) if problems else "; ".join(said)
 
 
 def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     label = stack.target.label
-    for deployment, low, high in floors(stack):
-        pool = deployment["metadata"]["labels"][POOL_LABEL]
-        name = f"floor-scaling-{pool}"
-        try:
-            ok, raised = _raise(cluster, deployment, pool, high, timeout)
-            if stack.provider != "aws":
-                _scale(cluster, deployment, low)
-                wait_for(lambda d=deployment, lo=low: True if len(_placeholder_nodes(cluster, d)) <= lo else None,
-                         timeout, f"floor of pool {pool} back at {low}")
-                report.scenario(label, name, ok, f"{raised}; lowered to {low} (the existing nodes stay)")
+    found = floors(stack)
+    if not found:
+        return
+    try:
+        with autoscale.running(cluster, stack, report, timeout) as loop:
+            watches = [Watch(d["metadata"]["labels"][POOL_LABEL], d, low, high) for d, low, high in found]
+            nodes = cluster.items("nodes")
+            for watch in watches:
+                watch.nodes_before = {n["metadata"]["name"] for n in _pool_nodes(nodes, watch.pool)}
+            start_work(cluster, stack, watches, timeout)
+            run_loop(cluster, stack, report, loop, watches, timeout)
+    except E2EError as err:
+        report.scenario(label, "floor-scaling", False, str(err))
+
+
+def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loop, watches: list[Watch],
+             timeout: float) -> None:
+    label, replay = stack.target.label, loop.replay
+    load = replay.curve
+    replay.start()
+    t0 = replay.started or time.monotonic()
+    busy = load.busy.start * 15.0  # the busy stretch's first sample, in seconds of replay
+    checked = False
+    live = [w for w in watches if not w.failure]
+    launches = sum(max(1, math.ceil(w.low / loop.short.model.autoscaling.scale_up_above) - w.low) for w in live)
+    deadline = t0 + busy + timeout + PER_LAUNCH * launches
+    while time.monotonic() < deadline:
+        pods, nodes = _observe(cluster, loop, watches, t0)
+        now = time.monotonic() - t0
+        for watch in live:
+            current = watch.replicas[-1][1]
+            if now < busy:
+                watch.start = current
                 continue
-            before = {n["metadata"]["name"] for n in _pool_nodes(cluster, pool)}
-            _shorten_consolidation(cluster, stack, pool)
-            _scale(cluster, deployment, low)
-            try:
-                # Fabric pools' budgets let Karpenter remove one node at a time, each after its own
-                # consolidation round: the wait grows with the nodes to remove.
-                removals = max(0, len(before) - low)
-                left = wait_for(lambda p=pool, lo=low: _at_most(cluster, p, lo), timeout + PER_REMOVAL * removals,
-                                f"Karpenter removing pool {pool}'s empty nodes down to {low}")
-                gone = before - {n["metadata"]["name"] for n in left}
-                report.scenario(label, name, ok,
-                                f"{raised}; lowered to {low}: Karpenter removed {len(gone)} empty node(s), {len(left)} "
-                                f"left (consolidateAfter {SHORT_CONSOLIDATE_AFTER} for the run): "
-                                f"{_karpenter_said(cluster, gone)}")
-            except E2EError as err:
-                names = [n["metadata"]["name"] for n in _pool_nodes(cluster, pool)]
-                report.scenario(label, name, False, f"{raised}; {err}: still {', '.join(names)}")
-        except E2EError as err:
-            report.scenario(label, name, False, str(err))
+            need = watch.start + 1 if watch.start >= 1 else 2
+            if watch.grown is None and current >= need:
+                watch.grown = (now, current)
+            if watch.grown is not None and watch.placed is None:
+                wrong = placed(watch, pods, nodes, current)
+                if wrong:
+                    watch.failure = f"grown to {current}: {wrong}"
+                elif wrong == "":
+                    watch.placed = now
+                    pool_now = {n["metadata"]["name"] for n in _pool_nodes(nodes, watch.pool)}
+                    watch.launched = pool_now - watch.nodes_before
+        if not checked and now >= busy + loop.short.model.autoscaling.window_seconds:
+            ok, detail = series_check(loop, live)
+            report.scenario(label, "dcgm-series-recorded", ok, detail)
+            checked = True
+        if all(w.placed is not None or w.failure for w in live):
+            break
+        time.sleep(POLL)
+    idle = time.monotonic() - t0
+    replay.skip_to(load.busy.stop, "the floors grew: the rest of the busy stretch skipped")
+    stop_work(cluster, watches)
+    removals = sum(len(w.launched) + (1 if w.work else 0) for w in live)
+    deadline = time.monotonic() + timeout + PER_REMOVAL * removals
+    aws = stack.provider == "aws"
+    while time.monotonic() < deadline:
+        pods, nodes = _observe(cluster, loop, watches, t0)
+        now = time.monotonic() - t0
+        for watch in live:
+            current = watch.replicas[-1][1]
+            running = [p for p in _placeholders(watch, pods) if p.get("status", {}).get("phase") == "Running"]
+            if watch.shrunk is None and current == watch.low and len(running) <= watch.low:
+                watch.shrunk = now
+            if watch.shrunk is not None and watch.cleared is None:
+                empty = [n for n in _pool_nodes(nodes, watch.pool) if _empty(n, pods)]
+                if not aws:
+                    watch.cleared = 0.0  # the existing nodes stay
+                elif not empty:
+                    watch.cleared = now
+        if all(w.cleared is not None for w in live):
+            break
+        time.sleep(POLL)
+    end = time.monotonic() - t0
+    for watch in watches:
+        ok, detail = judge(watch, loop, busy, idle, end)
+        report.scenario(label, f"floor-scaling-{watch.pool}", ok, detail)

@@ -15,7 +15,9 @@ TOOLS = Path(__file__).resolve().parent / "tools"
 
 
 # The modules whose files the suite reads, by the tool set that pins them.
-MODULES = {"kueue": "sigs.k8s.io/kueue", "karpenter": "sigs.k8s.io/karpenter"}
+MODULES = {"kueue": "sigs.k8s.io/kueue", "karpenter": "sigs.k8s.io/karpenter",
+           "prometheus-operator": "github.com/prometheus-operator/prometheus-operator",
+           "keda": "github.com/kedacore/keda/v2"}
 
 
 def _env_name(tool_set: str) -> str:

@@ -30,6 +30,36 @@ class Journey:
     seconds: float = 0.0  # as for a scenario: journeys are judged together, the first carries the wait
 
 
+# Every component of a real platform and what the suite makes of it (the GPU node agents'
+# parts are e2e/devices.py's): run (the real program, built
+# from its module), stand-in (what plays its part, and what it fakes) or not run (and why).
+COMPONENTS: tuple[tuple[str, str, str], ...] = (
+    ("etcd, kube-apiserver, kube-controller-manager, kube-scheduler", "run",
+     "built from k8s.io/kubernetes and go.etcd.io/etcd; the controller manager's HPA controller scales the floors"),
+    ("kubelet", "stand-in", "kwok's controller keeps nodes and pods running; no container runs"),
+    ("Kueue", "run", "the manager and its webhooks, configured from the emitted release"),
+    ("Karpenter", "run", "the kwok provider of sigs.k8s.io/karpenter: it creates Nodes instead of EC2 instances"),
+    ("DCGM exporter", "stand-in",
+     "one endpoint per exporter pod at the pod's address, serving dcgm-exporter's default counters with "
+     "its labels, valued from a Philly trace slice (e2e/exporter.py)"),
+    ("prometheus-operator", "run", "at kube-prometheus-stack's version: generates Prometheus' configuration and "
+     "rule files from the emitted ServiceMonitor and PrometheusRule"),
+    ("Prometheus", "run", "with the operator's configuration and arguments; scrapes the DCGM stand-in through "
+     "Kubernetes service discovery and evaluates the emitted rules"),
+    ("promtool", "run", "`test rules` on the operator's rule files with cases generated from the spec"),
+    ("kube-prometheus-stack chart", "stand-in",
+     "the Prometheus object and Service its templates make from the emitted values (e2e/prometheus.py)"),
+    ("KEDA operator, KEDA metrics API server", "run", "the ScaledObjects' HPAs, the external metrics API"),
+    ("KEDA chart", "stand-in", "KEDA's CRDs, the metrics server's Service and APIService, one certificate"),
+    ("KEDA admission webhooks", "not run", "they validate ScaledObjects, which the CRD schema does too"),
+    ("Alertmanager, Grafana, node exporter, kube-state-metrics", "not run",
+     "nothing the suite checks reads them; the alert rules are checked by promtool"),
+    ("CSI drivers (FSx, Mountpoint S3)", "not run", "no module serves them; volumes are not mounted"),
+    ("Pulumi engine, pulumi-kubernetes provider", "run", "the deploy targets"),
+    ("AWS (pulumi-aws, EC2, EKS)", "not run", "pulumi-aws cannot be built from modules; the AWS side stays offline"),
+)
+
+
 @dataclass
 class Report:
     tools: dict[str, Any] = field(default_factory=dict)

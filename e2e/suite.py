@@ -37,6 +37,7 @@ from e2e.devicecheck import spec_pools
 from e2e.devices import COMPONENTS, HARDWARE_ANNOTATION, DeviceModel
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.parallel import Pool, Stopped, Worker, end_stragglers, stop_on_signals, stragglers, worker_argv
+from e2e.report import COMPONENTS as RUN_COMPONENTS
 from e2e.report import Report
 from e2e.stack import ROOT, Stack, Target, compile_target, load_recording
 from e2e.tools import build
@@ -292,7 +293,7 @@ def main(argv: list[str]) -> int:
     netns.enter(argv)
     report = Report(tools=build.summary(), jobs=args.jobs)
     workroot = Path(tempfile.mkdtemp(prefix="gpuplat-e2e-"))
-    for name, (status, detail) in COMPONENTS.items():
+    for name, status, detail in [*RUN_COMPONENTS, *((n, st, d) for n, (st, d) in COMPONENTS.items())]:
         report.component(name, status, detail)
     chosen = jobs(args, toolbox, own)
     workers = [Worker(label, worker_argv(argv, label, workroot / f"{label}.json"),

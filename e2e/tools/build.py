@@ -37,11 +37,13 @@ class ToolSet:
     packages: dict[str, str] = field(default_factory=dict)
     stamps: tuple[str, ...] = ()  # -X variables set to the module's version
     # The release a pseudo-version is the commit of, when the proxy serves the module only so
+    # (or the release name of a module versioned otherwise)
     release: str = ""
     # Files of the module placed beside our main before it is built, for its go:embed directives
     embeds: tuple[str, ...] = ()
     # Files of a required module shipped beside the binaries: (module, path in it, binary name)
     companions: tuple[tuple[str, str, str], ...] = ()
+    tags: tuple[str, ...] = ()  # Go build tags
 
     @property
     def dir(self) -> Path:
@@ -73,6 +75,8 @@ class ToolSet:
         go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
                                     check=True).stdout.strip()
         digest.update(f"{go_version}\0{self.ldflags()}\0{sorted(self.packages.items())}".encode())
+        if self.tags:
+            digest.update(f"\0tags={','.join(self.tags)}".encode())
         if self.embeds or self.companions:
             digest.update(f"\0{self.embeds}\0{self.companions}".encode())
         return digest.hexdigest()[:16]
@@ -114,6 +118,25 @@ TOOL_SETS = (
     # What NVIDIA's device plugin registers from an emitted config: a main of ours driving the
     # plugin's public config package, go-nvml's mock NVML and go-nvlib (main.go says why).
     ToolSet("devices", "github.com/NVIDIA/k8s-device-plugin", {".": "devices"}),
+    # The Prometheus server and promtool, with Kubernetes service discovery only (the plugins
+    # package's build tags drop the cloud ones, most of the build). Stamped as Prometheus names
+    # its releases: module v0.316.0 is Prometheus 3.16.0.
+    ToolSet("prometheus", "github.com/prometheus/prometheus",
+            {"github.com/prometheus/prometheus/cmd/prometheus": "prometheus",
+             "github.com/prometheus/prometheus/cmd/promtool": "promtool"},
+            ("github.com/prometheus/common/version.Version",), release="3.16.0",
+            tags=("remove_all_sd", "enable_kubernetes_sd")),
+    # The operator that turns ServiceMonitors and PrometheusRules into Prometheus' configuration,
+    # at the version kube-prometheus-stack's chart runs (stamped as its Makefile does, no "v").
+    ToolSet("prometheus-operator", "github.com/prometheus-operator/prometheus-operator",
+            {"github.com/prometheus-operator/prometheus-operator/cmd/operator": "prometheus-operator"},
+            ("github.com/prometheus/common/version.Version",), release="0.93.1"),
+    # KEDA's operator and metrics API server at the platform's version (modgen.py writes the
+    # module: KEDA's own replace list).
+    ToolSet("keda", "github.com/kedacore/keda/v2",
+            {"github.com/kedacore/keda/v2/cmd/operator": "keda-operator",
+             "github.com/kedacore/keda/v2/cmd/adapter": "keda-adapter"},
+            ("github.com/kedacore/keda/v2/version.Version",)),
 )
 
 
@@ -159,6 +182,8 @@ def build(tool_set: ToolSet) -> dict[str, object]:
     started = time.monotonic()
     src = source_dir(tool_set, staging)
     base = ["go", "build", "-trimpath", "-pgo=off", "-ldflags", tool_set.ldflags()]
+    if tool_set.tags:
+        base += ["-tags", ",".join(tool_set.tags)]
     for package, binary in tool_set.packages.items():
         out = staging / "bin" / binary if binary else staging / "bin"
         out_arg = str(out) + ("/" if not binary else "")

@@ -1,0 +1,122 @@
+"""The autoscaling loop's own logic, checked without the binaries it drives (`make e2e` runs them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox
+from e2e import floor as floor_
+from e2e.stack import Stack, Target
+from gpuplat.catalog.gpus import gpu_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def node(labels: dict[str, str], allocatable: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": "n1", "labels": labels}, "status": {"allocatable": allocatable}}
+
+
+def test_a_mig_node_reports_one_device_per_instance_and_no_gpu_util() -> None:
+    devices = exporter.node_devices(node({"nvidia.com/gpu.count": "2", "nvidia.com/gpu.product": "H100-SXM-80GB"},
+                                         {"nvidia.com/mig-1g.10gb": "14", "cpu": "96"}))
+    assert len(devices) == 14 and {d.mig_profile for d in devices} == {"1g.10gb"}
+    assert {d.gpu for d in devices} == {0, 1} and {d.fb_mib for d in devices} == {10240}
+    text = exporter.exposition(devices, {}, 0.5, 10)
+    assert "DCGM_FI_DEV_GPU_UTIL" not in text and 'GPU_I_PROFILE="1g.10gb"' in text
+    assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" in text
+
+
+def test_whole_gpus_and_mig_instances_are_attributed_to_their_pod_shared_ones_not() -> None:
+    gpus = exporter.node_devices(node({"nvidia.com/gpu.count": "4", "nvidia.com/gpu.product": "L40S-48GB"},
+                                      {"nvidia.com/gpu": "4"}))
+    known = gpu_model("L40S-48GB")
+    assert known is not None and [d.fb_mib for d in gpus] == [int(known.memory_gib * 1024)] * 4  # the catalog's
+
+    def pod(name: str, resource: str, count: int) -> dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": "research"}, "status": {"phase": "Running"},
+                "spec": {"containers": [{"name": "main", "resources": {"limits": {resource: str(count)}}}]}}
+
+    held = exporter.holders([pod("a", "nvidia.com/gpu", 2), pod("b", "nvidia.com/gpu.shared", 1)], gpus)
+    assert sorted(d.gpu for d in held) == [0, 1] and {h["pod"] for h in held.values()} == {"a"}
+    text = exporter.exposition(gpus, held, 1.0, 10)
+    assert 'DCGM_FI_DEV_GPU_UTIL{gpu="0"' in text and 'namespace="research",pod="a",container="main"} 100.0' in text
+
+
+def test_the_device_values_follow_the_load_and_stay_within_the_exporter_s_units() -> None:
+    device = dcgm.Device(0, "H100-SXM-80GB", 81920, "n1")
+    counters = {c.name: c for c in dcgm.default_counters()}
+    assert dcgm.value(counters["DCGM_FI_DEV_GPU_UTIL"], device, 0.9, 0.45, 0) == 90.0
+    assert dcgm.value(counters["DCGM_FI_PROF_GR_ENGINE_ACTIVE"], device, 0.9, 0.45, 0) == 0.9
+    used = dcgm.value(counters["DCGM_FI_DEV_FB_USED"], device, 0.9, 0.45, 0)
+    free = dcgm.value(counters["DCGM_FI_DEV_FB_FREE"], device, 0.9, 0.45, 0)
+    assert used is not None and free is not None and used + free == 81920 and used == round(81920 * 0.45)
+
+
+def test_the_load_curve_is_the_trace_slice_busy_then_idle() -> None:
+    curve = loadcurve.curve()
+    assert curve.samples[:2] == (0.5,) * 2
+    assert len(curve.busy) == 273 and curve.busy.start == 2
+    assert all(v == 0.0 for v in curve.samples[curve.idle:])
+    replay = loadcurve.Replay(curve)
+    assert replay.load() is None  # nothing before it starts
+    replay.start()
+    assert replay.load() == 0.5
+    replay.skip_to(curve.busy.stop, "test")
+    assert replay.load() == 0.5 and replay.index() == curve.busy.stop  # the two half-load minutes, then idle
+
+
+def _stack(values: dict[str, Any]) -> Stack:
+    release = {"type": "kubernetes:helm.sh/v3:Release",
+               "inputs": {"name": "kube-prometheus-stack", "namespace": "monitoring", "values": values}}
+    return Stack(Target("t"), [release], {"pools": []}, [])
+
+
+def test_the_prometheus_object_selects_what_the_chart_s_values_say() -> None:
+    emitted = _stack({"prometheus": {"prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False,
+                                                        "ruleSelectorNilUsesHelmValues": False, "retention": "3d"}}})
+    spec = prometheus.prometheus_object(emitted)["spec"]
+    assert spec["serviceMonitorSelector"] == {} and spec["ruleSelector"] == {}
+    assert spec["podMonitorSelector"] == {"matchLabels": {"release": "kube-prometheus-stack"}}  # the chart's default
+    assert spec["retention"] == "3d" and spec["replicas"] == 0
+    default = prometheus.prometheus_object(_stack({}))["spec"]
+    assert default["serviceMonitorSelector"] == {"matchLabels": {"release": "kube-prometheus-stack"}}
+    assert prometheus.service_names(emitted)[0] == "kube-prometheus-stack-prometheus.monitoring.svc"
+
+
+def test_the_emitted_scaled_objects_reach_the_prometheus_service_the_chart_makes() -> None:
+    from components.kubernetes.capacity_floor import PROMETHEUS_URL
+
+    host = PROMETHEUS_URL.removeprefix("http://").split(":")[0]
+    assert host in prometheus.service_names(_stack({}))
+    assert PROMETHEUS_URL.endswith(f":{prometheus.PORT}")
+
+
+def test_the_short_timings_are_added_to_the_stack_s_own_overlay(tmp_path: Path) -> None:
+    stack = Stack(Target("staging", "staging"), [], {"pools": []}, [])
+    written = YAML(typ="safe").load(autoscale.short_overlay(stack, tmp_path / "o.yaml").read_text())
+    own = YAML(typ="safe").load((ROOT / "stacks" / "staging.yaml").read_text())
+    assert written["autoscaling"] == autoscale.SHORT
+    assert {k: v for k, v in written.items() if k != "autoscaling"} == own
+    example = Stack(Target("k", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml"), [], {}, [])
+    assert autoscale.overlay_of(example) is None  # an explicit spec takes no overlay
+
+
+def test_a_process_gets_its_own_files_at_fixed_paths(tmp_path: Path) -> None:
+    hosts = sandbox.hosts_file(tmp_path / "hosts", {"prometheus.monitoring.svc": "127.80.0.2"})
+    assert "127.80.0.2 prometheus.monitoring.svc" in hosts.read_text().splitlines()
+    argv = sandbox.with_mounts(["/bin/true", "--flag"], {"/etc/hosts": hosts})
+    assert argv[:2] == ["unshare", "--mount"] and argv[-2:] == ["/bin/true", "--flag"]
+    assert f"mount --bind {hosts} /etc/hosts" in argv[argv.index("-c") + 1]
+
+
+@pytest.mark.parametrize(("steps", "ok"), [([(0, 1), (1, 2)], True), ([(8, 10)], True), ([(8, 11)], False),
+                                           ([(0, 2)], False)])
+def test_a_growth_step_is_at_most_what_a_full_pressure_asks(steps: list[tuple[int, int]], ok: bool) -> None:
+    watch = floor_.Watch("train", {"metadata": {"name": "capacity-floor-train", "namespace": "s"}}, 0, 22)
+    watch.replicas = [(0.0, steps[0][0])] + [(10.0 * (i + 1), b) for i, (_, b) in enumerate(steps)]
+    assert floor_.steps(watch, 0.0, 100.0) == steps
+    assert (not floor_.bad_steps(steps, watch.high, 0.8)) == ok
