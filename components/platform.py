@@ -26,8 +26,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplat.model import Platform, Provider
-from gpuplat.preflight import PREFLIGHT_SETTING, REPORT
 from gpuplat.plan import Plan
+from gpuplat.preflight import PREFLIGHT_SETTING, REPORT
 
 from .aws._common import cluster_name
 from .aws.api_access import ApiAccess, ApiAccessError, api_access

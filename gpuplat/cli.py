@@ -179,6 +179,13 @@ def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: 
     init.add_argument("--nodes-max", type=int, default=4, help="the first pool's largest size (default: 4)")
     init.add_argument("--team", default="ml-platform", help="team tag and first tenant (default: ml-platform)")
     init.add_argument("--cost-center", default="0000", help="cost-center tag (default: 0000)")
+    init.add_argument(
+        "--runner-cidr",
+        action="append",
+        metavar="CIDR",
+        help="aws: the network staging and prod are deployed from, let in to their private API endpoint "
+        "(repeatable; default: the VPC's own CIDR, for the self-hosted runner inside it)",
+    )
     init.set_defaults(run=_init)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gpuplat.diagnostics import Diagnostic, Origin
 from gpuplat.spec import load_file
@@ -21,7 +21,9 @@ def settings_path(stack: str, root: Path = Path()) -> Path:
     return root / "stacks" / f"Pulumi.{stack}.yaml"
 
 
-def load_settings(stack: str, root: Path = Path(), display: str | None = None) -> tuple[StackSettings | None, list[Diagnostic]]:
+def load_settings(
+    stack: str, root: Path = Path(), display: str | None = None
+) -> tuple[StackSettings | None, list[Diagnostic]]:
     """The stack's settings with positions; a missing file is an empty one (Pulumi's view of it),
     an unreadable one its diagnostics and no settings."""
     path = settings_path(stack, root)
@@ -31,7 +33,8 @@ def load_settings(stack: str, root: Path = Path(), display: str | None = None) -
     doc, diagnostics = load_file(path, file, allow_empty=True)
     if doc is None:
         return None, diagnostics
-    document: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
+    loaded: Any = doc.data
+    document: Mapping[str, Any] = cast("Mapping[str, Any]", loaded) if isinstance(loaded, Mapping) else {}
     return StackSettings(stack, file, document, doc.pos), diagnostics
 
 
