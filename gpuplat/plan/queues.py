@@ -60,7 +60,8 @@ def unquoted_pool_findings(
     other tenant lends any. A soft tenant lends all its quota to the cohort; a hard one lends
     none (`lendingLimit: 0`), so a pool only hard tenants hold strands every other tenant allowed
     on it, whatever its isolation: Kueue's quota nobody else can use. `gpuplat verify` fails
-    those journeys at the quota step."""
+    those journeys at the quota step, and the real Kueue leaves such a job pending for ever, so
+    this is an error: `check` passes nothing `verify` fails."""
     if model.scheduling.queueing != "kueue":
         return []
     pool_of = {f.key: f.pool for f in flavors}
