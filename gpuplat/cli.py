@@ -82,6 +82,16 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
 Command = Callable[[argparse.Namespace], int]
 
 
+def _all_stacks(p: argparse.ArgumentParser) -> None:
+    """check, plan, preview, policy, verify: every stack at once (gpuplat/commands/all_stacks.py)."""
+    p.add_argument(
+        "--all-stacks",
+        action="store_true",
+        help="run for every stack of the project (stacks/), each stack's result in turn, one exit code "
+        '(the worst); JSON: {"stacks": [{"stack", "exitCode", "result"}]}',
+    )
+
+
 def _version() -> str:
     """The installed distribution's version (what pip sees), else the package's own."""
     from importlib.metadata import PackageNotFoundError, version
@@ -238,9 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     _init_parser(sub)
     check = _command(sub, "check")
     _common(check, ["text", "json", "github"])
+    _all_stacks(check)
     check.set_defaults(run=_check)
     plan = _command(sub, "plan")
     _common(plan, ["text", "json"])
+    _all_stacks(plan)
     plan.set_defaults(run=_plan)
     preview = _command(sub, "preview")
     _common(preview, ["text", "json", "markdown"])
@@ -252,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --base: do not fail on replacing or deleting stateful resources (changes AWS refuses still fail)",
     )
     _account_facts(preview)
+    _all_stacks(preview)
     preview.set_defaults(run=_preview)
     policy = _command(sub, "policy")
     _common(policy, ["text", "json"])
@@ -260,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="policy settings, as for pulumi's --policy-pack-config (default policy/config.json if present)",
     )
+    _all_stacks(policy)
     policy.set_defaults(run=_policy)
     verify = _command(sub, "verify")
     _common(verify, ["text", "json"])
@@ -275,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
     )
+    _all_stacks(verify)
     verify.set_defaults(run=_verify)
     preflight = _command(sub, "preflight")
     _common(preflight, ["text", "json"])
@@ -328,6 +343,17 @@ def _default_stack(args: argparse.Namespace) -> None:
         )
 
 
+def _run_all_stacks(run: Command, args: argparse.Namespace) -> int:
+    if args.stack is not None or args.spec or args.overlay is not None:
+        sys.stderr.write(
+            "gpuplat: error: --all-stacks runs each stack's own spec and overlay: drop --stack, --spec, --overlay\n"
+        )
+        return EXIT_USAGE
+    from gpuplat.commands.all_stacks import run_all_stacks
+
+    return run_all_stacks(run, args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -337,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")
             return EXIT_USAGE
+        if getattr(args, "all_stacks", False):
+            return _run_all_stacks(run, args)
         _default_stack(args)
     try:
         return run(args)

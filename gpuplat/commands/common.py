@@ -53,10 +53,13 @@ def _required_tags(compiled: Compiled, stack: str) -> Compiled:
     return compiled
 
 
-def stack_settings_findings(args: argparse.Namespace, compiled: Compiled) -> list[Diagnostic]:
-    """The stack's settings file judged against its spec (gpuplat/validate/stack.py). Only for the
-    stack's own spec: a spec given with --spec is any spec, which this project's settings are not for."""
-    if compiled.data is None or args.spec or os.environ.get(SPEC_ENV):
+def stack_settings_findings(
+    args: argparse.Namespace, compiled: Compiled, *, given_spec: bool = False
+) -> list[Diagnostic]:
+    """The stack's settings file judged against its spec (gpuplat/validate/stack.py). `check` judges
+    only the stack's own spec: a spec given with --spec is any spec, which this project's settings
+    are not for; a command that records the program with the settings (`given_spec`) judges both."""
+    if compiled.data is None or (not given_spec and (args.spec or os.environ.get(SPEC_ENV))):
         return []
     from gpuplat.validate.stack import check_stack_settings
 

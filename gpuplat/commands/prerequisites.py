@@ -22,7 +22,7 @@ from .common import stack_settings_findings
 
 def deploy_prerequisites(args: argparse.Namespace, compiled: Compiled, facts: AccountFacts | None = None) -> list[str]:
     """One line per unmet prerequisite: check's positioned stack-settings errors, then preflight's."""
-    errors = [d for d in stack_settings_findings(args, compiled) if d.is_error]
+    errors = [d for d in stack_settings_findings(args, compiled, given_spec=True) if d.is_error]
     lines = render_text(errors).splitlines()
     model, plan = compiled.model, compiled.plan
     if facts is not None and model is not None and plan is not None and model.target.provider.value == "aws":
