@@ -48,7 +48,7 @@ def _stack_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+def _common(p: argparse.ArgumentParser, formats: Sequence[str], *, every_stack: bool = False) -> None:
     p.add_argument(
         "--stack",
         default=None,
@@ -77,6 +77,8 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
         metavar="CODE[,CODE]",
         help="do not report these warnings (codes, comma-separated or repeated; errors cannot be suppressed)",
     )
+    if every_stack:
+        _all_stacks(p)
 
 
 Command = Callable[[argparse.Namespace], int]
@@ -247,15 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
     check = _command(sub, "check")
-    _common(check, ["text", "json", "github"])
-    _all_stacks(check)
+    _common(check, ["text", "json", "github"], every_stack=True)
     check.set_defaults(run=_check)
     plan = _command(sub, "plan")
-    _common(plan, ["text", "json"])
-    _all_stacks(plan)
+    _common(plan, ["text", "json"], every_stack=True)
     plan.set_defaults(run=_plan)
     preview = _command(sub, "preview")
-    _common(preview, ["text", "json", "markdown"])
+    _common(preview, ["text", "json", "markdown"], every_stack=True)
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
     preview.add_argument("--base", metavar="GIT_REF", help="also compile the stack at GIT_REF and print the diff")
     preview.add_argument(
@@ -264,19 +264,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --base: do not fail on replacing or deleting stateful resources (changes AWS refuses still fail)",
     )
     _account_facts(preview)
-    _all_stacks(preview)
     preview.set_defaults(run=_preview)
     policy = _command(sub, "policy")
-    _common(policy, ["text", "json"])
+    _common(policy, ["text", "json"], every_stack=True)
     policy.add_argument(
         "--config",
         metavar="FILE",
         help="policy settings, as for pulumi's --policy-pack-config (default policy/config.json if present)",
     )
-    _all_stacks(policy)
     policy.set_defaults(run=_policy)
     verify = _command(sub, "verify")
-    _common(verify, ["text", "json"])
+    _common(verify, ["text", "json"], every_stack=True)
     verify.add_argument(
         "--charts",
         metavar="DIR",
@@ -289,7 +287,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
     )
-    _all_stacks(verify)
     verify.set_defaults(run=_verify)
     preflight = _command(sub, "preflight")
     _common(preflight, ["text", "json"])
