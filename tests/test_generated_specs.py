@@ -6,9 +6,9 @@ free-form strings). Each runs through the real CLI in this process, as a user wo
 `check` first; a spec it rejects must come back as positioned JSON diagnostics, a spec it accepts
 must then `plan`, `graph`, `simulate`, `preview`, `verify` and `policy` without an internal error,
 with numbers that add up, and with every journey reaching a GPU: what `verify` fails, `check`
-refuses (a stranded tenant is GP354, an error). The suite draws a few derandomized examples (the program commands record the whole
-Pulumi program, seconds each); `GPUPLAT_FUZZ_EXAMPLES=N` raises the count with fresh random
-draws, and bench/fuzz.py runs the same generator over 10^5 inputs.
+refuses (a stranded tenant is GP354, an error). The suite draws a few derandomized examples (the
+program commands record the whole Pulumi program, seconds each); `GPUPLAT_FUZZ_EXAMPLES=N` raises
+the count with fresh random draws, and bench/fuzz.py runs the same generator over 10^5 inputs.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def test_a_private_stack_without_the_runners_access_is_a_check_error_at_its_sett
         "stacks/Pulumi.staging.yaml",
         config_line,
     )
-    assert "gpu-platform:apiAccessCidrs" in found["message"] and "gpu-platform:apiAccessSecurityGroupIds" in found["message"]
+    assert all(setting in found["message"] for setting in ("apiAccessCidrs", "apiAccessSecurityGroupIds"))
     # A value no security group rule can carry: at its own line.
     settings.write_text(settings.read_text() + "  gpu-platform:apiAccessSecurityGroupIds: default\n")
     code, out, _ = _run(capsys, "check", "--stack", "staging", "--format", "json")
