@@ -285,6 +285,7 @@ def program_commands(seed: int, index: int, workdir: Path) -> str | None:
     if overlay_bytes is not None:
         (workdir / "overlay.yaml").write_bytes(overlay_bytes)
         files[-1] = str(workdir / "overlay.yaml")
+
     def gpuplat(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "gpuplat.cli", *args, *files]
         return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
