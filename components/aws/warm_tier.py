@@ -28,7 +28,9 @@ def warm_zone_id(parent: pulumi.Resource, model: Platform, zone: str) -> pulumi.
         return pulumi.Output.from_input(spec_zone_id)
     # parent: the lookup goes through the component's (the spec region's) provider.
     zones = aws.get_availability_zones_output(opts=pulumi.InvokeOutputOptions(parent=parent))
-    return pulumi.Output.all(zones.names, zones.zone_ids).apply(lambda v: dict(zip(v[0], v[1], strict=False))[zone])
+    return pulumi.Output.all(zones.names, zones.zone_ids).apply(
+        lambda v: dict(zip(v[0], v[1], strict=False))[zone]
+    )
 
 
 def warm_bucket(
