@@ -69,7 +69,7 @@ class AwsOutputs:
 
 def _reporting() -> bool:
     """A preview that judges the stack instead of deploying it (gpuplat/preflight/__init__.py):
-    what preflight would refuse is warned about. Never in `pulumi up`."""
+    what preflight would refuse does not stop it, and the caller reports it. Never in `pulumi up`."""
     namespace, key = PREFLIGHT_SETTING.split(":")
     return pulumi.runtime.is_dry_run() and pulumi.Config(namespace).get(key) == REPORT
 
@@ -187,7 +187,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self, name: str, model: Platform, cluster: str, network: Network, opts: pulumi.ResourceOptions
     ) -> Cluster:
         """The EKS cluster, reachable from the runners the stack's settings name."""
-        api = self._api_access  # a private endpoint without any was refused at preflight
+        api = self._api_access  # a private endpoint without any was refused at preflight (or reported)
         subnets = [network.private_subnet_ids[z] for z in model.target.zones]
         return Cluster(f"{name}-cluster", ClusterArgs(model, cluster, subnets, api), opts)
 
