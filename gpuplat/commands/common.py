@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpuplat.acknowledge import render_text as render_acknowledged
 from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
-from gpuplat.compile import SPEC_ENV, Compiled, compile_sources, compile_stack, resolve_sources
+from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, Compiled, compile_sources, compile_stack, resolve_sources
 from gpuplat.diagnostics import Diagnostic, has_errors, printable, render_github, render_json, render_text
 
 if TYPE_CHECKING:  # verify and preview only: its renderer is imported when they run
@@ -57,9 +57,11 @@ def stack_settings_findings(
     args: argparse.Namespace, compiled: Compiled, *, given_spec: bool = False
 ) -> list[Diagnostic]:
     """The stack's settings file judged against its spec (gpuplat/validate/stack.py). `check` judges
-    only the stack's own spec: a spec given with --spec is any spec, which this project's settings
-    are not for; a command that records the program with the settings (`given_spec`) judges both."""
-    if compiled.data is None or (not given_spec and (args.spec or os.environ.get(SPEC_ENV))):
+    only the stack's own files: a spec or overlay given with --spec / --overlay is some other one,
+    which this stack's settings are not for; a command that records the program with the settings
+    (`given_spec`) judges what it recorded."""
+    given = args.spec or args.overlay is not None or os.environ.get(SPEC_ENV) or os.environ.get(OVERLAY_ENV)
+    if compiled.data is None or (given and not given_spec):
         return []
     from gpuplat.validate.stack import check_stack_settings
 

@@ -115,7 +115,7 @@ def stack_rule(
     code: str, name: str, level: Level, rationale: str, source: str = ""
 ) -> Callable[[StackRuleFn], StackRuleFn]:
     """Register a stack-settings rule: same codes, names and levels as `rule`, run by `gpuplat
-    check` on the stack's own settings (not on a spec given with --spec)."""
+    check` on the stack's own files (not with --spec or --overlay)."""
 
     def register(fn: StackRuleFn) -> StackRuleFn:
         if _taken(code, name):
