@@ -116,9 +116,7 @@ def test_a_hard_tenant_borrows_what_a_soft_one_lends(tmp_path: Path) -> None:
 def test_a_tenant_of_no_gpus_is_told_it_is_admitted_nowhere(tmp_path: Path) -> None:
     # Found by the generated-spec property test: b's ClusterQueue borrows at most its gpus (0)
     # and its ResourceQuota allows 0, so verify fails its journey although a lends on p0.
-    _, diagnostics = _plan_of(
-        tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"]
-    )
+    _, diagnostics = _plan_of(tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"])
     assert diagnostics == [("GP354", 6)]
 
 
@@ -143,3 +141,16 @@ def test_each_stranded_tenant_is_told_its_own_cause(tmp_path: Path) -> None:
     )
     assert "for tenant(s) b, c, which may use it: tenant(s) b: the quota flow placed their GPUs" in both
     assert "; tenant(s) c have gpus: 0 and may borrow none, so Kueue admits none of their jobs on p0" in both
+
+
+def test_a_small_pool_keeps_one_gpu_of_each_tenant_allowed_on_it(tmp_path: Path) -> None:
+    # The proportional split alone gives p1 (1 GPU beside p0's 16) none of a's 4: Kueue would never
+    # admit a's jobs on p1, nobody lending there. Every allowed pool gets one GPU first.
+    spec = tmp_path / "platform.yaml"
+    text = _spec(2, None).replace(
+        "p0, instanceType: g5.xlarge, nodes: {min: 0, max: 1}", "p0, instanceType: g5.xlarge, nodes: {min: 0, max: 16}"
+    )
+    spec.write_text(text.replace("gpus: 2", "gpus: 4"), encoding="utf-8")
+    compiled = compile_sources(Sources(spec, None))
+    assert [d.code for d in compiled.diagnostics] == [] and compiled.plan is not None
+    assert sorted((q.flavor, q.gpus) for q in compiled.plan.quotas) == [("p0-on-demand", 3), ("p1-on-demand", 1)]
