@@ -29,6 +29,8 @@ from gpuplat.catalog import INSTANCE_TYPES, GpuModel  # noqa: E402
 from gpuplat.catalog.fsx import GIB_PER_TIB, STEP_GIB  # noqa: E402
 from gpuplat.compile import Compiled, Sources, compile_sources  # noqa: E402
 from gpuplat.diagnostics import Level, render_text  # noqa: E402
+from gpuplat.model import build_model  # noqa: E402
+from gpuplat.plan import stranded_tenants  # noqa: E402
 
 PROVIDERS = ("aws", "kubernetes")
 FRACTIONAL_REPLICAS = 10
@@ -288,7 +290,34 @@ def generate(pools: int, tenants: int, provider: str = "aws", *, radix: int = 64
     if provider == "aws":
         spec["network"]["vpcCidr"] = "10.40.0.0/16"
         spec["procurement"] = {"spot": 30, "reserved": 30, "onDemand": 40}
+    _unstrand(spec)
     return spec
+
+
+def _unstrand(spec: Spec) -> None:
+    """Take each pool that would strand a tenant (GP354: Kueue would never admit its jobs there)
+    out of that tenant's allow-list, as the finding advises, until none is left: a quota moved
+    by one removal can strand another tenant, so it repeats (twice or three times in practice)."""
+    for _ in range(20):
+        model = build_model(spec)
+        found = stranded_tenants(model)
+        if not found:
+            return
+        allowed = {t.name: list(t.pools) for t in model.tenants}
+        for pool, names in found.items():
+            for name in names:
+                allowed[name] = [p for p in allowed[name] if p != pool]
+        moved = {n for names in found.values() for n in names}
+        by_name = {p["name"]: p for p in spec["gpuNodePools"]}
+        for tenant in spec["tenants"]:
+            if tenant["name"] in moved:
+                tenant["pools"] = allowed[tenant["name"]]
+                usable = [by_name[n] for n in tenant["pools"]]
+                if tenant["isolation"] == "hard":
+                    usable = [p for p in usable if p["sharing"]["mode"] not in _SHARED]
+                # Within what is left (GP284), as _tenants sizes every tenant.
+                tenant["gpus"] = max(1, min(tenant["gpus"], sum(_pool_gpus(p) for p in usable)))
+    raise ValueError("the generated tenants still strand on some pool after 20 rounds")
 
 
 def write_spec(spec: Spec, path: Path) -> Path:

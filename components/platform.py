@@ -27,9 +27,10 @@ import pulumi_kubernetes as k8s
 
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
+from gpuplat.preflight import PREFLIGHT_SETTING, REPORT
 
 from .aws._common import cluster_name
-from .aws.api_access import ApiAccess, api_access
+from .aws.api_access import ApiAccess, ApiAccessError, api_access
 from .aws.cluster import Cluster, ClusterArgs
 from .aws.cpu_node_pool import CpuNodePool, CpuNodePoolArgs
 from .aws.fabric import Fabric, FabricArgs, fabric_zone
@@ -66,9 +67,21 @@ class AwsOutputs:
     tenant_access: TenantAccess | None = None
 
 
+def _reporting() -> bool:
+    """A preview that judges the stack instead of deploying it (gpuplat/preflight/__init__.py):
+    what preflight would refuse does not stop it, and the caller reports it. Never in `pulumi up`."""
+    namespace, key = PREFLIGHT_SETTING.split(":")
+    return pulumi.runtime.is_dry_run() and pulumi.Config(namespace).get(key) == REPORT
+
+
 def _stack_api_access() -> ApiAccess:
     config = pulumi.Config(CONFIG_NAMESPACE)
-    return api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
+    try:
+        return api_access(config.get("apiAccessCidrs"), config.get("apiAccessSecurityGroupIds"))
+    except ApiAccessError:
+        if not _reporting():
+            raise
+        return ApiAccess()  # the caller reports the setting (gpuplat check's GP242)
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -78,9 +91,11 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         model, plan = args.model, args.plan
+        self._api_access = ApiAccess()
         if model.target.provider is Provider.AWS:
             # Before super().__init__: a stack the account would refuse registers nothing at all.
-            preflight(model, plan, _stack_api_access())
+            self._api_access = _stack_api_access()
+            preflight(model, plan, self._api_access, report=_reporting())
         super().__init__("gpuplat:index:GpuPlatform", name, None, opts)
         if model.target.provider is Provider.AWS:
             self.aws, self.provider = self._aws(name, model, plan)
@@ -172,7 +187,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self, name: str, model: Platform, cluster: str, network: Network, opts: pulumi.ResourceOptions
     ) -> Cluster:
         """The EKS cluster, reachable from the runners the stack's settings name."""
-        api = _stack_api_access()  # a private endpoint without any was refused at preflight
+        api = self._api_access  # a private endpoint without any was refused at preflight (or reported)
         subnets = [network.private_subnet_ids[z] for z in model.target.zones]
         return Cluster(f"{name}-cluster", ClusterArgs(model, cluster, subnets, api), opts)
 

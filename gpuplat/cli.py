@@ -49,7 +49,7 @@ def _stack_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+def _common(p: argparse.ArgumentParser, formats: Sequence[str], *, every_stack: bool = False) -> None:
     p.add_argument(
         "--stack",
         default=None,
@@ -78,9 +78,21 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
         metavar="CODE[,CODE]",
         help="do not report these warnings (codes, comma-separated or repeated; errors cannot be suppressed)",
     )
+    if every_stack:
+        _all_stacks(p)
 
 
 Command = Callable[[argparse.Namespace], int]
+
+
+def _all_stacks(p: argparse.ArgumentParser) -> None:
+    """check, plan, preview, policy, verify: every stack at once (gpuplat/commands/all_stacks.py)."""
+    p.add_argument(
+        "--all-stacks",
+        action="store_true",
+        help="run for every stack of the project (stacks/), each stack's result in turn, one exit code "
+        '(the worst); JSON: {"stacks": [{"stack", "exitCode", "result"}]}',
+    )
 
 
 def _version() -> str:
@@ -180,6 +192,13 @@ def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: 
     init.add_argument("--nodes-max", type=int, default=4, help="the first pool's largest size (default: 4)")
     init.add_argument("--team", default="ml-platform", help="team tag and first tenant (default: ml-platform)")
     init.add_argument("--cost-center", default="0000", help="cost-center tag (default: 0000)")
+    init.add_argument(
+        "--runner-cidr",
+        action="append",
+        metavar="CIDR",
+        help="aws: the network staging and prod are deployed from, let in to their private API endpoint "
+        "(repeatable; default: the VPC's own CIDR, for the self-hosted runner inside it)",
+    )
     init.set_defaults(run=_init)
 
 
@@ -256,13 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
     check = _command(sub, "check")
-    _common(check, ["text", "json", "github"])
+    _common(check, ["text", "json", "github"], every_stack=True)
     check.set_defaults(run=_check)
     plan = _command(sub, "plan")
-    _common(plan, ["text", "json"])
+    _common(plan, ["text", "json"], every_stack=True)
     plan.set_defaults(run=_plan)
     preview = _command(sub, "preview")
-    _common(preview, ["text", "json", "markdown"])
+    _common(preview, ["text", "json", "markdown"], every_stack=True)
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
     preview.add_argument("--base", metavar="GIT_REF", help="also compile the stack at GIT_REF and print the diff")
     preview.add_argument(
@@ -273,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     _account_facts(preview)
     preview.set_defaults(run=_preview)
     policy = _command(sub, "policy")
-    _common(policy, ["text", "json"])
+    _common(policy, ["text", "json"], every_stack=True)
     policy.add_argument(
         "--config",
         metavar="FILE",
@@ -281,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     policy.set_defaults(run=_policy)
     verify = _command(sub, "verify")
-    _common(verify, ["text", "json"])
+    _common(verify, ["text", "json"], every_stack=True)
     verify.add_argument(
         "--charts",
         metavar="DIR",
@@ -348,6 +367,17 @@ def _default_stack(args: argparse.Namespace) -> None:
         )
 
 
+def _run_all_stacks(run: Command, args: argparse.Namespace) -> int:
+    if args.stack is not None or args.spec or args.overlay is not None:
+        sys.stderr.write(
+            "gpuplat: error: --all-stacks runs each stack's own spec and overlay: drop --stack, --spec, --overlay\n"
+        )
+        return EXIT_USAGE
+    from gpuplat.commands.all_stacks import run_all_stacks
+
+    return run_all_stacks(run, args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -357,6 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")
             return EXIT_USAGE
+        if getattr(args, "all_stacks", False):
+            return _run_all_stacks(run, args)
         _default_stack(args)
     try:
         return run(args)

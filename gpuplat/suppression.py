@@ -23,6 +23,7 @@ def codes_and_levels() -> dict[str, Level]:
 
     known = {code: rule.level for code, rule in registry.RULES.items()}
     known.update({code: plan_code.level for code, plan_code in PLAN_CODES.items()})
+    known.update({code: stack_rule.level for code, stack_rule in registry.STACK_RULES.items()})
     known.update(dict.fromkeys(LOADER_WARNINGS, Level.WARNING))
     return known
 

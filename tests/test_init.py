@@ -120,8 +120,9 @@ def test_spec_without_stack_says_which_stack_it_runs_as(
     monkeypatch.chdir(project)
     code, _, err = _run(capsys, "policy", "--spec", "platform/platform.yaml")
     # The base spec alone has the private endpoint and no overlay: dev's settings declare no
-    # runner access, so it stops at preflight, saying so; what matters here is the stack named.
-    assert code == 1 and "would stop at preflight" in err
+    # runner access, so a deploy would stop at preflight; policy judges the resources and says
+    # so beside its verdict. What matters here is the stack named.
+    assert code == 0 and "would stop at preflight" in err and "GP241" in err
     assert "--spec without --stack: running it as stack dev, with the settings of stacks/Pulumi.dev.yaml" in err
 
 

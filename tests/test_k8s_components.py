@@ -147,12 +147,14 @@ def test_provider_kubernetes_root_emits_no_aws_resource() -> None:
     assert COMPONENTS | {"gpuplat:index:PoolLabels"} <= types
 
 
-def _extended(tmp_path: Path, base: dict[str, Any], pool: dict[str, Any], *, overlay: bool = False) -> Path:
+def _extended(
+    tmp_path: Path, base: dict[str, Any], pool: dict[str, Any], *, overlay: bool = False, **tenant: Any
+) -> Path:
     """`base` with one more pool and tenant; in an overlay they are marked new (GP015 otherwise)."""
     marker = {"new": True} if overlay else {}
     base = dict(base)
     base["gpuNodePools"] = [*base.get("gpuNodePools", []), {**pool, **marker}]
-    base["tenants"] = [*base.get("tenants", []), {"name": "newcomer", "gpus": 2, **marker}]
+    base["tenants"] = [*base.get("tenants", []), {"name": "newcomer", "gpus": 2, **tenant, **marker}]
     path = tmp_path / "extended.yaml"
     path.write_text(yaml.safe_dump(base), encoding="utf-8")
     return path
@@ -179,7 +181,9 @@ def test_adding_a_pool_and_a_tenant_renames_nothing_on_kubernetes(tmp_path: Path
         "nodes": {"min": 1, "max": 1},
         "sharing": {"mode": "time-slicing", "replicas": 4},
     }
-    model, plan = compile_kubernetes_example(_extended(tmp_path, spec, pool))
+    # Not on train, which foundation-models (hard) holds whole: nobody would lend there (GP354).
+    extended = _extended(tmp_path, spec, pool, gpus=3, pools=["infer", "lab", "extra"])
+    model, plan = compile_kubernetes_example(extended)
     after = {r.urn for r in record_side(model, plan)}
     assert sorted(r.urn for r in before if r.urn not in after) == []
     assert any(u.endswith("::orion-pool-labels-extra") for u in after)

@@ -17,7 +17,8 @@ def _spec(pools: int, allow: int | None) -> str:
     ]
     lines += [f"  - {{name: p{i}, instanceType: g5.xlarge, nodes: {{min: 0, max: 1}}}}" for i in range(pools)]
     allow_list = f", pools: [{', '.join(f'p{i}' for i in range(allow))}]" if allow is not None else ""
-    lines += ["tenants:", f"  - {{name: team, gpus: 1{allow_list}}}"]
+    # One GPU of quota per pool it may use: a pool without any would strand it there (GP354).
+    lines += ["tenants:", f"  - {{name: team, gpus: {pools if allow is None else allow}{allow_list}}}"]
     return "\n".join(lines) + "\n"
 
 
@@ -49,18 +50,34 @@ def _plan_of(tmp_path: Path, tenants: list[str]) -> tuple[list[tuple[str, str, i
 
 
 def test_quotas_move_to_where_they_fit(tmp_path: Path) -> None:
-    # a may use both pools, b only p0: the proportional split puts half of a on p0, where b
-    # needs all four GPUs, so a's share moves to p1 and both guarantees hold.
+    # a may use both pools, b and c only p0: the proportional split puts half of a on p0, where b
+    # and c need all four GPUs, so a's share moves to p1 and every guarantee holds. a may still
+    # borrow on p0 what c, soft, lends.
     quotas, diagnostics = _plan_of(
+        tmp_path,
+        [
+            "  - {name: a, gpus: 4, isolation: hard, pools: [p0, p1]}",
+            "  - {name: b, gpus: 2, isolation: hard, pools: [p0]}",
+            "  - {name: c, gpus: 2, pools: [p0]}",
+        ],
+    )
+    assert diagnostics == []
+    assert sorted(quotas) == [("a", "p1-on-demand", 4), ("b", "p0-on-demand", 2), ("c", "p0-on-demand", 2)]
+
+
+def test_a_tenant_stranded_where_nobody_lends_is_an_error(tmp_path: Path) -> None:
+    # As above without c: a holds nothing on p0 and b, hard, lends nothing there. Kueue never
+    # admits a's jobs on p0 and verify fails that journey, so check refuses the spec, at p0.
+    _, diagnostics = _plan_of(
         tmp_path,
         [
             "  - {name: a, gpus: 4, isolation: hard, pools: [p0, p1]}",
             "  - {name: b, gpus: 4, isolation: hard, pools: [p0]}",
         ],
     )
-    # ... and a holds no quota on p0 any more, where b, hard, lends nothing: said, at p0.
     assert diagnostics == [("GP354", 6)]
-    assert sorted(quotas) == [("a", "p1-on-demand", 4), ("b", "p0-on-demand", 4)]
+    compiled = compile_sources(Sources(tmp_path / "platform.yaml", None))
+    assert [d.level.value for d in compiled.diagnostics] == ["error"] and compiled.model is None
 
 
 def test_hard_guarantees_beyond_a_pool_are_an_error_soft_ones_a_warning(tmp_path: Path) -> None:
@@ -99,11 +116,8 @@ def test_a_hard_tenant_borrows_what_a_soft_one_lends(tmp_path: Path) -> None:
 def test_a_tenant_of_no_gpus_is_told_it_is_admitted_nowhere(tmp_path: Path) -> None:
     # Found by the generated-spec property test: b's ClusterQueue borrows at most its gpus (0)
     # and its ResourceQuota allows 0, so verify fails its journey although a lends on p0.
-    quotas, diagnostics = _plan_of(
-        tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"]
-    )
+    _, diagnostics = _plan_of(tmp_path, ["  - {name: a, gpus: 1, pools: [p0]}", "  - {name: b, gpus: 0, pools: [p0]}"])
     assert diagnostics == [("GP354", 6)]
-    assert quotas == [("a", "p0-on-demand", 1)]
 
 
 def _stranded_messages(tmp_path: Path, tenants: list[str]) -> list[str]:
@@ -127,3 +141,16 @@ def test_each_stranded_tenant_is_told_its_own_cause(tmp_path: Path) -> None:
     )
     assert "for tenant(s) b, c, which may use it: tenant(s) b: the quota flow placed their GPUs" in both
     assert "; tenant(s) c have gpus: 0 and may borrow none, so Kueue admits none of their jobs on p0" in both
+
+
+def test_a_small_pool_keeps_one_gpu_of_each_tenant_allowed_on_it(tmp_path: Path) -> None:
+    # The proportional split alone gives p1 (1 GPU beside p0's 16) none of a's 4: Kueue would never
+    # admit a's jobs on p1, nobody lending there. Every allowed pool gets one GPU first.
+    spec = tmp_path / "platform.yaml"
+    text = _spec(2, None).replace(
+        "p0, instanceType: g5.xlarge, nodes: {min: 0, max: 1}", "p0, instanceType: g5.xlarge, nodes: {min: 0, max: 16}"
+    )
+    spec.write_text(text.replace("gpus: 2", "gpus: 4"), encoding="utf-8")
+    compiled = compile_sources(Sources(spec, None))
+    assert [d.code for d in compiled.diagnostics] == [] and compiled.plan is not None
+    assert sorted((q.flavor, q.gpus) for q in compiled.plan.quotas) == [("p0-on-demand", 3), ("p1-on-demand", 1)]

@@ -306,7 +306,7 @@ def test_untaggable_types_match_pulumi_aws() -> None:
 def test_cli_json_document(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT)
     assert main(["policy", "--stack", "dev", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"violations": []}
+    assert json.loads(capsys.readouterr().out) == {"violations": [], "prerequisites": []}
     assert Violation("p", "advisory", "u", "m").to_json() == dict(policy="p", level="advisory", urn="u", message="m")
 
 
@@ -320,7 +320,8 @@ def test_cli_prod_with_a_public_endpoint_fails(
     message = "vpcConfig.endpointPublicAccess is true, not false"
     eks = urn_of("prod", EKS)
     assert json.loads(capsys.readouterr().out) == {
-        "violations": [{"policy": "eks-private-endpoint-prod", "level": "mandatory", "urn": eks, "message": message}]
+        "violations": [{"policy": "eks-private-endpoint-prod", "level": "mandatory", "urn": eks, "message": message}],
+        "prerequisites": [],
     }
     assert main(["policy", "--stack", "prod", "--overlay", str(overlay)]) == 1
     lines = capsys.readouterr().out.splitlines()

@@ -258,13 +258,19 @@ def make_project(root: Path) -> Iterator[Project]:
     record = command.record_stack
 
     def cached(
-        stack: str, spec: str | None = None, overlay: str | None = None, root: Path = Path(), facts: Any = None
+        stack: str,
+        spec: str | None = None,
+        overlay: str | None = None,
+        root: Path = Path(),
+        facts: Any = None,
+        *,
+        judge: bool = False,
     ) -> Any:
         if facts is not None:
-            return record(stack, spec, overlay, root, facts=facts)
-        key = (_tree_digest(root.resolve()), stack, str(spec), str(overlay))
+            return record(stack, spec, overlay, root, facts=facts, judge=judge)
+        key = (_tree_digest(root.resolve()), stack, str(spec), str(overlay), judge)
         if key not in _RECORDINGS:
-            _RECORDINGS[key] = record(stack, spec, overlay, root)
+            _RECORDINGS[key] = record(stack, spec, overlay, root, judge=judge)
         return _RECORDINGS[key]
 
     with pytest.MonkeyPatch.context() as patch:

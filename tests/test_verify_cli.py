@@ -22,7 +22,7 @@ from tests.support_verify import FIXTURE_CHARTS, SPECS, recorded, run, shared_ho
 def test_output_formats() -> None:
     journeys = run("dev", small_default_limits)
     document = json.loads(render_json(journeys))
-    assert set(document) == {"journeys", "notModelled"}
+    assert set(document) == {"journeys", "notModelled", "prerequisites"}
     assert any("waitForPodsReady" in item for item in document["notModelled"])
     first = document["journeys"][0]
     assert set(first) == {"tenant", "pool", "resource", "ok", "steps"}

@@ -25,8 +25,7 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.preflight.facts import AccountFacts, CapacityBlock
 from gpuplat.preflight.quotas import EVERY_QUOTA
-
-from .api_access import ApiAccess
+from gpuplat.preflight.runner import ApiAccess, runner_problem
 
 
 class PreflightError(pulumi.RunError):
@@ -138,33 +137,24 @@ def read_facts(model: Platform, plan: Plan) -> AccountFacts:
     )
 
 
-def runner_problem(model: Platform, access: ApiAccess) -> str | None:
-    """A private endpoint nobody outside the VPC can reach: the deploy would hang on the first
-    Kubernetes object after building the whole AWS side."""
-    if model.target.endpoint == "public" or access.cidrs or access.security_group_ids:
-        return None
-    return (
-        "the API endpoint is private and the stack declares no way in for the deploying runner: set "
-        "gpu-platform:apiAccessSecurityGroupIds (the runner's security group, inside the VPC or a peered "
-        "one) or gpu-platform:apiAccessCidrs, or use target.endpoint: public with the runners' CIDRs "
-        "(docs/deploying.md)"
-    )
+def preflight(model: Platform, plan: Plan, access: ApiAccess, *, report: bool = False) -> None:
+    """Stop the program, before its first resource, with every reason the account would refuse it.
 
-
-def preflight(model: Platform, plan: Plan, access: ApiAccess) -> None:
-    """Stop the program, before its first resource, with every reason the account would refuse it."""
+    With `report` (a recording that judges the stack instead of deploying it: gpuplat's verify,
+    policy and the base of `preview --base`) the program goes on; the caller reports the reasons,
+    from the same pure checks (gpuplat/preflight), beside its verdict."""
     from gpuplat.preflight.checks import preflight_problems
 
-    runner = runner_problem(model, access)
-    if runner is not None:
+    runner = runner_problem(model.target.endpoint, access)
+    if runner is not None and not report:
         # Refused whatever the account says, so the account is not asked: a lookup needs the AWS
         # provider plugin and credentials, and the engine ends the program when either is missing.
         raise PreflightError(
             f"this stack would stop at preflight:\n- {runner}\n"
             "(the account's facts were not read; they are checked once this is fixed)"
         )
-    facts = read_facts(model, plan)
-    problems = preflight_problems(model, plan, facts)
-    if problems:
+    problems = ([runner] if runner is not None else []) + preflight_problems(model, plan, read_facts(model, plan))
+    if problems and not report:
         raise PreflightError("this stack would stop at preflight:\n" + "\n".join(f"- {p}" for p in problems))
-    pulumi.log.debug("preflight: the account offers everything this stack needs")
+    if not problems:
+        pulumi.log.debug("preflight: the account offers everything this stack needs")

@@ -28,6 +28,7 @@ from typing import Any
 from components.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL, SPOT_TAINT_KEY, pool_taints
 from gpuplat.model import Market, Platform, Tenant
 from gpuplat.plan import Plan
+from gpuplat.plan.capacity import isolation_permits, unit_resources
 from gpuplat.plan.capacity import tenant_flavors as _tenant_flavors
 from gpuplat.plan.types import FlavorPlan
 
@@ -131,6 +132,13 @@ def quota_ceilings(model: Platform, tenant: Tenant, plan: Plan, resources: Seque
     for flavor in tenant_flavors(model, tenant, plan):
         capacity[flavor.pool] = capacity.get(flavor.pool, 0) + flavor.gpus
         units[flavor.pool] = dict(flavor.units)
+    if model.scheduling.queueing != "kueue":
+        # No Kueue, no flavors: the namespace quota alone bounds the tenant, over its allowed
+        # pools at nodes.max (0 everywhere would refuse every GPU pod the tenant may run).
+        for pool in plan.pools:
+            if pool.name in tenant.pools and isolation_permits(tenant.isolation, model.pools_by_name[pool.name]):
+                capacity[pool.name] = pool.nodes.max * pool.gpus_per_node
+                units[pool.name] = unit_resources(pool)
     ceilings: dict[str, int] = {}
     for resource in resources:
         left, total = tenant.gpus, 0

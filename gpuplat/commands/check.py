@@ -8,11 +8,12 @@ import sys
 from gpuplat.diagnostics import has_errors, printable
 
 from . import EXIT_INVALID, EXIT_OK
-from .common import compile_args, print_diagnostics
+from .common import compile_args, print_diagnostics, stack_settings_findings
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     compiled = compile_args(args)
+    compiled.diagnostics.extend(stack_settings_findings(args, compiled))
     print_diagnostics(compiled, args.format)
     if args.format == "text":
         errors = sum(d.is_error for d in compiled.diagnostics)

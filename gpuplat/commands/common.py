@@ -8,14 +8,15 @@ the output a command exists for.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplat.acknowledge import render_text as render_acknowledged
 from gpuplat.catalog.charts import LOCAL_CHARTS_SETTING
-from gpuplat.compile import Compiled, compile_sources, compile_stack, resolve_sources
-from gpuplat.diagnostics import has_errors, printable, render_github, render_json, render_text
+from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, Compiled, compile_sources, compile_stack, resolve_sources
+from gpuplat.diagnostics import Diagnostic, has_errors, printable, render_github, render_json, render_text
 
 if TYPE_CHECKING:  # verify and preview only: its renderer is imported when they run
     from gpuplat.verify.render import ChartDirectory
@@ -50,6 +51,21 @@ def _required_tags(compiled: Compiled, stack: str) -> Compiled:
     if has_errors(found):
         compiled.model = None
     return compiled
+
+
+def stack_settings_findings(
+    args: argparse.Namespace, compiled: Compiled, *, given_spec: bool = False
+) -> list[Diagnostic]:
+    """The stack's settings file judged against its spec (gpuplat/validate/stack.py). `check` judges
+    only the stack's own files: a spec or overlay given with --spec / --overlay is some other one,
+    which this stack's settings are not for; a command that records the program with the settings
+    (`given_spec`) judges what it recorded."""
+    given = args.spec or args.overlay is not None or os.environ.get(SPEC_ENV) or os.environ.get(OVERLAY_ENV)
+    if compiled.data is None or (given and not given_spec):
+        return []
+    from gpuplat.validate.stack import check_stack_settings
+
+    return check_stack_settings(compiled.data, args.stack)
 
 
 def print_diagnostics(compiled: Compiled, fmt: str, *, only_if_any: bool = False) -> None:

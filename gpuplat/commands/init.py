@@ -16,6 +16,7 @@ from gpuplat.catalog.regional_prices import listed_elsewhere_only
 from gpuplat.commands import EXIT_OK, EXIT_USAGE
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_text
+from gpuplat.preflight.runner import ApiAccessError, cidrs
 from gpuplat.scaffold import STACKS, Choices, existing, render, write
 
 # Four GPUs a node, newest first: the default pool of a new project, in a type its region offers.
@@ -46,6 +47,7 @@ def _choices(args: argparse.Namespace, version: str) -> Choices:
         team=args.team,
         cost_center=args.cost_center,
         version=version,
+        runner_cidrs=cidrs(",".join(args.runner_cidr or [])),
     )
 
 
@@ -64,7 +66,14 @@ def _problems(rendered: dict[str, str]) -> str:
 
 def cmd_init(args: argparse.Namespace, version: str) -> int:
     root = Path(args.dir)
-    choices = _choices(args, version)
+    if args.runner_cidr and args.provider != "aws":
+        sys.stderr.write("gpuplat init: error: --runner-cidr is for provider aws (kubernetes uses a kubeconfig)\n")
+        return EXIT_USAGE
+    try:
+        choices = _choices(args, version)
+    except ApiAccessError as err:
+        sys.stderr.write(f"gpuplat init: error: --runner-cidr: {err}\n")
+        return EXIT_USAGE
     rendered = render(choices)
     clashes = existing(root, rendered)
     if clashes:

@@ -19,6 +19,7 @@ from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.policy import render_violations
 
 from .common import compile_args
+from .prerequisites import deploy_prerequisites, report_prerequisites
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -33,7 +34,8 @@ def cmd_policy(args: argparse.Namespace) -> int:
         return 1
     try:
         with progress(args.stack, enabled=args.format != "json"):
-            resources = record_stack(args.stack, args.spec, args.overlay)
+            # Judged, not deployed: what preflight would refuse is reported beside the verdict.
+            resources = record_stack(args.stack, args.spec, args.overlay, judge=True)
     except PreviewError as err:
         sys.stderr.write(f"gpuplat policy: error: {err}\n")
         return 1
@@ -48,8 +50,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
         config=config,
         gpu_monthly_usd=cost.monthly_usd if cost is not None else None,
     )
+    prerequisites = deploy_prerequisites(args, compiled)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"violations": [v.to_json() for v in violations]}, indent=2) + "\n")
+        document = {"violations": [v.to_json() for v in violations], "prerequisites": prerequisites}
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         sys.stdout.write(render_violations(violations, len(resources)))
+        report_prerequisites("policy", prerequisites)
     return 1 if any(v.level == "mandatory" for v in violations) else 0

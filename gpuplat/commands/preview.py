@@ -120,7 +120,9 @@ def record_base(args: argparse.Namespace, *, with_plan: bool) -> Base:
             raise PreviewError(f"--base {ref}: no Pulumi program (__main__.py) at that ref; nothing to diff against")
         spec, overlay = _base_sources(args, root)
         try:
-            resources = record_stack(args.stack, spec, overlay, root=root)
+            # Only compared, never deployed: a base the program's preflight would stop (a private
+            # endpoint before its runner's access was declared) is still recorded.
+            resources = record_stack(args.stack, spec, overlay, root=root, judge=True)
         except PreviewError as err:
             raise PreviewError(f"--base {ref}: {err}") from err
         except Exception as err:  # the base's own code: its SpecError is a class we cannot import

@@ -15,7 +15,7 @@ import jinja2
 from gpuplat.catalog.instances import InstanceType
 from gpuplat.docs.schema_fields import fields
 from gpuplat.plan.codes import PLAN_CODES
-from gpuplat.validate.registry import RULES  # importing gpuplat.validate registers every rule
+from gpuplat.validate.registry import RULES, STACK_RULES  # importing gpuplat.validate registers every rule
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schemas" / "platform.schema.json"
@@ -38,7 +38,7 @@ class RuleRow:
     name: str
     rationale: str
     source: str
-    stage: str  # "validate" (a semantic rule over the spec) or "plan" (a planner finding)
+    stage: str  # "validate" (a rule over the spec), "plan" (a planner finding), "stack" (the stack's settings)
 
 
 def _cell(text: str) -> str:
@@ -49,6 +49,7 @@ def _cell(text: str) -> str:
 def rule_rows() -> list[RuleRow]:
     rows = [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "validate") for r in RULES.values()]
     rows += [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, "plan") for c in PLAN_CODES.values()]
+    rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "stack") for r in STACK_RULES.values()]
     return sorted(rows, key=lambda r: r.code)
 
 

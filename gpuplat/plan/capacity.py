@@ -252,6 +252,30 @@ def proportional(total: int, weights: Sequence[int]) -> list[int]:
     return parts
 
 
+def one_per_pool(allowed: Sequence[FlavorPlan], shares: Sequence[int]) -> list[int]:
+    """The proportional split moved so that every pool the tenant may use gets at least one of its
+    GPUs, when it has a GPU for each: a pool left at none strands the tenant there whenever no
+    other tenant lends any (Kueue admits nothing without quota, GP354). Each unit comes from the
+    flavor with the largest share whose pool keeps at least one; ties: the first."""
+    result = list(shares)
+    pool_total: dict[str, int] = {}
+    for f, share in zip(allowed, result, strict=True):
+        pool_total[f.pool] = pool_total.get(f.pool, 0) + share
+    if sum(result) < len(pool_total):
+        return result
+    for pool in [p for p, total in pool_total.items() if total == 0]:
+        target = next((i for i, f in enumerate(allowed) if f.pool == pool and f.gpus > 0), None)
+        donors = [i for i, f in enumerate(allowed) if result[i] > 0 and pool_total[f.pool] > 1]
+        if target is None or not donors:
+            continue
+        donor = max(donors, key=lambda i: (result[i], -i))
+        result[donor] -= 1
+        pool_total[allowed[donor].pool] -= 1
+        result[target] += 1
+        pool_total[pool] += 1
+    return result
+
+
 class _Flow:
     """Tenants -> flavors assignment with flavor capacities, completed by augmenting paths."""
 
@@ -329,10 +353,8 @@ def quotas(model: Platform, all_flavors: Sequence[FlavorPlan]) -> tuple[tuple[Qu
         tenant = model.tenants[index]
         allowed = sorted(tenant_flavors(model, tenant, all_flavors), key=flavor_order)
         edges[index] = [f.key for f in allowed]
-        placed = sum(
-            flow.add(index, f.key, share)
-            for f, share in zip(allowed, proportional(tenant.gpus, [f.gpus for f in allowed]), strict=True)
-        )
+        shares = one_per_pool(allowed, proportional(tenant.gpus, [f.gpus for f in allowed]))
+        placed = sum(flow.add(index, f.key, share) for f, share in zip(allowed, shares, strict=True))
         while placed < tenant.gpus and flow.augment(index, edges):
             placed += 1
         if placed < tenant.gpus and allowed:

@@ -111,10 +111,12 @@ MINIMUM_NOT_HELD = PlanCode(
     "A pool's minimum is held on reserved and on-demand capacity only: spot can be taken away at any time.",
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-interruptions.html",
 )
+# An error, though in the 3xx band where it began as a warning (codes never change): Kueue never
+# admits such a job, and `verify` fails its journey, so `check` must not pass it.
 NO_QUOTA_ON_POOL = PlanCode(
     "GP354",
     "no-quota-on-allowed-pool",
-    Level.WARNING,
+    Level.ERROR,
     "Kueue admits a job only within quota: nominal of its ClusterQueue, or borrowed from the cohort's other queues.",
     _KUEUE_CQ,
 )

@@ -53,16 +53,18 @@ def flavor_limit_findings(model: Platform, pools: tuple[PoolPlan, ...]) -> list[
     return findings
 
 
-def unquoted_pool_findings(
+def stranded(
     model: Platform, flavors: Sequence[FlavorPlan], quotas: Sequence[QuotaPlan]
-) -> list[PlanFinding]:
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Pools a tenant may use where it can never be admitted: it holds no quota there and no
     other tenant lends any. A soft tenant lends all its quota to the cohort; a hard one lends
     none (`lendingLimit: 0`), so a pool only hard tenants hold strands every other tenant allowed
-    on it, whatever its isolation: Kueue's quota nobody else can use. `gpuplat verify` fails
-    those journeys at the quota step."""
+    on it, whatever its isolation: Kueue's quota nobody else can use. Returns, per pool, the
+    tenants no one lends to there and the tenants of `gpus: 0` (who may borrow nothing)."""
+    unlent: dict[str, list[str]] = {}
+    no_gpus: dict[str, list[str]] = {}
     if model.scheduling.queueing != "kueue":
-        return []
+        return unlent, no_gpus
     pool_of = {f.key: f.pool for f in flavors}
     held: Counter[tuple[str, str]] = Counter()
     for q in quotas:
@@ -72,8 +74,6 @@ def unquoted_pool_findings(
     for (tenant, pool), gpus in held.items():
         if isolation.get(tenant) != "hard":
             lent[pool] += gpus
-    unlent: dict[str, list[str]] = {}  # pool -> tenants no one lends to there
-    no_gpus: dict[str, list[str]] = {}  # pool -> tenants of gpus: 0
     for tenant in model.tenants:
         for pool in sorted({f.pool for f in tenant_flavors(model, tenant, flavors)}):
             own = held[tenant.name, pool]
@@ -86,6 +86,16 @@ def unquoted_pool_findings(
                 no_gpus.setdefault(pool, []).append(tenant.name)
             elif lent_by_others <= 0:
                 unlent.setdefault(pool, []).append(tenant.name)
+    return unlent, no_gpus
+
+
+def unquoted_pool_findings(
+    model: Platform, flavors: Sequence[FlavorPlan], quotas: Sequence[QuotaPlan]
+) -> list[PlanFinding]:
+    """GP354 at each pool that strands a tenant (`stranded`). `gpuplat verify` fails those
+    journeys at the quota step, and the real Kueue leaves such a job pending for ever, so this
+    is an error: `check` passes nothing `verify` fails."""
+    unlent, no_gpus = stranded(model, flavors, quotas)
     return [
         NO_QUOTA_ON_POOL.finding(
             ("gpuNodePools", index, "name"),

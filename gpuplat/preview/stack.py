@@ -17,6 +17,7 @@ from typing import Any, cast
 from ruamel.yaml import YAML
 
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV
+from gpuplat.preflight import PREFLIGHT_SETTING, REPORT
 from gpuplat.preflight.facts import AccountFacts
 
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
@@ -79,15 +80,21 @@ def record_stack(
     overlay: str | None = None,
     root: Path = Path(),
     facts: AccountFacts | None = None,
+    *,
+    judge: bool = False,
 ) -> list[RecordedResource]:
+    """What the stack's program registers. `judge`: the recording judges the stack (verify, policy,
+    the base of a diff) instead of previewing its deploy, so what preflight would refuse is warned
+    about and the program goes on (gpuplat/preflight/__init__.py); the caller reports it."""
     main = root / "__main__.py"
     if not main.exists():
         raise PreviewError(f"{main}: no Pulumi program here; run gpuplat preview from the project directory")
+    config = stack_config(stack, root)
+    if judge:
+        config[PREFLIGHT_SETTING] = REPORT
     with _program_sources(spec, overlay, root):
         try:
-            return record_main(
-                main.resolve(), project=PROJECT, stack=stack, config=stack_config(stack, root), facts=facts
-            )
+            return record_main(main.resolve(), project=PROJECT, stack=stack, config=config, facts=facts)
         except DuplicateUrnError as err:
             raise PreviewError(f"duplicate URN {err.urn}: two resources of one type share a name") from err
         except RecordingError as err:

@@ -17,6 +17,7 @@ from pathlib import Path
 from jinja2 import Environment, StrictUndefined
 
 from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, support_phase
+from gpuplat.vocabulary import DEFAULT_VPC_CIDR
 
 STACKS = ("dev", "staging", "prod")
 # Template -> file in the new project. Workflows are copied as they are: GitHub's own `${{ }}`
@@ -53,6 +54,13 @@ class Choices:
     team: str
     cost_center: str
     version: str
+    runner_cidrs: tuple[str, ...] = ()  # aws: who deploys staging and prod; () = the VPC's own CIDR
+
+    @property
+    def runner_access(self) -> str:
+        """gpu-platform:apiAccessCidrs of the private stacks: the runner's network, as given, or
+        the VPC's (the spec's default vpcCidr), where the self-hosted runner of the deploy runs."""
+        return ", ".join(self.runner_cidrs) if self.runner_cidrs else DEFAULT_VPC_CIDR
 
     @property
     def zones(self) -> list[str]:

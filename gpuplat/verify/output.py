@@ -35,8 +35,12 @@ NOT_MODELLED: tuple[str, ...] = (
 )
 
 
-def render_json(journeys: Sequence[Journey]) -> str:
-    document = {"journeys": [j.to_json() for j in journeys], "notModelled": list(NOT_MODELLED)}
+def render_json(journeys: Sequence[Journey], prerequisites: Sequence[str] = ()) -> str:
+    document = {
+        "journeys": [j.to_json() for j in journeys],
+        "notModelled": list(NOT_MODELLED),
+        "prerequisites": list(prerequisites),
+    }
     return json.dumps(document, indent=2) + "\n"
 
 
