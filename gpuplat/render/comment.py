@@ -96,7 +96,11 @@ def _arrow(before: object, after: object) -> str:
 
 
 def _change_row(c: Change) -> list[str]:
-    fields = ", ".join(f"`{f.path}`" + (" (forces replacement)" if f.replaces else "") for f in c.fields)
+    fields = ", ".join(
+        f"`{f.path}`"
+        + ((f" (forces replacement: {f.note})" if f.note else " (forces replacement)") if f.replaces else "")
+        for f in c.fields
+    )
     if c.blocked:
         return [f"**{c.op}** ⛔", f"**`{c.name}`** (refused by AWS)", f"`{c.type}`", fields]
     if c.destroys:
