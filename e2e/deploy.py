@@ -30,7 +30,7 @@ from ruamel.yaml import YAML
 
 from e2e import kueue, scenarios
 from e2e.cluster import Cluster, E2EError
-from e2e.edits import gate_edits, tail
+from e2e.edits import gate_edits, other_context, tail
 from e2e.engine import PROJECT, Engine, local_charts_setting, stack_settings, stand_in_charts
 from e2e.objects import upstream_crds
 from e2e.report import Report
@@ -73,12 +73,20 @@ class NetworkOperatorReport:
 
 
 def kubeconfig_for(cluster: Cluster, context: str | None) -> str:
-    """The cluster's kubeconfig with its context named as the spec's target.context."""
+    """The cluster's kubeconfig with its context named as the spec's target.context, and a second
+    context (`other_context`) on another cluster entry: the same API server with compression off,
+    a different active cluster to pulumi-kubernetes, so the gate edit switching to it replaces
+    every object (e2e/edits.py)."""
     yaml = YAML(typ="safe")
     config = yaml.load(cluster.kubeconfig.read_text())
     if context:
         config["contexts"][0]["name"] = context
         config["current-context"] = context
+    first, entry = config["contexts"][0], config["clusters"][0]
+    other = {"name": f"{entry['name']}-other", "cluster": {**entry["cluster"], "disable-compression": True}}
+    config["clusters"].append(other)
+    config["contexts"].append({"name": other_context(first["name"]),
+                               "context": {**first["context"], "cluster": other["name"]}})
     return json.dumps(config)
 
 

@@ -1,17 +1,20 @@
 """The diff gate against the real engine: each edit the gate knows, applied to a deployed stack.
 
 For each edit (a tenant renamed, hot storage doubled, a pool added, the pools reordered, the
-Kubernetes version bumped), the create / update / replace / delete of every URN in `pulumi
-preview --json` must be the one the diff of `gpuplat preview --base` gives (recorded here from two
-specs in a subprocess, as the CLI does), and an edit the gate refuses must be one the engine
-refuses too (it would lose a protected resource). The others are applied with `pulumi up` and
-the stack is brought back.
+Kubernetes version bumped, the provider switched to another cluster), the create / update /
+replace / delete of every URN in `pulumi preview --json` must be the one the diff of `gpuplat
+preview --base` gives (recorded here from two specs in a subprocess, as the CLI does), and an
+edit the gate refuses must be one the engine refuses too (it would lose a protected resource):
+every protected resource the engine names, it names for the operation the gate refuses, and
+the engine's plan, which a preview still shows when it fails on protected resources, is the
+gate's. The others are applied with `pulumi up` and the stack is brought back.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +94,18 @@ def _reorder_pools(spec: dict[str, Any]) -> None:
     spec["gpuNodePools"].reverse()
 
 
+def other_context(context: str) -> str:
+    """The kubeconfig's second context (e2e/deploy.py kubeconfig_for): another cluster entry."""
+    return f"{context}-other"
+
+
+@_edit("cluster switched")
+def _switch_cluster(spec: dict[str, Any]) -> None:
+    # The provider's `context` selects another cluster entry of the kubeconfig: pulumi-kubernetes'
+    # DiffConfig replaces the provider, and with it every object (gpuplat/preview/providers.py).
+    spec["target"]["context"] = other_context(spec["target"]["context"])
+
+
 @_edit("version bumped")
 def _bump_version(spec: dict[str, Any]) -> None:
     major, minor = str(spec["target"]["kubernetesVersion"]).split(".")
@@ -101,23 +116,51 @@ def tail(done: subprocess.CompletedProcess[str], chars: int = 400) -> str:
     return (done.stdout + done.stderr).strip()[-chars:]
 
 
+# The engine refusing a protected resource: "unable to replace resource \"URN\"" (delete alike).
+_PROTECTED = re.compile(r'unable to (replace|delete) resource \\?"(urn:pulumi:[^"\\]+)')
+
+
+def engine_refusals(output: str) -> dict[str, str]:
+    """URN -> the operation the engine refuses on it because it is protected."""
+    return {urn: op for op, urn in _PROTECTED.findall(output)}
+
+
+def _compare(name: str, predicted: dict[str, str], steps: list[dict[str, Any]]) -> list[str]:
+    plain = {urn: op.removeprefix("refused:") for urn, op in predicted.items()}
+    real = real_changes(steps)
+    differ = sorted(urn for urn in set(plain) | set(real) if plain.get(urn) != real.get(urn))
+    return [f"{name}: {urn.rsplit('::', 1)[-1]}: predicted {plain.get(urn, 'no change')}, "
+            f"engine {real.get(urn, 'no change')}" for urn in differ[:4]]
+
+
+def _judge_refused(name: str, predicted: dict[str, str], preview: subprocess.CompletedProcess[str],
+                   steps: list[dict[str, Any]]) -> list[str]:
+    """Both refuse: the engine's protected resources are refused by the gate for the same
+    operation, and the plan the failed preview still shows is the gate's."""
+    named = engine_refusals(preview.stdout + preview.stderr)
+    refused = {urn: op.removeprefix("refused:") for urn, op in predicted.items() if op.startswith("refused:")}
+    found = [f"{name}: the engine refuses to {op} {urn.rsplit('::', 1)[-1]}, the gate "
+             f"{'does not refuse it' if urn not in refused else 'refuses a ' + refused[urn]}"
+             for urn, op in sorted(named.items()) if refused.get(urn) != op]
+    if not named:
+        found.append(f"{name}: the engine's refusal names no protected resource: {tail(preview)}")
+    return found + (_compare(name, predicted, steps) if steps else [])
+
+
 def _judge_edit(engine: Engine, name: str, predicted: dict[str, str]) -> tuple[list[str], bool]:
     """Mismatches between the gate and the engine for one edit, and whether it was applied."""
     preview = engine.run("preview", "--json", check=False)
     steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
-    refused_by_engine = preview.returncode != 0 and "protected" in preview.stdout + preview.stderr
+    output = preview.stdout + preview.stderr
+    refused_by_engine = preview.returncode != 0 and ("protected" in output or "marked for protection" in output)
     refused_by_gate = any(op.startswith("refused:") for op in predicted.values())
     if refused_by_gate or refused_by_engine:
         if refused_by_gate == refused_by_engine:
-            return [], False
+            return _judge_refused(name, predicted, preview, steps), False
         return [f"{name}: gate refuses={refused_by_gate}, engine refuses={refused_by_engine}: {tail(preview)}"], False
     if preview.returncode != 0:
         return [f"{name}: pulumi preview failed: {tail(preview)}"], False
-    plain = {urn: op.removeprefix("refused:") for urn, op in predicted.items()}
-    real = real_changes(steps)
-    differ = sorted(urn for urn in set(plain) | set(real) if plain.get(urn) != real.get(urn))
-    found = [f"{name}: {urn.rsplit('::', 1)[-1]}: predicted {plain.get(urn, 'no change')}, "
-             f"engine {real.get(urn, 'no change')}" for urn in differ[:4]]
+    found = _compare(name, predicted, steps)
     up = engine.run("up", "--yes", "--skip-preview", check=False)
     if up.returncode != 0:
         found.append(f"{name}: pulumi up failed: {tail(up)}")

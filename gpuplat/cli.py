@@ -133,6 +133,15 @@ def _plan(args: argparse.Namespace) -> int:
     return cmd_plan(args)
 
 
+def _plan_parser(sub: Any) -> None:  # argparse keeps its subparsers type private
+    plan = _command(sub, "plan")
+    _common(plan, ["text", "json"], every_stack=True)
+    plan.add_argument(
+        "--base", metavar="GIT_REF", help="compare with the plan of the stack at GIT_REF: what changed, and why"
+    )
+    plan.set_defaults(run=_plan)
+
+
 def _preview(args: argparse.Namespace) -> int:
     from gpuplat.commands.preview import cmd_preview
 
@@ -277,9 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = _command(sub, "check")
     _common(check, ["text", "json", "github"], every_stack=True)
     check.set_defaults(run=_check)
-    plan = _command(sub, "plan")
-    _common(plan, ["text", "json"], every_stack=True)
-    plan.set_defaults(run=_plan)
+    _plan_parser(sub)
     preview = _command(sub, "preview")
     _common(preview, ["text", "json", "markdown"], every_stack=True)
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")

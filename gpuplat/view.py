@@ -106,6 +106,21 @@ def markets(pool: Data) -> tuple[Market, ...]:
     return tuple(Market(m) for m in as_list(raw) if m in tuple(Market))
 
 
+def pool_procurement(pool: Data) -> dict[Market, float] | None:
+    """A pool's own market mix, percent per market (a market left out: 0), or None when it has
+    none (it is split fleet-wide) or it is malformed (the schema pass reports that)."""
+    raw = as_map(pool.get("procurement"))
+    if raw is None:
+        return None
+    shares: dict[Market, float] = {}
+    for market in Market:
+        value = raw.get(market.procurement_key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        shares[market] = float(value)
+    return shares
+
+
 def isolation(tenant: Data) -> Any:
     """The tenant's isolation as written, or the default (not necessarily a valid value)."""
     return tenant.get("isolation", DEFAULT_ISOLATION)

@@ -68,7 +68,7 @@ def test_small_spot_pool_cannot_carry_thirty_percent() -> None:
     pools = [SplitPool(8, 10, (OD,)), SplitPool(4, 2, (S,))]
     split = split_fleet(pools, shares(0, 30, 70))
     assert not split.feasible
-    findings = infeasible_findings(_model_pools(pools, ["big", "small"]), pools, shares(0, 30, 70), split)
+    findings = infeasible_findings(_model_pools(pools, ["big", "small"]), [0, 1], shares(0, 30, 70), split)
     # on-demand fails too: big may use nothing else, 80 GPUs > 61.6 + 8.
     assert [f.path for f in findings] == [("procurement", "spot"), ("procurement", "onDemand")]
     assert "only small allows it" in findings[0].message and "achievable spot: 8-8 GPUs" in findings[0].message
@@ -80,7 +80,7 @@ def test_pool_whose_markets_all_get_zero() -> None:
     pools = [SplitPool(8, 10, (S, OD)), SplitPool(8, 2, (R,))]
     split = split_fleet(pools, shares(0, 50, 50))
     assert not split.feasible
-    findings = infeasible_findings(_model_pools(pools, ["a", "b"]), pools, shares(0, 50, 50), split)
+    findings = infeasible_findings(_model_pools(pools, ["a", "b"]), [0, 1], shares(0, 50, 50), split)
     codes = {(f.code, f.path) for f in findings}
     assert ("GP230", ("procurement", "reserved")) in codes
     assert ("GP231", ("gpuNodePools", 1, "markets")) in codes
@@ -183,7 +183,7 @@ def test_split_matches_brute_force(pools: list[SplitPool], ratio: dict[Market, f
     assert split.feasible == (best is not None)
     if not split.feasible:
         names = [f"p{i}" for i in range(len(pools))]
-        findings = infeasible_findings(_model_pools(pools, names), pools, ratio, split)
+        findings = infeasible_findings(_model_pools(pools, names), list(range(len(pools))), ratio, split)
         assert any(f.code == "GP230" for f in findings)
         return
     _assert_valid(pools, split.nodes, split.totals, split.targets, split.tolerance)

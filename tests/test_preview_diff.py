@@ -115,6 +115,7 @@ def test_create_delete_and_stateful_refusal() -> None:
         "type": FSX,
         "name": "hot",
         "replaceFields": ["storageCapacity"],
+        "replaceCause": "storageCapacity 4800 -> 2400",
     }
     assert {
         FSX,

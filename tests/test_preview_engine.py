@@ -24,6 +24,9 @@ from gpuplat.preview import (
 PROJECT = "proj"
 STACK = "dev"
 STACK_URN = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
+# The engine's default provider of the installed pulumi-aws: what a resource without a provider uses.
+AWS_DEFAULT = f"default_{aws._utilities.get_version().replace('.', '_')}"  # pyright: ignore[reportPrivateUsage]
+AWS_DEFAULT_URN = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:providers:aws::{AWS_DEFAULT}"
 
 
 def record(program, **config: str) -> list[RecordedResource]:
@@ -53,7 +56,8 @@ def test_bucket_options_protect_and_retain() -> None:
         )
 
     resources = record(program)
-    stack, bucket = resources
+    provider, stack, bucket = resources
+    assert provider.urn == AWS_DEFAULT_URN and bucket.options["provider"] == AWS_DEFAULT_URN
     assert stack.type == "pulumi:pulumi:Stack" and stack.parent is None and stack.urn == STACK_URN
     assert bucket.urn == f"urn:pulumi:{STACK}::{PROJECT}::aws:s3/bucket:Bucket::data"
     assert bucket.type == "aws:s3/bucket:Bucket"
@@ -67,7 +71,7 @@ def test_bucket_options_protect_and_retain() -> None:
 
 def test_defaults_are_omitted_from_options() -> None:
     resources = record(lambda: aws.sqs.Queue("q"))
-    assert by_name(resources)["q"].options == {}
+    assert by_name(resources)["q"].options == {"provider": AWS_DEFAULT_URN}  # the one the engine picks
 
 
 def test_component_parent_and_children_in_tree_order() -> None:
@@ -84,7 +88,8 @@ def test_component_parent_and_children_in_tree_order() -> None:
     first = by_name(resources)["pair-first"]
     assert first.urn == f"urn:pulumi:{STACK}::{PROJECT}::test:index:Pair$aws:s3/bucket:Bucket::pair-first"
     # Pre-order, siblings by URN ("...Stack$aws:sqs..." sorts before "...Stack$test:...").
-    assert [r.name for r in resources] == [f"{PROJECT}-{STACK}", "after", "pair", "pair-first", "pair-second"]
+    names = [r.name for r in resources]
+    assert names == [AWS_DEFAULT, f"{PROJECT}-{STACK}", "after", "pair", "pair-first", "pair-second"]
     assert pair.outputs["firstArn"].startswith("arn:aws:s3:::pair-first-")
 
 
@@ -212,7 +217,7 @@ def test_same_name_different_type_is_fine() -> None:
         aws.sqs.Queue("same")
         aws.s3.Bucket("same")
 
-    assert len(record(program)) == 3
+    assert len(record(program)) == 4  # the stack, the default provider and both
 
 
 def test_exception_in_program_surfaces() -> None:
@@ -275,7 +280,7 @@ def test_failed_recording_does_not_poison_the_next() -> None:
 
     with pytest.raises(DuplicateUrnError):
         record(bad)
-    assert [r.name for r in record(lambda: aws.sqs.Queue("x"))] == [f"{PROJECT}-{STACK}", "x"]
+    assert [r.name for r in record(lambda: aws.sqs.Queue("x"))] == [AWS_DEFAULT, f"{PROJECT}-{STACK}", "x"]
 
 
 def _write(directory: Path, files: dict[str, str]) -> None:
@@ -300,9 +305,9 @@ def test_record_main_runs_like_pulumi_up_and_isolates_modules(tmp_path: Path) ->
 
     base = record_main(tmp_path / "base" / "__main__.py", project=PROJECT, stack="prod")
     head = record_main(tmp_path / "head", project=PROJECT, stack="prod")
-    assert [r.name for r in base][1:] == ["queue-base"]
-    assert [r.name for r in head][1:] == ["queue-head"]
-    assert head[1].inputs["tags"] == {"cwd": "head", "stack": "prod"}
+    assert [r.name for r in base][2:] == ["queue-base"]
+    assert [r.name for r in head][2:] == ["queue-head"]
+    assert head[2].inputs["tags"] == {"cwd": "head", "stack": "prod"}
     assert "helper" not in sys.modules
 
 

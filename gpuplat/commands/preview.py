@@ -8,34 +8,32 @@ NodePools are warned about. `--format markdown` renders the pull-request comment
 journeys gathered here. Imported only when the command runs (the CLI keeps pulumi out of check
 and plan).
 
-The base's plan comes from the base checkout's own `python -m gpuplat.cli plan` (PYTHONPATH
-and cwd = the checkout), never from importing base code here, so a pull request that changes
-the planner compares the old planner's numbers with the new one's.
+The base's plan comes from commands/base.py: the running compiler's on the base commit's files
+for a project that installs gpuplat, the base checkout's own planner in a repository that
+carries one (this one), as its resources come from its own components.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, Compiled
+from gpuplat.compile import Compiled
 from gpuplat.policies.runner import evaluate, policy_config
 from gpuplat.preflight.facts import FactsError, account_facts
 from gpuplat.preview import RecordedResource
-from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, resolve_ref, summarize
+from gpuplat.preview.diff import BaseRefError, Change, checkout, diff_resources, summarize
 from gpuplat.preview.progress import progress
 from gpuplat.preview.stack import PreviewError, record_stack
 from gpuplat.render.comment import PlanResult, PolicyResult, Report, render_markdown
 from gpuplat.render.preview import blocked, drain_warning, refusal, release_warning, render_changes, render_tree
 from gpuplat.verify.render import NO_CHARTS, ChartDirectory
 
+from .base import base_plan, base_sources
 from .common import ChartsError, chart_directory, compiled_or_report
 
 
@@ -46,79 +44,13 @@ class Base:
     plan: PlanResult | None = None  # markdown only
 
 
-def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> PlanResult:
-    """The base checkout's own `gpuplat plan --format json`, run in a subprocess."""
-    if not (root / "gpuplat" / "cli.py").is_file():
-        return PlanResult(None, "the base has no gpuplat planner")
-    command = [sys.executable, "-m", "gpuplat.cli", "plan", "--stack", stack, "--format", "json"]
-    if spec:
-        command += ["--spec", spec]
-    if overlay is not None:
-        command += ["--overlay", overlay]
-    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
-    try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            env={**os.environ, "PYTHONPATH": path},
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return PlanResult(None, f"gpuplat plan could not run at the base ({err})")
-    return _plan_result(done)
-
-
-def _plan_result(done: subprocess.CompletedProcess[str]) -> PlanResult:
-    if done.returncode == 2 and "invalid choice" in done.stderr:
-        return PlanResult(None, "the base's gpuplat has no plan command")
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return PlanResult(None, f"gpuplat plan failed at the base (exit {done.returncode}): {last}")
-    try:
-        loaded = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return PlanResult(None, "the base's gpuplat plan printed no JSON document")
-    if not isinstance(loaded, dict) or "pools" not in loaded:
-        return PlanResult(None, "the base's plan JSON has no pools")
-    return PlanResult(cast("dict[str, Any]", loaded))
-
-
-def in_base(option: str, given: str | None, root: Path, ref: str) -> str | None:
-    """The file `given` (as typed: relative, absolute, through `..` or a symlink) as the same
-    file of the base checkout `root`, which stands where the cwd stands in the repository.
-    Handing the base the path as typed would, for an absolute one, compile the working tree's
-    file at the base and diff the head with itself. BaseRefError (exit 2) for a file outside
-    the repository: the base commit has no copy of it."""
-    if not given:
-        return given
-    top = resolve_ref(ref)[0].resolve()
-    try:
-        target = Path(given).resolve()
-        inside = target.relative_to(top)
-    except (ValueError, OSError, RuntimeError) as err:
-        raise BaseRefError(
-            f"--base {ref}: {option} {given} is not a file of this repository, so the base commit has no copy of it",
-            2,
-        ) from err
-    return str(root / os.path.relpath(top / inside, Path.cwd().resolve()))
-
-
-def _base_sources(args: argparse.Namespace, root: Path) -> tuple[str | None, str | None]:
-    spec = args.spec or os.environ.get(SPEC_ENV) or None
-    overlay = args.overlay if args.overlay is not None else os.environ.get(OVERLAY_ENV)
-    return in_base("--spec", spec, root, args.base), in_base("--overlay", overlay, root, args.base)
-
-
 def record_base(args: argparse.Namespace, *, with_plan: bool) -> Base:
     """Record the stack as it is at `args.base`; BaseRefError (exit 2) or PreviewError (exit 1)."""
     ref: str = args.base
     with checkout(ref) as root:
         if not (root / "__main__.py").exists():
             raise PreviewError(f"--base {ref}: no Pulumi program (__main__.py) at that ref; nothing to diff against")
-        spec, overlay = _base_sources(args, root)
+        spec, overlay = base_sources(args, root)
         try:
             # Only compared, never deployed: a base the program's preflight would stop (a private
             # endpoint before its runner's access was declared) is still recorded.

@@ -69,6 +69,9 @@ class GpuNodePool:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     reservation: PoolReservation = field(default_factory=PoolReservation)
+    # Its own market mix (percent per market), split apart from the fleet-wide procurement; None:
+    # the pool is part of the fleet-wide split (gpuplat/plan/procurement.py).
+    procurement: Mapping[Market, float] | None = None
 
     @property
     def max_gpus(self) -> int:
@@ -120,7 +123,13 @@ def build_pool(raw: Data, provider: Provider) -> GpuNodePool:
         labels=frozen_map(raw.get("labels")),
         taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in raw.get("taints", [])),
         reservation=_reservation(raw.get("reservation")),
+        procurement=_own_mix(raw) if provider is Provider.AWS else None,
     )
+
+
+def _own_mix(raw: Data) -> Mapping[Market, float] | None:
+    shares = view.pool_procurement(raw)
+    return None if shares is None else MappingProxyType({m: shares[m] for m in MARKET_ORDER})
 
 
 def _reservation(raw: Data | None) -> PoolReservation:

@@ -4,6 +4,11 @@
 - The split is in whole nodes, only into markets a pool allows, each pool's nodes adding up
   to its max; every market's GPU total lands within tol_m of the ratio, tol_m = the GPUs of
   one node of the largest pool allowing m. The search is exact (gpuplat/plan/split.py).
+- The ratio is fleet-wide: it splits the pools without a `procurement` of their own together, so
+  one pool's change can move another's markets (a knock-on, which `plan --base` and the
+  pull-request comment explain: render/plan_delta.py). A pool with its own `procurement` is
+  split alone by it, the same search on a fleet of one, and nothing else moves it. The fleet's
+  targets and tolerances are then the sums over the fleet-wide group and each such pool.
 - When no such split exists: GP230 at `procurement.<market>` naming the range that market
   can reach, and GP231 at the `markets` of every pool whose markets all get 0 %.
 - Provider kubernetes has no procurement: the nodes are owned. Pools then carry no markets
@@ -56,21 +61,48 @@ def plan_procurement(model: Platform) -> ProcurementResult:
     if model.procurement is None:
         empty: Mapping[Market, MarketShare] = {}
         return ProcurementResult(tuple(empty for _ in model.pools), {}, {}, {}, ())
-    shares = {m: model.procurement.share(m) for m in MARKET_ORDER}
-    pools = split_pools(model.pools)
+    fleet_wide = [i for i, p in enumerate(model.pools) if p.procurement is None]
+    groups: list[tuple[list[int], Mapping[Market, float]]] = [
+        (fleet_wide, {m: model.procurement.share(m) for m in MARKET_ORDER})
+    ]
+    groups += [([i], p.procurement) for i, p in enumerate(model.pools) if p.procurement is not None]
+    nodes: dict[int, Mapping[Market, int]] = {}
+    totals, targets, tolerance = _zeros(), dict.fromkeys(MARKET_ORDER, 0.0), _zeros()
+    findings: list[PlanFinding] = []
+    for members, shares in groups:
+        if not members:
+            continue
+        result = _split_group(model.pools, members, shares)
+        for m in MARKET_ORDER:
+            targets[m] += result.targets[m]
+            tolerance[m] += result.tolerance[m]
+            totals[m] += result.totals[m]
+        if not result.feasible:
+            findings += infeasible_findings(model.pools, members, shares, result)
+            continue
+        nodes.update(zip(_ordered(model.pools, members), result.nodes, strict=True))
+    if findings:
+        return ProcurementResult((), {}, targets, tolerance, tuple(findings))
+    per_pool = tuple(
+        {m: MarketShare(n, n * p.gpus_per_node) for m, n in nodes[i].items()} for i, p in enumerate(model.pools)
+    )
+    return ProcurementResult(per_pool, totals, targets, tolerance, ())
+
+
+def _zeros() -> dict[Market, int]:
+    return dict.fromkeys(MARKET_ORDER, 0)
+
+
+def _ordered(pools: Sequence[GpuNodePool], members: Sequence[int]) -> list[int]:
+    """`members` (indices of `pools`) largest first, then by name (pool_order)."""
+    return [members[k] for k in pool_order([pools[i] for i in members])]
+
+
+def _split_group(pools: Sequence[GpuNodePool], members: Sequence[int], shares: Mapping[Market, float]) -> Split:
     # The search breaks ties by position (the nodes left after rounding go to the earlier pool).
     # Pools go in largest first, then by name: the order they are written in means nothing, so
     # it must never move a node between markets.
-    order = pool_order(model.pools)
-    result = split_fleet([pools[i] for i in order], shares)
-    if not result.feasible:
-        findings = infeasible_findings(model.pools, pools, shares, result)
-        return ProcurementResult((), {}, result.targets, result.tolerance, tuple(findings))
-    by_pool = dict(zip(order, result.nodes, strict=True))
-    per_pool = tuple(
-        {m: MarketShare(n, n * p.gpus_per_node) for m, n in by_pool[i].items()} for i, p in enumerate(model.pools)
-    )
-    return ProcurementResult(per_pool, result.totals, result.targets, result.tolerance, ())
+    return split_fleet(split_pools([pools[i] for i in _ordered(pools, members)]), shares)
 
 
 def _pct(lo: float, hi: float, fleet: int) -> str:
@@ -111,8 +143,14 @@ def _why(
 
 
 def infeasible_findings(
-    model_pools: Sequence[GpuNodePool], pools: Sequence[SplitPool], shares: Mapping[Market, float], split: Split
+    all_pools: Sequence[GpuNodePool], members: Sequence[int], shares: Mapping[Market, float], split: Split
 ) -> list[PlanFinding]:
+    """Why the pools `members` (indices of `all_pools`) cannot be split by `shares`: at the
+    fleet-wide `procurement`, or at a pool's own."""
+    model_pools = [all_pools[i] for i in members]
+    pools = split_pools(model_pools)
+    own = [all_pools[i].procurement is not None for i in members]
+    where: tuple[str | int, ...] = ("gpuNodePools", members[0], "procurement") if all(own) else ("procurement",)
     fleet = sum(p.gpus for p in pools)
     targets, tol = targets_of(pools, shares), tolerance_of(pools)
     window = {m: (targets[m] - tol[m], targets[m] + tol[m]) for m in MARKET_ORDER}
@@ -139,7 +177,7 @@ def infeasible_findings(
             f"(±{tol[m]}, one node of the largest pool allowing it), but {reason}; "
             f"achievable {m.value}: {lo}-{hi} GPUs ({_pct(lo, hi, fleet)}); {fix}"
         )
-        findings.append(PROCUREMENT_INFEASIBLE.finding(("procurement", m.procurement_key), message))
+        findings.append(PROCUREMENT_INFEASIBLE.finding((*where, m.procurement_key), message))
     if not findings:
         # Every market is reachable on its own and jointly; whole nodes are what stop it.
         m = min((m for m in MARKET_ORDER if tol[m]), key=lambda m: (tol[m], MARKET_ORDER.index(m)))
@@ -150,8 +188,8 @@ def infeasible_findings(
             f"{verdict} of the fleet's {fleet} GPUs meets the ratio {ratio} within one node per market "
             f"(achievable GPUs: {ranges}); change the ratio or the pools' sizes or markets"
         )
-        findings.append(PROCUREMENT_INFEASIBLE.finding(("procurement", m.procurement_key), message))
-    for i, (mp, p) in enumerate(zip(model_pools, pools, strict=True)):
+        findings.append(PROCUREMENT_INFEASIBLE.finding((*where, m.procurement_key), message))
+    for i, (mp, p) in zip(members, zip(model_pools, pools, strict=True), strict=True):
         if all(targets[m] <= EPS for m in p.markets):
             message = (
                 f"pool {mp.name} may only use {', '.join(m.value for m in p.markets)}, which procurement gives 0 %, "

@@ -24,6 +24,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_project, get_stack
 
 from . import progress
+from ._defaults import default_provider
 from ._facts_invokes import FactNotFoundError
 from ._invokes import invoke
 from ._mockdata import FromInput, MockContext, Patch, resource_outputs
@@ -55,9 +56,10 @@ class _Entry:
 
 
 class RecordingMonitor(MockMonitor):
-    def __init__(self, context: MockContext) -> None:
+    def __init__(self, context: MockContext, config: dict[str, str] | None = None) -> None:
         super().__init__(_NoMocks())
         self._context = context.for_region(context.region)
+        self._config = dict(config or {})  # the stack's settings: the default providers' inputs
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._outputs: dict[str, dict[str, Any]] = {}
@@ -97,6 +99,9 @@ class RecordingMonitor(MockMonitor):
         else:
             id_, patch = "", {}
         state = _patched(request.object, patch)
+        options = _register_options(request)
+        if custom and not request.provider:
+            options = self._with_default_provider(request.type, request.version, options)
         self._add(
             _Entry(
                 urn=urn,
@@ -105,7 +110,7 @@ class RecordingMonitor(MockMonitor):
                 parent=request.parent or None,
                 custom=custom,
                 inputs=render_struct(request.object),
-                options=_register_options(request),
+                options=options,
                 id=id_,
                 state=state,
             )
@@ -143,6 +148,22 @@ class RecordingMonitor(MockMonitor):
         with self._lock:
             self._outputs[request.urn] = outputs
         return empty_pb2.Empty()
+
+    def _with_default_provider(self, type_: str, version: str, options: dict[str, Any]) -> dict[str, Any]:
+        """`options` naming the default provider the engine would manage the resource with,
+        recorded once per package and version (_defaults.py)."""
+        made = default_provider(type_, version, self._config, get_stack(), get_project())
+        if made is None:
+            return options
+        with self._lock:
+            known = made.urn in self._entries
+        if not known:
+            state = struct_pb2.Struct()
+            state.update(made.inputs)
+            entry = _Entry(made.urn, made.type, made.name, None, True, dict(made.inputs), {}, "default-provider", state)
+            with self._lock:
+                self._entries.setdefault(made.urn, entry)
+        return dict(sorted({**options, "provider": made.urn}.items()))
 
     def _add(self, entry: _Entry) -> None:
         with self._lock:

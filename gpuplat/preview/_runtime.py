@@ -96,7 +96,9 @@ def run(
     root_directory: str,
     facts: Any = None,  # AccountFacts | None
 ) -> list[RecordedResource]:
-    monitor = RecordingMonitor(MockContext(region=config.get("aws:region") or DEFAULT_REGION, facts=facts))
+    monitor = RecordingMonitor(
+        MockContext(region=config.get("aws:region") or DEFAULT_REGION, facts=facts), config=dict(config)
+    )
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_InlineExecutor(max_workers=1))

@@ -15,6 +15,7 @@ class FieldChange:
     new: Any
     replaces: bool = False
     via: str | None = None  # URN of a replaced resource whose new id/ARN lands here
+    note: str | None = None  # where the value comes from, or why it forces replacement (providers.py)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,21 @@ class Change:
         """Losing this resource, or data through its update, loses data: only with --allow-replace."""
         return (self.stateful and self.op in ("replace", "delete")) or bool(self.destroys)
 
+    @property
+    def cause(self) -> str | None:
+        """Why a replacement happens, in one phrase: its first field that forces it."""
+        forcing = next((f for f in self.fields if f.replaces), None)
+        if forcing is None:
+            return None
+        replaced = forcing.via.rpartition("::")[2] if forcing.via else None
+        if replaced and forcing.path == "provider":
+            text = f"its provider {replaced} is replaced"
+        elif replaced:
+            text = f"{forcing.path} takes the new id of replaced {replaced}"
+        else:
+            text = f"{forcing.path} {_plain(forcing.old)} -> {_plain(forcing.new)}"
+        return f"{text}, {forcing.note}" if forcing.note else text
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "urn": self.urn,
@@ -48,6 +64,7 @@ class Change:
         }
         if self.op == "replace":
             out["replaceFields"] = [f.path for f in self.fields if f.replaces]
+            out["replaceCause"] = self.cause
         if self.previous_urn:
             out["previousUrn"] = self.previous_urn
         if self.blocked:
@@ -59,3 +76,7 @@ class Change:
         if self.releases:
             out["releasesCapacity"] = self.releases
         return out
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)

@@ -1,14 +1,15 @@
-"""`gpuplat preview --base REF`: check out the stack at a git ref and diff two recordings by URN.
-
-Checkout: `git archive <commit>` of the repository the cwd is in, extracted into a temporary
-directory, so the base's own `__main__.py`, `gpuplat` and `components` run (engine.record_main
-imports a program directory's modules afresh) and the working tree is never touched.
+"""`gpuplat preview --base REF`: diff two recordings (the base's, from checkout.py, and the head's) by URN.
 
 Diff, the way the engine would plan it: a URN only in the head is a create, only in the base
 a delete (a head resource whose alias names a base URN is the same resource, renamed). A URN
 in both is an update when its inputs or its protect / retainOnDelete / provider options differ
 (dependsOn and aliases are bookkeeping, not state), minus the paths its ignoreChanges names;
 it is a replace when a changed path forces replacement (replacements.py).
+
+Providers (providers.py): a resource also changes with the settings it takes from its provider
+(pulumi-aws's region, pulumi-kubernetes' namespace), and a provider replaced by its own settings
+(pulumi-kubernetes: another cluster) replaces every resource it manages, as the engine does when
+a resource's provider reference gets a new id.
 
 A replaced resource gets a new id and ARN. Offline those are deterministic stand-ins, so the
 change would stay invisible to the resources that consume them; a real preview sees them as
@@ -21,19 +22,28 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import tarfile
-import tempfile
-from collections.abc import Generator, Iterable, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, cast
 
 from .changes import Change as Change
 from .changes import FieldChange as FieldChange
+from .checkout import BaseRefError as BaseRefError
+from .checkout import checkout as checkout
+from .checkout import resolve_ref as resolve_ref
 from .engine import RecordedResource
 from .gate import annotate
+from .providers import (
+    COMPUTED,
+    PROVIDER_FIELD,
+    config_replaces,
+    effective_namespace,
+    effective_region,
+    is_provider,
+    is_regional,
+    namespace_path,
+    package_of,
+)
 from .replacements import replacing_fields
 from .stateful import is_stateful
 
@@ -48,65 +58,6 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-
-
-class BaseRefError(Exception):
-    """The base ref cannot be checked out or previewed.
-
-    `exit_code`: 2 for a bad ref or no git repository (usage), 1 for a base without a program
-    or with an invalid spec."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-# ---- checkout ---------------------------------------------------------------------------------
-
-
-def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    except FileNotFoundError as err:
-        raise BaseRefError("--base needs git, which is not installed", 2) from err
-
-
-def resolve_ref(ref: str, cwd: Path = Path()) -> tuple[Path, str, str]:
-    """(repository top level, cwd's path inside it, commit id of `ref`), or BaseRefError (exit 2)."""
-    top = _git(["rev-parse", "--show-toplevel"], cwd)
-    if top.returncode != 0:
-        raise BaseRefError(f"--base {ref}: {cwd.resolve()} is not inside a git repository", 2)
-    prefix = _git(["rev-parse", "--show-prefix"], cwd).stdout.strip()
-    commit = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
-    if commit.returncode != 0 or not commit.stdout.strip():
-        raise BaseRefError(f"--base {ref}: not a commit, branch or tag of this repository", 2)
-    return Path(top.stdout.strip()), prefix, commit.stdout.strip()
-
-
-@contextmanager
-def checkout(ref: str, cwd: Path = Path()) -> Generator[Path]:
-    """The project directory of `ref` (same place in the repository as `cwd`), removed afterwards."""
-    toplevel, prefix, commit = resolve_ref(ref, cwd)
-    with tempfile.TemporaryDirectory(prefix="gpuplat-base-") as tmp:
-        archive = subprocess.Popen(
-            ["git", "archive", "--format=tar", commit],
-            cwd=toplevel,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert archive.stdout is not None
-        try:
-            with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
-                tar.extractall(tmp, filter="data")  # a hostile tree must not write outside tmp
-        except tarfile.TarError as err:
-            archive.kill()
-            raise BaseRefError(f"--base {ref}: git archive failed ({err})", 2) from err
-        finally:
-            archive.stdout.close()
-            _, stderr = archive.communicate()
-        if archive.returncode != 0:
-            raise BaseRefError(f"--base {ref}: git archive failed: {stderr.decode(errors='replace').strip()}", 2)
-        yield Path(tmp) / prefix
 
 
 # ---- diff -------------------------------------------------------------------------------------
@@ -139,23 +90,85 @@ def _ignored(path: str, ignore: Iterable[str]) -> bool:
     return any(path == p or path.startswith(p + ".") for p in ignore)
 
 
-def _field_changes(base: RecordedResource, head: RecordedResource) -> list[FieldChange]:
+@dataclass(frozen=True)
+class _Providers:
+    """The provider resources of each side, by URN (a resource's `provider` option names one)."""
+
+    base: Mapping[str, RecordedResource]
+    head: Mapping[str, RecordedResource]
+
+    def name(self, urn: Any) -> str:
+        return str(urn).rpartition("::")[2]
+
+
+def _field_changes(base: RecordedResource, head: RecordedResource, providers: _Providers) -> list[FieldChange]:
     ignore = [str(p) for p in head.options.get("ignoreChanges", [])]
     fields = [FieldChange(p, o, n) for p, o, n in changed_paths(base.inputs, head.inputs) if not _ignored(p, ignore)]
     for key in _STATE_OPTIONS:
         before, after = base.options.get(key, MISSING), head.options.get(key, MISSING)
         if (before is MISSING) != (after is MISSING) or (before is not MISSING and not _same(before, after)):
             fields.append(FieldChange(f"options.{key}", before, after))
+    if head.custom and not is_provider(head.type):
+        fields.extend(f for f in _inherited(base, head, providers) if not _ignored(f.path, ignore))
+        moved = _provider_moved(base, head, providers)
+        if moved is not None:
+            fields = [*(f for f in fields if f.path != "options.provider"), moved]
     return fields
+
+
+def _inherited(base: RecordedResource, head: RecordedResource, providers: _Providers) -> list[FieldChange]:
+    """Settings the resource takes from its provider that change with it (providers.py 2. and 3.)."""
+    own = {p for p, _, _ in changed_paths(base.inputs, head.inputs)}
+    found: list[FieldChange] = []
+    origin = f"the {{}} of provider {providers.name(head.options.get('provider'))}"
+    if package_of(head.type) == "aws" and "region" not in own:
+        before, after = effective_region(base, providers.base), effective_region(head, providers.head)
+        if before and after and before != after and is_regional(head.type):
+            found.append(FieldChange("region", before, after, replaces=True, note=origin.format("region")))
+    path = namespace_path(head)
+    if path is not None and path not in own:
+        before, after = effective_namespace(base, providers.base), effective_namespace(head, providers.head)
+        if before != after:
+            note = origin.format("namespace")
+            found.append(FieldChange(path, before or MISSING, after or MISSING, replaces=True, note=note))
+    return found
+
+
+def _provider_moved(base: RecordedResource, head: RecordedResource, providers: _Providers) -> FieldChange | None:
+    """The resource's provider is another one whose settings replace it (the engine's DiffConfig of
+    the old provider's inputs against the new one's), or None."""
+    old, new = base.options.get("provider"), head.options.get("provider")
+    if not isinstance(old, str) or not isinstance(new, str) or old == new:
+        return None
+    before, after = providers.base.get(old), providers.head.get(new)
+    if before is None or after is None:
+        return None
+    found = config_replaces(after.type, before.inputs, after.inputs)
+    if not found:
+        return None
+    why = f"provider {providers.name(old)} -> {providers.name(new)}: {found[0].why}"
+    return FieldChange(PROVIDER_FIELD, providers.name(old), providers.name(new), note=why)
+
+
+def _forcing(head: RecordedResource, base: RecordedResource, fields: list[FieldChange]) -> dict[str, str | None]:
+    """The changed paths that force a replacement, with why when a provider decides it."""
+    unknown = {f.path for f in fields if f.via}
+    if is_provider(head.type):
+        found = config_replaces(head.type, base.inputs, head.inputs, unknown)
+        return {f.path: r.why for f in fields for r in found if f.path == r.key or f.path.startswith(r.key + ".")}
+    replace_on = [str(p) for p in head.options.get("replaceOnChanges", [])]
+    paths = replacing_fields(head.type, [f.path for f in fields], base.inputs, head.inputs, replace_on, unknown)
+    forcing: dict[str, str | None] = dict.fromkeys(paths)
+    # What the provider decides (a moved provider, a setting taken from it) was decided with it.
+    forcing.update({f.path: f.note for f in fields if f.path == PROVIDER_FIELD or f.replaces})
+    return forcing
 
 
 def _classify(
     head: RecordedResource, base: RecordedResource, fields: list[FieldChange], previous: str | None
 ) -> Change:
-    replace_on = [str(p) for p in head.options.get("replaceOnChanges", [])]
-    unknown = {f.path for f in fields if f.via}
-    forcing = set(replacing_fields(head.type, [f.path for f in fields], base.inputs, head.inputs, replace_on, unknown))
-    marked = tuple(replace(f, replaces=f.path in forcing) for f in fields)
+    forcing = _forcing(head, base, fields)
+    marked = tuple(replace(f, replaces=f.path in forcing, note=forcing.get(f.path) or f.note) for f in fields)
     op = "replace" if forcing else "update"
     return Change(
         head.urn,
@@ -223,8 +236,24 @@ def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
+def _carried(urn: str, base: RecordedResource, head: RecordedResource, known: Collection[str]) -> list[FieldChange]:
+    """What of a dependent the replaced resource `urn` makes unknown, beyond the inputs that hold
+    its id: the provider reference of what it manages, a kubeconfig built from its outputs."""
+    if urn == head.options.get("provider") and PROVIDER_FIELD not in known:
+        # Its provider gets a new id: the engine replaces what it manages (providers.py 1.).
+        return [FieldChange(PROVIDER_FIELD, urn.rpartition("::")[2], COMPUTED, via=urn)]
+    kubernetes_provider = is_provider(head.type) and package_of(head.type) == "kubernetes"
+    if kubernetes_provider and urn in head.options.get("dependsOn", []) and "kubeconfig" not in known:
+        # A kubeconfig built from a replaced cluster's endpoint and CA, which the engine shows as
+        # unknown (the recording holds stand-ins); pulumi-kubernetes' DiffConfig replaces on it.
+        value = base.inputs.get("kubeconfig")
+        return [] if value is None else [FieldChange("kubeconfig", value, COMPUTED, via=urn)]
+    return []
+
+
 def _propagate(changes: dict[str, Change], pairs: Mapping[str, tuple[RecordedResource, RecordedResource]]) -> None:
-    """Carry replacements into dependents' inputs until no new replacement appears."""
+    """Carry replacements into dependents' inputs (and a replaced provider into what it manages)
+    until no new replacement appears."""
     handled: set[str] = set()
     while True:
         replaced = [urn for urn, c in changes.items() if c.op == "replace" and urn not in handled and urn in pairs]
@@ -234,15 +263,18 @@ def _propagate(changes: dict[str, Change], pairs: Mapping[str, tuple[RecordedRes
             handled.add(urn)
             patterns = _identity_patterns(pairs[urn][1])
             for dep_urn, (base, head) in pairs.items():
-                if urn not in head.options.get("dependsOn", []) or dep_urn == urn:
+                if dep_urn == urn:
                     continue
                 current = changes.get(dep_urn)
                 known = {f.path for f in current.fields} if current else set[str]()
-                extra = [
-                    FieldChange(path, value, "<computed>", via=urn)
-                    for path, value in _leaves(base.inputs)
-                    if path and path not in known and _mentions(value, patterns)
-                ]
+                extra = _carried(urn, base, head, known)
+                if urn in head.options.get("dependsOn", []):
+                    taken = known | {f.path for f in extra}
+                    extra += [
+                        FieldChange(path, value, COMPUTED, via=urn)
+                        for path, value in _leaves(base.inputs)
+                        if path and path not in taken and _mentions(value, patterns)
+                    ]
                 if extra:
                     fields = [*(current.fields if current else ()), *extra]
                     prior = current.previous_urn if current else None
@@ -264,9 +296,12 @@ def diff_resources(base: Sequence[RecordedResource], head: Sequence[RecordedReso
                 pairs[r.urn] = (base_by_urn[alias], r)
                 previous[r.urn] = alias
                 break
+    providers = _Providers(
+        {r.urn: r for r in base if is_provider(r.type)}, {r.urn: r for r in head if is_provider(r.type)}
+    )
     changes: dict[str, Change] = {}
     for urn, (old, new) in pairs.items():
-        fields = _field_changes(old, new)
+        fields = _field_changes(old, new, providers)
         if fields or urn in previous:
             changes[urn] = _classify(new, old, fields, previous.get(urn))
     _propagate(changes, pairs)

@@ -104,7 +104,7 @@ def annotate(
     vpcs = [c for c in changes if c.type == VPC and c.op in ("replace", "delete")]
     out: list[Change] = []
     for c in changes:
-        if c.type == EKS and c.op in ("update", "replace"):
+        if c.type == EKS and c.op == "update":  # a replaced cluster is a new one: created where it is asked
             blocked = [b for b in (version_blocker(c), vpc_blocker(c, vpcs)) if b]
             c = replace(c, blocked=tuple(blocked))
         if is_node_pool(c.type) and c.op in ("delete", "replace"):

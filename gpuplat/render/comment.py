@@ -7,8 +7,9 @@ resources by component), the reference workloads' fit (comment_workloads.py), po
 `gpuplat verify`'s journeys (when given) and a mermaid diagram of the platform.
 
 The numbers come from the plan JSON (`gpuplat plan --format json`) on both sides. The head's is built
-here; the base's is the base checkout's own planner's, gathered by the preview command
-(commands/preview.py), as are the policy results and verify's section.
+here; the base's is gathered by the preview command (commands/base.py: the running compiler on the
+base commit's files, or the base checkout's own planner), as are the policy results and verify's
+section. Pools whose markets moved with no change of their own are explained (render/plan_delta.py).
 """
 
 from __future__ import annotations
@@ -29,17 +30,13 @@ from .comment_summary import blockers, lead, resources_section
 from .comment_workloads import workloads_section
 from .graph import platform_mermaid
 from .plan import plan_json
+from .plan_delta import PlanResult as PlanResult
+from .plan_delta import plan_delta
 
 Json = dict[str, Any]
 MARKETS = tuple((m.procurement_key, m.value) for m in MARKET_ORDER)  # (plan JSON key, market)
 SERVICES_LABEL = "services (control plane, system nodes, network, storage, keys)"
 _DETAILS_OVER = 25  # past this many rows the table folds away, keeping cost and policy in view
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    plan: Json | None
-    note: str | None = None  # why there is no plan
 
 
 class ViolationLike(Protocol):
@@ -96,7 +93,11 @@ def _arrow(before: object, after: object) -> str:
 
 
 def _change_row(c: Change) -> list[str]:
-    fields = ", ".join(f"`{f.path}`" + (" (forces replacement)" if f.replaces else "") for f in c.fields)
+    fields = ", ".join(
+        f"`{f.path}`"
+        + ((f" (forces replacement: {f.note})" if f.note else " (forces replacement)") if f.replaces else "")
+        for f in c.fields
+    )
     if c.blocked:
         return [f"**{c.op}** ⛔", f"**`{c.name}`** (refused by AWS)", f"`{c.type}`", fields]
     if c.destroys:
@@ -175,8 +176,10 @@ def _fleet_row(head: Json, base: Json | None) -> list[str]:
 
 def _capacity_section(head: Json, base: Json | None) -> str:
     storage = _storage_rows(head, base)
+    knock_on = cast("list[Json]", plan_delta(head, base)["knockOn"]) if base else []
     return render(
         "comment_capacity.md.j2",
+        knock_on=[str(k["message"]) for k in knock_on],
         compared=bool(base),
         pools=block(_table(["pool", "market", "nodes", "GPUs"], _market_rows(head, base), right=2)),
         fleet=block(_table(["fleet GPUs", *(m for _, m in MARKETS)], [_fleet_row(head, base)], right=3)),
@@ -325,6 +328,8 @@ def render_markdown(report: Report) -> str:
         lead=lead(report.resources, report.changes, (_cost(head_plan), _cost(base)), report.policy.violations),
         changes=block(changes),
         base_note=result.note if report.changes is not None and base is None else None,
+        base_compiler=result.compiler if report.changes is not None and base is not None else None,
+        version_note=result.version_note if report.changes is not None else None,
         capacity=block(_capacity_section(head_plan, base)),
         workloads=block(workloads_section(head_plan, base)),
         cost=block(_cost_section(head_plan, base)),

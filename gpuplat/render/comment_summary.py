@@ -101,7 +101,8 @@ def blockers(
         for reason in c.blocked:
             found.append(f"AWS would refuse: {c.op} `{c.name}` ({c.type}): {reason}")
         if c.refused and not allow_replace:
-            why = "; ".join(c.destroys) or "stateful, its data would be lost"
+            cause = f" (replaced: {c.cause})" if c.op == "replace" and c.cause else ""
+            why = "; ".join(c.destroys) or f"stateful, its data would be lost{cause}"
             found.append(f"refused unless `--allow-replace`: {c.op} `{c.name}` ({c.type}): {why}")
     found += [f"verify: {line}" for line in broken_journeys or ()]
     found += _policy_blockers(violations or ())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuplat.model import MARKET_ORDER, Market, Platform
+from gpuplat.model import MARKET_ORDER, GpuNodePool, Market, Platform
 from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StoragePlan
 
 from ._templates import block, render
@@ -37,7 +37,11 @@ def _markets(pool: PoolPlan) -> Json:
     return {m.procurement_key: {"nodes": pool.share(m).nodes, "gpus": pool.share(m).gpus} for m in MARKET_ORDER}
 
 
-def _pool_json(pool: PoolPlan) -> Json:
+def _own_mix(spec: GpuNodePool) -> Json | None:
+    return None if spec.procurement is None else {m.procurement_key: _num(spec.procurement[m]) for m in MARKET_ORDER}
+
+
+def _pool_json(pool: PoolPlan, spec: GpuNodePool) -> Json:
     units = pool.units
     unit_json: Json = {
         "resource": units.resource,
@@ -57,6 +61,9 @@ def _pool_json(pool: PoolPlan) -> Json:
         "nodes": {"min": pool.nodes.min, "max": pool.nodes.max},
         "markets": _markets(pool),
         "units": unit_json,
+        # What decides its split (render/plan_delta.py tells knock-on moves from its own changes).
+        "allowedMarkets": [m.procurement_key for m in MARKET_ORDER if m in pool.markets],
+        "procurement": _own_mix(spec),
     }
 
 
@@ -126,18 +133,34 @@ def _by_market(values: Mapping[Market, float]) -> Json:
     return {m.procurement_key: _num(values.get(m, 0.0)) for m in MARKET_ORDER}
 
 
+def _fleet_mix(model: Platform) -> dict[Market, float]:
+    assert model.procurement is not None
+    return {m: model.procurement.share(m) for m in MARKET_ORDER}
+
+
+def _own_mix_line(model: Platform) -> str | None:
+    own = [
+        f"{p.name} " + ", ".join(f"{m.value} {p.procurement[m]:g} %" for m in MARKET_ORDER if p.procurement[m])
+        for p in model.pools
+        if p.procurement is not None
+    ]
+    return "own procurement, split apart from the fleet-wide mix: " + "; ".join(own) if own else None
+
+
 def plan_json(model: Platform, plan: Plan) -> Json:
     fleet = plan.fleet_gpus
     cost = plan.cost
     return {
         "kubernetes": kubernetes_json(model, plan),
-        "pools": [_pool_json(p) for p in plan.pools],
+        "pools": [_pool_json(p, spec) for p, spec in zip(plan.pools, model.pools, strict=True)],
         "fleet": {
             "gpus": fleet,
             "markets": {m.procurement_key: plan.fleet_markets.get(m, 0) for m in MARKET_ORDER},
             "percent": _by_market({m: 100 * g / fleet for m, g in plan.fleet_markets.items()} if fleet else {}),
             "targetGpus": _by_market(plan.fleet_targets),
             "toleranceGpus": _by_market({m: float(t) for m, t in plan.fleet_tolerance.items()}),
+            # The fleet-wide mix: it splits the pools without a procurement of their own.
+            "procurement": None if model.procurement is None else _by_market(_fleet_mix(model)),
         },
         "fabric": _fabric_json(plan.fabric, plan.pools, plan.fabric_zone),
         "storage": _storage_json(plan.storage, model, plan.fabric_zone),
@@ -341,6 +364,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         kubernetes=kubernetes_facts(model, plan),
         owned=model.procurement is None,
         pools=block(_pools_table(model, plan)),
+        own_mix=_own_mix_line(model),
         sharing=block(_sharing_table(model, plan)),
         fabric=_fabric_rows(plan),
         storage=_optional(_storage_table(plan)),

@@ -94,7 +94,7 @@ def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str
         if c.previous_urn:
             out.append(f"      renamed from {c.previous_urn}\n")
         for f in c.fields:
-            note = "  (forces replacement)" if f.replaces else ""
+            note = ("  (forces replacement" + (f": {f.note})" if f.note else ")")) if f.replaces else ""
             source = f"  (new id of replaced {f.via.rpartition('::')[2]})" if f.via else ""
             out.append(f"      ~ {f.path}: {_values(f.old, f.new)}{note}{source}\n")
         out.extend(f"      ! {reason}\n" for reason in (*c.blocked, *c.destroys))
@@ -111,7 +111,11 @@ def render_changes(changes: Sequence[Change], summary: Summary, ref: str) -> str
 
 def refusal(summary: Summary) -> str:
     lines = [
-        f"  {c.op} {c.type} {c.name}" + "".join(f": {reason}" for reason in c.destroys) + "\n" for c in summary.refused
+        f"  {c.op} {c.type} {c.name}"
+        + "".join(f": {reason}" for reason in c.destroys)
+        + (f" ({c.cause})" if c.op == "replace" and not c.destroys and c.cause else "")
+        + "\n"
+        for c in summary.refused
     ]
     return (
         f"gpuplat preview: refusing the diff: it would replace, delete or destroy the data of {len(summary.refused)} "

@@ -1,4 +1,5 @@
-"""Rules on `procurement` and pool markets (the exact split is the planner's: GP23x)."""
+"""Rules on `procurement`, a pool's own `procurement` and pool markets (the exact split is the
+planner's: GP23x)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from gpuplat.validate.rules._common import (
     section,
     show_number,
 )
+from gpuplat.view import pool_procurement
 from gpuplat.vocabulary import DEFAULT_MIX, PROCUREMENT_ORDER, Market
 
 # procurement key -> market spelling in gpuNodePools[].markets, in the schema's order of the keys
@@ -69,8 +71,11 @@ def procurement_market_allowed(data: Data) -> Iterator[Finding]:
         return
     if not any(True for _ in pools(data)):
         return  # no pools at all is the schema pass's error, not three market errors
+    fleet_wide = [(i, pool) for i, pool in pools(data) if "procurement" not in pool]
+    if not fleet_wide:
+        return  # every pool has its own mix: the fleet-wide one splits none (GP266/GP267 judge theirs)
     allowed: set[str] = set()
-    for _, pool in pools(data):
+    for _, pool in fleet_wide:
         raw = pool.get("markets")
         if raw is not None and (not isinstance(raw, list) or any(m not in tuple(Market) for m in as_list(raw))):
             return  # malformed markets: the schema pass reports them
@@ -87,8 +92,9 @@ def procurement_market_allowed(data: Data) -> Iterator[Finding]:
         if shares.get(key, 0) > 0 and market not in allowed:
             yield Finding(
                 ("procurement", key),
-                f"procurement puts {show_number(shares[key])} % in {market} but no pool allows the {market} "
-                f"market; add {market} to a pool's markets or set {key}: 0",
+                f"procurement puts {show_number(shares[key])} % in {market} but no pool it splits (the pools "
+                f"without a procurement of their own) allows the {market} market; add {market} to such a "
+                f"pool's markets or set {key}: 0",
             )
 
 
@@ -108,13 +114,61 @@ def procurement_aws_only(data: Data) -> Iterator[Finding]:
             at_key=True,
         )
     for i, pool in pools(data):
-        for key in ("markets", "reservation"):
+        for key in ("markets", "reservation", "procurement"):
             if key in pool:
                 yield Finding(
                     ("gpuNodePools", i, key),
                     f"{key} of pool {pool_name(pool, i)} do not apply to provider kubernetes, whose nodes "
                     f"already exist; remove them",
                     at_key=True,
+                )
+
+
+def _own(data: Data) -> Iterator[tuple[int, Data, dict[Market, float]]]:
+    if provider(data) != "aws":
+        return
+    for i, pool in pools(data):
+        shares = pool_procurement(pool)
+        if shares is not None:
+            yield i, pool, shares
+
+
+@rule(
+    "GP266",
+    "pool-procurement-sums-to-100",
+    Level.ERROR,
+    "A pool's own procurement splits 100 % of that pool's GPU capacity between spot, reserved and on-demand.",
+)
+def pool_procurement_sums_to_100(data: Data) -> Iterator[Finding]:
+    for i, pool, shares in _own(data):
+        total = sum(shares.values())
+        if abs(total - 100) > 1e-6:
+            parts = " + ".join(f"{m.procurement_key} {show_number(shares[m])}" for m in PROCUREMENT_ORDER)
+            yield Finding(
+                ("gpuNodePools", i, "procurement"),
+                f"pool {pool_name(pool, i)}'s procurement adds up to {show_number(round(total, 6))} % ({parts}), "
+                "not 100 % (a market left out counts 0 %)",
+                at_key=True,
+            )
+
+
+@rule(
+    "GP267",
+    "pool-procurement-market-allowed",
+    Level.ERROR,
+    "A pool buys capacity only in the markets its Karpenter NodePools allow (its markets).",
+    source="https://karpenter.sh/docs/concepts/nodepools/",
+)
+def pool_procurement_market_allowed(data: Data) -> Iterator[Finding]:
+    for i, pool, shares in _own(data):
+        allowed = markets(pool)
+        for m in PROCUREMENT_ORDER:
+            if shares[m] > 0 and m not in allowed:
+                yield Finding(
+                    ("gpuNodePools", i, "procurement", m.procurement_key),
+                    f"pool {pool_name(pool, i)}'s procurement puts {show_number(shares[m])} % in {m.value}, "
+                    f"which its markets ({', '.join(x.value for x in allowed)}) do not allow; add {m.value} to "
+                    f"its markets or set {m.procurement_key}: 0",
                 )
 
 
