@@ -1,4 +1,5 @@
-"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate`: the CLI,
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate | explain | docs |
+schema`: the CLI,
 a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gpuplat import __version__
 from gpuplat.commands import ABOUT, EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
 from gpuplat.project import enter, find_project
@@ -22,6 +24,8 @@ from gpuplat.project import enter, find_project
 DEFAULT_STACK = "dev"
 # Commands that run the project's Pulumi program: they need a project, and its stack's settings.
 _PROGRAM_COMMANDS = ("preview", "policy", "verify")
+# Commands that read only the installed package (or make a project): no project, no stack.
+_PACKAGE_COMMANDS = ("init", "explain", "docs")
 _PATH_ARGS = ("spec", "overlay", "config")
 
 
@@ -82,27 +86,6 @@ def _common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
 Command = Callable[[argparse.Namespace], int]
 
 
-def _version() -> str:
-    """The installed distribution's version (what pip sees), else the package's own."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gpuplat")
-    except PackageNotFoundError:
-        from gpuplat import __version__
-
-        return __version__
-
-
-class _VersionAction(argparse.Action):
-    """`--version`, reading the installed distribution's metadata only when asked: importlib.metadata
-    and the metadata scan would otherwise cost every command's start."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
-        sys.stdout.write(f"gpuplat {_version()}\n")
-        parser.exit(0)
-
-
 # Each command is imported when it runs, never at start-up: check, plan and graph stay fast and
 # pulumi-free, and preview, policy and verify (which record through gpuplat.preview) load
 # pulumi only when asked for.
@@ -155,7 +138,7 @@ def _account_facts(p: argparse.ArgumentParser) -> None:
 def _init(args: argparse.Namespace) -> int:
     from gpuplat.commands.init import cmd_init
 
-    return cmd_init(args, _version())
+    return cmd_init(args, __version__)
 
 
 def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: ignore[reportPrivateUsage]
@@ -179,6 +162,15 @@ def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: 
     init.add_argument("--nodes-max", type=int, default=4, help="the first pool's largest size (default: 4)")
     init.add_argument("--team", default="ml-platform", help="team tag and first tenant (default: ml-platform)")
     init.add_argument("--cost-center", default="0000", help="cost-center tag (default: 0000)")
+    init.add_argument(
+        "--gpuplat-from",
+        default="auto",
+        metavar="auto|wheel|vcs|index|PATH|URL",
+        help="what requirements.txt installs gpuplat from: wheel (a copy in vendor/ of the wheel this gpuplat came "
+        "from, or one built from its source tree), vcs (its VCS URL at the installed commit), index "
+        "(gpuplat==VERSION), a wheel or source tree to vendor, or a URL; auto: how this gpuplat was installed, in a "
+        "form CI can install (default: auto)",
+    )
     init.set_defaults(run=_init)
 
 
@@ -220,13 +212,53 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     simulate.set_defaults(run=_simulate)
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from gpuplat.commands.explain import cmd_explain
+
+    return cmd_explain(args)
+
+
+def _code(text: str) -> str:
+    from gpuplat.commands.explain import code_argument
+
+    return code_argument(text)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from gpuplat.commands.docs import cmd_docs
+
+    return cmd_docs(args)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from gpuplat.commands.schema import cmd_schema
+
+    return cmd_schema(args)
+
+
+def _add_reference(sub: Any) -> None:  # argparse keeps its subparsers type private
+    explain = _command(sub, "explain")
+    explain.add_argument("code", metavar="CODE", type=_code, help="a diagnostic code, e.g. GP201")
+    explain.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
+    explain.set_defaults(run=_explain)
+    docs = _command(sub, "docs")
+    docs.add_argument("topic", choices=["spec", "rules", "catalog"], help="which page")
+    docs.set_defaults(run=_docs)
+    schema = _command(sub, "schema")
+    schema.add_argument("--spec", default=None, metavar="PATH", help="the spec whose editor line names the file "
+                        "(default: platform/platform.yaml of the project)")
+    schema.set_defaults(run=_schema)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gpuplat",
         description="Validate, plan and preview a GPU platform spec. `gpuplat COMMAND --help` describes a command.",
         epilog=EXIT_CODES,
     )
-    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
+    parser.add_argument(
+        "--version", action="version", version=f"gpuplat {__version__}", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
     check = _command(sub, "check")
@@ -278,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)
     _add_simulate(sub)
+    _add_reference(sub)
     return parser
 
 
@@ -301,7 +334,7 @@ def _locate(args: argparse.Namespace) -> str | None:
 
 
 def _suppressions(args: argparse.Namespace) -> str | None:
-    if not args.suppress:
+    if not getattr(args, "suppress", None):
         return None
     from gpuplat.suppression import problem, split_codes
 
@@ -310,7 +343,7 @@ def _suppressions(args: argparse.Namespace) -> str | None:
 
 
 def _default_stack(args: argparse.Namespace) -> None:
-    if args.stack is not None:
+    if getattr(args, "stack", DEFAULT_STACK) is not None:
         return
     args.stack = DEFAULT_STACK
     if args.spec and args.command in _PROGRAM_COMMANDS:
@@ -325,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     run: Command = args.run
-    if args.command != "init":
+    if args.command not in _PACKAGE_COMMANDS:
         problem = _suppressions(args) or _locate(args)
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")

@@ -35,20 +35,24 @@ class Rule:
     rationale: str
     check: RuleFn
     source: str = ""  # URL of the fact the rationale rests on; empty for a platform convention
+    fix: str = ""  # what to change in the spec, in general (each finding's message says it for its case)
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, level: Level, rationale: str, source: str = "") -> Callable[[RuleFn], RuleFn]:
+def rule(
+    code: str, name: str, level: Level, rationale: str, source: str = "", *, fix: str = ""
+) -> Callable[[RuleFn], RuleFn]:
     """Register a rule; codes and names are unique for ever (users suppress by code). `source` is
     the URL of the AWS / Kubernetes / vendor document the rationale rests on (cfn-lint's source_url),
-    shown on docs/rules.md; it stays empty only where the rule is a platform convention."""
+    shown on docs/rules.md; it stays empty only where the rule is a platform convention. `fix` says
+    how to fix a finding, for `gpuplat explain` and docs/rules.md."""
 
     def register(fn: RuleFn) -> RuleFn:
         if code in RULES or any(r.name == name for r in RULES.values()):
             raise ValueError(f"duplicate rule {code} {name}")
-        RULES[code] = Rule(code, name, level, rationale, fn, source)
+        RULES[code] = Rule(code, name, level, rationale, fn, source, fix)
         return fn
 
     return register
