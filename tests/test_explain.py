@@ -68,7 +68,7 @@ def test_a_code_that_is_none_is_a_usage_error(typed: str, hint: str, capsys: pyt
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: gpuplat explain ")
-    assert f"error: argument CODE: {typed!r} is no gpuplat diagnostic code" in err and hint in err
+    assert f"error: argument CODE: {typed!r} is not a diagnostic code of gpuplat" in err and hint in err
 
 
 def test_the_rules_page_is_linked_only_where_it_exists(tmp_path: Path) -> None:

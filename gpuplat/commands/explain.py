@@ -40,7 +40,9 @@ def code_argument(text: str) -> str:
     digits = code[:2] + code[2:].replace("O", "0").replace("I", "1").replace("L", "1")  # GP2O1 -> GP201
     close = [digits] if digits in codes else difflib.get_close_matches(code, codes, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    raise argparse.ArgumentTypeError(f"{text!r} is no gpuplat diagnostic code{hint}; `gpuplat docs rules` lists them")
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a diagnostic code of gpuplat{hint}; `gpuplat docs rules` lists them"
+    )
 
 
 def rules_page(origin: Origin) -> str | None:

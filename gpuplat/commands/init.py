@@ -66,7 +66,7 @@ def _problems(rendered: dict[str, str]) -> str:
 
 def _where(gpuplat: Source) -> str:
     if gpuplat.kind == "vendored":
-        return f"{gpuplat.where} (commit it: CI installs gpuplat from it)"
+        return f"{gpuplat.where} (commit it: CI installs it from there)"
     return gpuplat.where or f"a package index that serves it ({gpuplat.requirement})"
 
 
