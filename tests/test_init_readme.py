@@ -104,6 +104,15 @@ def test_the_first_job_is_a_valid_job_the_tenants_queue_admits(project: dict[str
         assert all("max" not in item for item in limits["spec"]["limits"])  # nothing caps what the job asks
 
 
+def test_the_readme_cites_only_commands_that_exist_and_links_nowhere(project: dict[str, Any]) -> None:
+    from gpuplat.commands import ABOUT
+
+    readme = project["readme"]
+    cited = set(re.findall(r"`gpuplat ([a-z]+)", readme)) | set(re.findall(r"^gpuplat ([a-z]+)", readme, re.M))
+    assert cited and cited <= set(ABOUT), cited - set(ABOUT)
+    assert re.findall(r"https?://\S+", readme) == []  # no page that may not exist (an index's, a repository's)
+
+
 def test_the_kubectl_lines_name_that_job(project: dict[str, Any]) -> None:
     job = _job(project["readme"])
     (lines,) = _blocks(project["readme"], "A tenant's first GPU job", "sh")

@@ -155,4 +155,9 @@ def test_a_new_team_installs_gpuplat_and_its_project_as_the_readme_says(
     for command in ("preview", "verify", "policy"):  # the installed components, on the stack CI deploys first
         done = _run([gpuplat, command, "--stack", "dev"], project, env)
         assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}{done.stderr}"
+    # The documentation of the installed package, with no repository around it.
+    explained = _run([gpuplat, "explain", "GP201"], project, env).stdout
+    assert explained.startswith("GP201 mig-profile-valid: error") and "fix:    " in explained
+    assert "rules:  none known for this installation" in explained  # a local wheel names no page
+    assert _run([gpuplat, "docs", "spec"], project, env).stdout == (ROOT / "docs" / "spec.md").read_text()
     shutil.rmtree(venv)
