@@ -1,6 +1,5 @@
-"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate | explain | docs |
-schema`: the CLI,
-a thin shell over the pipeline.
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate`, and
+`explain | docs | schema` (the installed package's documentation): the CLI, a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -256,9 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate, plan and preview a GPU platform spec. `gpuplat COMMAND --help` describes a command.",
         epilog=EXIT_CODES,
     )
-    parser.add_argument(
-        "--version", action="version", version=f"gpuplat {__version__}", help="print the version and exit"
-    )
+    parser.add_argument("--version", action="version", version=f"gpuplat {__version__}", help="print the version")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
     check = _command(sub, "check")

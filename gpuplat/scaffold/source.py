@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from importlib.metadata import distributions
 from pathlib import Path
@@ -91,11 +92,20 @@ def origin_of(direct_url: str | None) -> Origin:
     return Origin("url", f"{url}#sha256={sha256}" if sha256 else url)  # pip checks the download against it
 
 
+def _is_source_tree(root: Path) -> bool:
+    """gpuplat's own pyproject.toml beside the package (not some file a wheel left in site-packages)."""
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(project, dict) and cast("dict[str, Any]", project).get("name") == DISTRIBUTION
+
+
 def installed_origin() -> Origin:
     """The origin of the running gpuplat: a source tree when it runs from one (an editable install,
     or the tree on the path), else the record of the distribution installed beside it."""
     root = Path(__file__).resolve().parents[2]  # the directory holding the gpuplat package
-    if (root / "pyproject.toml").is_file():
+    if _is_source_tree(root):
         return Origin("tree", root.as_uri(), root)
     for dist in distributions(name=DISTRIBUTION, path=[str(root)]):
         return origin_of(dist.read_text("direct_url.json"))
@@ -127,8 +137,8 @@ def _build_wheel(tree: Path) -> tuple[str, bytes]:
     """A wheel of the source tree, built by pip from a copy (the tree is left as it was), with the
     running environment's setuptools when it has one (no download), else in pip's isolated build
     environment."""
-    if not (tree / "pyproject.toml").is_file():
-        raise SourceError(f"{tree} has no pyproject.toml: not a gpuplat source tree")
+    if not _is_source_tree(tree):
+        raise SourceError(f"{tree} is not a gpuplat source tree (no pyproject.toml of project gpuplat)")
     with tempfile.TemporaryDirectory(prefix="gpuplat-wheel-") as scratch:
         copy, out = Path(scratch) / "src", Path(scratch) / "out"
         shutil.copytree(tree, copy, ignore=_NOT_SOURCE, symlinks=True)
