@@ -15,7 +15,7 @@ LOCK_ARGS := pyproject.toml - --extra dev --generate-hashes --universal --python
 	--custom-compile-command 'make lock' -o $(LOCK)
 LOCK_EXTRA := printf 'pip>=25\nsetuptools>=69\n'
 
-.PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean e2e-tools e2e
+.PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean e2e-tools e2e dist
 
 # --clear: the venv holds exactly the lock, nothing left over from an earlier one.
 $(STAMP): $(LOCK) pyproject.toml
@@ -56,11 +56,19 @@ snapshots: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m gpuplat.docs
 
+# What a release publishes (.github/workflows/release.yml): the sdist, and the wheel built from it
+# (so the sdist is proven complete), both with the lock's setuptools and no download.
+DIST ?= dist
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(BIN)/python -c 'import sys; from setuptools.build_meta import build_sdist; build_sdist(sys.argv[1])' $(DIST) >/dev/null
+	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation -w $(DIST) $(DIST)/gpuplat-*.tar.gz
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache dist
 
 # The e2e suite's tools (control plane, Kueue, Karpenter's kwok provider, ...), built from their
 # Go modules into ~/.cache/gpuplat/e2e, keyed by the pins in e2e/tools/: only what is missing.

@@ -1,5 +1,5 @@
-"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate | charts`: the CLI,
-a thin shell over the pipeline.
+"""`gpuplat init | check | plan | preview | policy | verify | graph | preflight | simulate | charts`,
+and `explain | docs | schema` (the installed package's documentation): the CLI, a thin shell over the pipeline.
 
 Exit codes (the same for every command): 0 ok (warnings allowed), 1 invalid spec / violations /
 refused diff, 2 usage or IO. The commands live in gpuplat/commands/, one module each, imported
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gpuplat import __version__
 from gpuplat.commands import ABOUT, EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
 from gpuplat.project import enter, find_project
@@ -22,8 +23,10 @@ from gpuplat.project import enter, find_project
 DEFAULT_STACK = "dev"
 # Commands that run the project's Pulumi program: they need a project, and its stack's settings.
 _PROGRAM_COMMANDS = ("preview", "policy", "verify")
+# Commands that read only the installed package, make a project or fill the chart cache: no
+# project, no stack.
+_PACKAGE_COMMANDS = ("init", "explain", "docs", "charts")
 _PATH_ARGS = ("spec", "overlay", "config")
-_PROJECTLESS = ("init", "charts")  # commands that need no project and take no stack
 
 
 def _command(sub: Any, name: str) -> argparse.ArgumentParser:  # argparse keeps its subparsers type private
@@ -95,27 +98,6 @@ def _all_stacks(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _version() -> str:
-    """The installed distribution's version (what pip sees), else the package's own."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gpuplat")
-    except PackageNotFoundError:
-        from gpuplat import __version__
-
-        return __version__
-
-
-class _VersionAction(argparse.Action):
-    """`--version`, reading the installed distribution's metadata only when asked: importlib.metadata
-    and the metadata scan would otherwise cost every command's start."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
-        sys.stdout.write(f"gpuplat {_version()}\n")
-        parser.exit(0)
-
-
 # Each command is imported when it runs, never at start-up: check, plan and graph stay fast and
 # pulumi-free, and preview, policy and verify (which record through gpuplat.preview) load
 # pulumi only when asked for.
@@ -177,7 +159,7 @@ def _account_facts(p: argparse.ArgumentParser) -> None:
 def _init(args: argparse.Namespace) -> int:
     from gpuplat.commands.init import cmd_init
 
-    return cmd_init(args, _version())
+    return cmd_init(args, __version__)
 
 
 def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: ignore[reportPrivateUsage]
@@ -207,6 +189,15 @@ def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: 
         metavar="CIDR",
         help="aws: the network staging and prod are deployed from, let in to their private API endpoint "
         "(repeatable; default: the VPC's own CIDR, for the self-hosted runner inside it)",
+    )
+    init.add_argument(
+        "--gpuplat-from",
+        default="auto",
+        metavar="auto|wheel|vcs|index|PATH|URL",
+        help="what requirements.txt installs gpuplat from: wheel (a copy in vendor/ of the wheel this gpuplat came "
+        "from, or one built from its source tree), vcs (its VCS URL at the installed commit), index "
+        "(gpuplat==VERSION), a wheel or source tree to vendor, or a URL; auto: how this gpuplat was installed, in a "
+        "form CI can install (default: auto)",
     )
     init.set_defaults(run=_init)
 
@@ -274,13 +265,51 @@ def _add_charts(sub: Any) -> None:  # argparse keeps its subparsers type private
     charts.set_defaults(run=_charts, charts_command=None)
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from gpuplat.commands.explain import cmd_explain
+
+    return cmd_explain(args)
+
+
+def _code(text: str) -> str:
+    from gpuplat.commands.explain import code_argument
+
+    return code_argument(text)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from gpuplat.commands.docs import cmd_docs
+
+    return cmd_docs(args)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from gpuplat.commands.schema import cmd_schema
+
+    return cmd_schema(args)
+
+
+def _add_reference(sub: Any) -> None:  # argparse keeps its subparsers type private
+    explain = _command(sub, "explain")
+    explain.add_argument("code", metavar="CODE", type=_code, help="a diagnostic code, e.g. GP201")
+    explain.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
+    explain.set_defaults(run=_explain)
+    docs = _command(sub, "docs")
+    docs.add_argument("topic", choices=["spec", "rules", "catalog"], help="which page")
+    docs.set_defaults(run=_docs)
+    schema = _command(sub, "schema")
+    schema.add_argument("--spec", default=None, metavar="PATH", help="the spec whose editor line names the file "
+                        "(default: platform/platform.yaml of the project)")
+    schema.set_defaults(run=_schema)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gpuplat",
         description="Validate, plan and preview a GPU platform spec. `gpuplat COMMAND --help` describes a command.",
         epilog=EXIT_CODES,
     )
-    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
+    parser.add_argument("--version", action="version", version=f"gpuplat {__version__}", help="print the version")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _init_parser(sub)
     check = _command(sub, "check")
@@ -331,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph.set_defaults(run=_graph)
     _add_simulate(sub)
     _add_charts(sub)
+    _add_reference(sub)
     return parser
 
 
@@ -354,7 +384,7 @@ def _locate(args: argparse.Namespace) -> str | None:
 
 
 def _suppressions(args: argparse.Namespace) -> str | None:
-    if not args.suppress:
+    if not getattr(args, "suppress", None):
         return None
     from gpuplat.suppression import problem, split_codes
 
@@ -363,7 +393,7 @@ def _suppressions(args: argparse.Namespace) -> str | None:
 
 
 def _default_stack(args: argparse.Namespace) -> None:
-    if args.stack is not None:
+    if getattr(args, "stack", DEFAULT_STACK) is not None:
         return
     args.stack = DEFAULT_STACK
     if args.spec and args.command in _PROGRAM_COMMANDS:
@@ -389,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     run: Command = args.run
-    if args.command not in _PROJECTLESS:
+    if args.command not in _PACKAGE_COMMANDS:
         problem = _suppressions(args) or _locate(args)
         if problem is not None:
             sys.stderr.write(f"gpuplat: error: {problem}\n")

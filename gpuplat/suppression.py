@@ -12,19 +12,16 @@ from collections.abc import Iterable
 
 from gpuplat.diagnostics import Level
 
-# Warnings of the loader, the overlay merge and the acknowledgements (a redefined anchor, an
-# overlay key set to null, an acknowledgement that covers no warning).
-LOADER_WARNINGS = frozenset({"GP008", "GP013", "GP020"})
-
 
 def codes_and_levels() -> dict[str, Level]:
+    from gpuplat.input_codes import INPUT_CODES  # the loader's, the merge's, the project's, the schema's
     from gpuplat.plan.codes import PLAN_CODES
     from gpuplat.validate import registry  # importing gpuplat.validate registers every rule
 
     known = {code: rule.level for code, rule in registry.RULES.items()}
     known.update({code: plan_code.level for code, plan_code in PLAN_CODES.items()})
     known.update({code: stack_rule.level for code, stack_rule in registry.STACK_RULES.items()})
-    known.update(dict.fromkeys(LOADER_WARNINGS, Level.WARNING))
+    known.update({code: input_code.level for code, input_code in INPUT_CODES.items()})
     return known
 
 
@@ -43,6 +40,6 @@ def problem(codes: Iterable[str]) -> str | None:
         if level is None:
             warnings = sorted(c for c, lvl in known.items() if lvl is Level.WARNING)
             close = difflib.get_close_matches(code, warnings, n=1)
-            hint = f"; did you mean {close[0]}?" if close else " (the codes are listed in docs/rules.md)"
+            hint = f"; did you mean {close[0]}?" if close else " (`gpuplat docs rules` lists them)"
             return f"--suppress {code}: no warning has this code{hint}"
     return None

@@ -109,12 +109,12 @@ def test_workflows_grant_nothing_by_default_and_serialize_each_stack() -> None:
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    from importlib.metadata import version
+    from gpuplat import __version__  # the one source; the wheel's metadata is checked in test_wheel.py
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0
-    assert capsys.readouterr().out == f"gpuplat {version('gpuplat')}\n"
+    assert capsys.readouterr().out == f"gpuplat {__version__}\n"
 
 
 def assert_preflight_runs_before_up(workflow: Path) -> None:

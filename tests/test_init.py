@@ -18,6 +18,9 @@ from tests.test_ci import assert_preflight_runs_before_up
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ("check", "plan", "preview", "verify", "policy", "graph")
+# What requirements.txt installs gpuplat from is tests/test_init_source.py's; here an index pin
+# spares each init the wheel it would build from this source tree.
+INDEX = ("--gpuplat-from", "index")
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -29,7 +32,9 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, "init", "atlas", "--region", "eu-central-1", "--instance-type", "g6e.12xlarge")
+    code, out, err = _run(
+        capsys, "init", "atlas", "--region", "eu-central-1", "--instance-type", "g6e.12xlarge", *INDEX
+    )
     assert code == 0, err
     assert "wrote platform atlas in atlas" in out
     return tmp_path / "atlas"
@@ -68,7 +73,7 @@ def test_init_never_overwrites(
     spec = project / "platform" / "platform.yaml"
     spec.write_text("# ours\n")
     monkeypatch.chdir(project.parent)
-    code, _, err = _run(capsys, "init", "atlas")
+    code, _, err = _run(capsys, "init", "atlas", *INDEX)
     assert code == 2
     assert "already has" in err and "platform/platform.yaml" in err
     assert spec.read_text() == "# ours\n"
@@ -78,7 +83,7 @@ def test_a_choice_the_catalog_rejects_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, _, err = _run(capsys, "init", "new", "--instance-type", "p5.48xlarg")
+    code, _, err = _run(capsys, "init", "new", "--instance-type", "p5.48xlarg", *INDEX)
     assert code == 2
     assert "platform/platform.yaml:" in err and "p5.48xlarge" in err  # the validator's did-you-mean
     assert not (tmp_path / "new").exists()
@@ -88,7 +93,8 @@ def test_an_on_prem_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert _run(capsys, "init", "--provider", "kubernetes", "--gpu-model", "H100-SXM-80GB", "--name", "orion")[0] == 0
+    argv = ("init", "--provider", "kubernetes", "--gpu-model", "H100-SXM-80GB", "--name", "orion", *INDEX)
+    assert _run(capsys, *argv)[0] == 0
     spec = (tmp_path / "platform" / "platform.yaml").read_text()
     assert "provider: kubernetes" in spec and "model: H100-SXM-80GB" in spec and "procurement" not in spec
     for command in ("check", "plan", "verify"):
@@ -109,7 +115,8 @@ def test_outside_a_project_every_command_is_a_usage_error(
 def test_a_spec_of_ones_own_is_checked_outside_a_project(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copy(project / "platform" / "platform.yaml", tmp_path / "mine.yaml")
+    spec = (project / "platform" / "platform.yaml").read_text()
+    (tmp_path / "mine.yaml").write_text(spec.split("\n", 1)[1])  # without the editor line: no schema beside it
     monkeypatch.chdir(tmp_path)
     assert _run(capsys, "check", "--spec", "mine.yaml") == (0, "mine.yaml: valid (0 error(s), 0 warning(s))\n", "")
 
@@ -143,7 +150,7 @@ def test_an_on_prem_project_deploys_with_a_kubeconfig_not_an_aws_role(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert _run(capsys, "init", "orion", "--provider", "kubernetes")[0] == 0
+    assert _run(capsys, "init", "orion", "--provider", "kubernetes", *INDEX)[0] == 0
     project = tmp_path / "orion"
     deploy = (project / ".github" / "workflows" / "deploy.yml").read_text()
     assert "aws" not in deploy.lower() and "id-token" not in deploy

@@ -1,31 +1,76 @@
-"""The wheel: `pip install` it and gpuplat works with nothing of this repository around.
+"""The release and a new team's first hour: `make dist` builds what the release workflow publishes,
+and a project `gpuplat init` writes installs and works as its README says.
 
-Built from this checkout, unpacked into a directory of its own and put first on the path, so
-the code that runs (the CLI, the schema, the scaffold's templates, the components) is the
-wheel's, in a project that `gpuplat init` wrote from it.
+`make dist` builds the sdist and then the wheel from the sdist, so a file the sdist forgets is
+missing from the wheel too. The wheel is installed into an empty virtualenv outside the
+repository; its `gpuplat init` writes an aws and a kubernetes project, each installed into a
+fresh virtualenv with the command its README gives, and every stack is checked and planned there.
+No package index is used: pip resolves gpuplat from what init wrote and every other dependency
+from a wheelhouse of this environment's own distributions (tests/support_wheelhouse.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tarfile
+import tomllib
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from gpuplat import __version__
+from tests.support_wheelhouse import wheelhouse
+
 ROOT = Path(__file__).resolve().parent.parent
+STACKS = ("dev", "staging", "prod")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out)]
-    done = subprocess.run([*build, str(ROOT)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    (built,) = out.glob("gpuplat-*.whl")
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the release workflow's `make dist` builds (its venv taken as set up)."""
+    out = tmp_path_factory.mktemp("dist")
+    make = ["make", "--no-print-directory", "-o", ".venv/.installed", "dist", f"DIST={out}"]
+    done = subprocess.run([*make, f"BIN={Path(sys.executable).parent}"], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def house(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+
+
+@pytest.fixture(scope="session")
+def wheel(dist: Path) -> Path:
+    (built,) = dist.glob("gpuplat-*.whl")
     return built
+
+
+def test_the_release_is_an_sdist_and_a_wheel_of_the_one_version(dist: Path) -> None:
+    assert sorted(p.name for p in dist.iterdir()) == [
+        f"gpuplat-{__version__}-py3-none-any.whl",
+        f"gpuplat-{__version__}.tar.gz",
+    ]
+    with tarfile.open(dist / f"gpuplat-{__version__}.tar.gz") as sdist:
+        names = set(sdist.getnames())
+        info = sdist.extractfile(f"gpuplat-{__version__}/PKG-INFO")
+        assert info is not None and f"\nVersion: {__version__}\n" in info.read().decode()
+    assert f"gpuplat-{__version__}/gpuplat/schemas/platform.schema.json" in names
+    wheel = zipfile.ZipFile(dist / f"gpuplat-{__version__}-py3-none-any.whl")
+    metadata = wheel.read(f"gpuplat-{__version__}.dist-info/METADATA").decode()
+    assert f"\nVersion: {__version__}\n" in metadata
+    # The version is written once, in gpuplat/__init__.py; pyproject reads it.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "gpuplat.__version__"}
 
 
 def test_the_wheel_carries_the_schema_templates_and_components(wheel: Path) -> None:
@@ -33,31 +78,86 @@ def test_the_wheel_carries_the_schema_templates_and_components(wheel: Path) -> N
     assert "gpuplat/schemas/platform.schema.json" in names
     assert "gpuplat/scaffold/templates/platform.yaml.j2" in names
     assert "gpuplat/scaffold/templates/workflows/pull-request.yml" in names
+    assert "gpuplat/docs/templates/spec.md.j2" in names  # `gpuplat docs` renders from the package
     assert "components/platform.py" in names
     assert not any("chart_sources" in n for n in names)  # upstream charts are never shipped
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
-def _gpuplat(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    # The wheel's files first on the path; the venv supplies only the dependencies.
-    program = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import gpuplat, components; "
-        "assert gpuplat.__file__.startswith(sys.argv[1]) and components.__file__.startswith(sys.argv[1]); "
-        "from gpuplat.cli import main; sys.exit(main(sys.argv[2:]))"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, "-c", program, str(site), *argv], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
+def _offline_env(bin_dir: Path, house: Path) -> dict[str, str]:
+    """No index, the wheelhouse, and `python3` this interpreter (the wheelhouse's ABI)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_FIND_LINKS")}
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    # PIP_NO_COMPILE=0 is pip's inverted spelling of --no-compile: bytecode of 400 MB of SDKs would
+    # take most of the test's minutes, and Python writes what it imports on first use anyway.
+    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house), "PIP_NO_COMPILE": "0"}
+    return {**env, **offline, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 
-def test_an_installed_gpuplat_starts_and_previews_a_platform(wheel: Path, tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)]
-    assert subprocess.run(install, capture_output=True, text=True, check=False).returncode == 0
-    assert _gpuplat(site, tmp_path, "init", "lab").returncode == 0
-    project = tmp_path / "lab"
-    for command in ("check", "plan", "preview", "verify", "policy", "graph"):
-        done = _gpuplat(site, project / "platform", command)
-        assert done.returncode == 0, done.stderr
-        assert "warning" not in done.stderr.lower() and str(ROOT) not in done.stdout + done.stderr
+@pytest.fixture(scope="session")
+def team(wheel: Path, house: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A team's machine: gpuplat installed from the wheel into an empty virtualenv outside the
+    repository (its directory, its environment); removed afterwards (the venvs hold ~1 GB)."""
+    home = tmp_path_factory.mktemp("team")
+    env = _offline_env(home / "bin", house)
+    tool = home / "tool"
+    assert _run(["python3", "-m", "venv", str(tool)], home, env).returncode == 0
+    done = _run([str(tool / "bin" / "pip"), "install", "--quiet", f"{wheel}[verify]"], home, env)
+    assert done.returncode == 0, done.stderr
+    env["PATH"] = f"{tool / 'bin'}{os.pathsep}{env['PATH']}"  # `gpuplat` is the wheel's
+    yield home, env
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+def _set_up_block(readme: str) -> str:
+    """The shell block of the README's "Set up" section, as written."""
+    section = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert match, "the README's Set up section has no sh block"
+    return match[1]
+
+
+def _installed_from(venv: Path) -> str:
+    (info,) = (venv / "lib").glob("python3*/site-packages/gpuplat-*.dist-info")
+    return json.loads((info / "direct_url.json").read_text())["url"]
+
+
+@pytest.mark.parametrize("provider", ["aws", "kubernetes"])
+def test_a_new_team_installs_gpuplat_and_its_project_as_the_readme_says(
+    provider: str, wheel: Path, team: tuple[Path, dict[str, str]]
+) -> None:
+    home, env = team
+    assert _run(["gpuplat", "--version"], home, env).stdout == f"gpuplat {__version__}\n"
+    done = _run(["gpuplat", "init", provider, "--provider", provider], home, env)
+    assert done.returncode == 0, done.stderr
+    project = home / provider
+    vendored = project / "vendor" / wheel.name
+    assert vendored.read_bytes() == wheel.read_bytes()  # the wheel it was installed from, in the project
+    assert f"./vendor/{wheel.name}[verify]" in (project / "requirements.txt").read_text().splitlines()
+
+    script = _set_up_block((project / "README.md").read_text())
+    done = _run(["bash", "-euc", script], project, env)  # exactly the README's lines, from the project's root
+    assert done.returncode == 0, done.stdout + done.stderr
+    venv = project / ".venv"
+    assert _installed_from(venv) == vendored.resolve().as_uri()  # gpuplat from what init wrote
+    gpuplat = str(venv / "bin" / "gpuplat")
+    for stack in STACKS:
+        for command in ("check", "plan"):
+            done = _run([gpuplat, command, "--stack", stack], project / "stacks", env)
+            assert done.returncode == 0, f"{command} --stack {stack}: {done.stdout}{done.stderr}"
+            assert "warning" not in done.stderr.lower() and str(ROOT) not in done.stdout + done.stderr
+    for command in ("preview", "verify", "policy"):  # the installed components, on the stack CI deploys first
+        done = _run([gpuplat, command, "--stack", "dev"], project, env)
+        assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}{done.stderr}"
+    # The documentation of the installed package, with no repository around it.
+    explained = _run([gpuplat, "explain", "GP201"], project, env).stdout
+    assert explained.startswith("GP201 mig-profile-valid: error") and "fix:    " in explained
+    assert "rules:  none known for this installation" in explained  # a local wheel names no page
+    assert _run([gpuplat, "docs", "spec"], project, env).stdout == (ROOT / "docs" / "spec.md").read_text()
+    shutil.rmtree(venv)

@@ -57,6 +57,19 @@ ABOUT: dict[str, tuple[str, str]] = {
         "SDK into the chart cache gpuplat verify renders from; --into DIR also fills a directory for the "
         "stack setting gpuplat:localCharts. Needs no project.",
     ),
+    "explain": (
+        "say what a diagnostic code means, why, and how to fix it",
+        "From the installed gpuplat: the rule's level, rationale, fix, source and the rules page when one is known.",
+    ),
+    "docs": (
+        "print a reference page: spec (every field), rules (every code), catalog",
+        "The pages of the installed gpuplat, rendered from its schema, registries and catalog (Markdown).",
+    ),
+    "schema": (
+        "write the installed gpuplat's JSON Schema for editors",
+        "Where the spec's `# yaml-language-server: $schema=` line points (default schemas/platform.schema.json); "
+        "`check` warns (GP023) while that copy is another version's.",
+    ),
     "simulate": (
         "replay a GPU job trace: waste, waiting and cost of this spec",
         "Replays the trace against the plan and the scaling policy as emitted (docs/simulate.md).",

@@ -6,6 +6,8 @@ import argparse
 import sys
 
 from gpuplat.diagnostics import has_errors, printable
+from gpuplat.editor_schema import CODE as STALE_SCHEMA
+from gpuplat.editor_schema import stale
 
 from . import EXIT_INVALID, EXIT_OK
 from .common import compile_args, print_diagnostics, stack_settings_findings
@@ -14,6 +16,10 @@ from .common import compile_args, print_diagnostics, stack_settings_findings
 def cmd_check(args: argparse.Namespace) -> int:
     compiled = compile_args(args)
     compiled.diagnostics.extend(stack_settings_findings(args, compiled))
+    for path in (compiled.sources.spec, compiled.sources.overlay):  # the editors' copy of the schema
+        found = stale(path) if path is not None else None
+        if found is not None:
+            (compiled.suppressed if STALE_SCHEMA in args.suppress else compiled.diagnostics).append(found)
     print_diagnostics(compiled, args.format)
     if args.format == "text":
         errors = sum(d.is_error for d in compiled.diagnostics)

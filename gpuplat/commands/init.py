@@ -18,6 +18,7 @@ from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_text
 from gpuplat.preflight.runner import ApiAccessError, cidrs
 from gpuplat.scaffold import STACKS, Choices, existing, render, write
+from gpuplat.scaffold.source import Source, SourceError, installed_origin, source
 
 # Four GPUs a node, newest first: the default pool of a new project, in a type its region offers.
 DEFAULT_INSTANCE_TYPES = ("g6e.12xlarge", "g6.12xlarge", "g5.12xlarge")
@@ -28,7 +29,7 @@ def default_instance_type(region: str) -> str:
     return (offered or DEFAULT_INSTANCE_TYPES)[0]
 
 
-def _choices(args: argparse.Namespace, version: str) -> Choices:
+def _choices(args: argparse.Namespace, version: str, gpuplat: Source) -> Choices:
     name: str = args.name or Path(args.dir).resolve().name
     gpus = args.gpus_per_node
     itype: str = args.instance_type or default_instance_type(args.region)
@@ -48,6 +49,7 @@ def _choices(args: argparse.Namespace, version: str) -> Choices:
         cost_center=args.cost_center,
         version=version,
         runner_cidrs=cidrs(",".join(args.runner_cidr or [])),
+        source=gpuplat,
     )
 
 
@@ -64,18 +66,30 @@ def _problems(rendered: dict[str, str]) -> str:
         return text
 
 
+def _where(gpuplat: Source) -> str:
+    if gpuplat.kind == "vendored":
+        return f"{gpuplat.where} (commit it: CI installs it from there)"
+    return gpuplat.where or f"a package index that serves it ({gpuplat.requirement})"
+
+
 def cmd_init(args: argparse.Namespace, version: str) -> int:
     root = Path(args.dir)
     if args.runner_cidr and args.provider != "aws":
         sys.stderr.write("gpuplat init: error: --runner-cidr is for provider aws (kubernetes uses a kubeconfig)\n")
         return EXIT_USAGE
     try:
-        choices = _choices(args, version)
+        gpuplat = source(args.gpuplat_from, version, installed_origin())
+    except SourceError as err:
+        sys.stderr.write(f"gpuplat init: error: --gpuplat-from {args.gpuplat_from}: {err}; nothing written\n")
+        return EXIT_USAGE
+    try:
+        choices = _choices(args, version, gpuplat)
     except ApiAccessError as err:
         sys.stderr.write(f"gpuplat init: error: --runner-cidr: {err}\n")
         return EXIT_USAGE
     rendered = render(choices)
-    clashes = existing(root, rendered)
+    binary = {gpuplat.where: gpuplat.vendored} if gpuplat.kind == "vendored" else {}
+    clashes = existing(root, [*rendered, *binary])
     if clashes:
         sys.stderr.write(f"gpuplat init: error: {root} already has {', '.join(clashes)}; init never overwrites\n")
         return EXIT_USAGE
@@ -86,9 +100,10 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
             "gpuplat init: error: the spec these options make is not valid without warnings; nothing written\n"
         )
         return EXIT_USAGE
-    write(root, rendered)
+    write(root, rendered, binary)
     sys.stdout.write(f"wrote platform {choices.name} in {root}:\n")
-    for path in sorted(rendered):
+    for path in sorted([*rendered, *binary]):
         sys.stdout.write(f"  {path}\n")
+    sys.stdout.write(f"requirements.txt installs gpuplat {version} from {_where(gpuplat)}\n")
     sys.stdout.write(f"next: cd {root} && gpuplat check --stack dev\n")
     return EXIT_OK

@@ -2,6 +2,9 @@
 templates kept beside this module (gpuplat/docs/templates/). `python -m gpuplat.docs` (or
 `make docs`) rewrites them; `python -m gpuplat.docs --check` fails when a committed page is stale.
 docs/architecture.md is written by hand and not generated.
+
+The pages render from the installed package alone (its schema, registries, catalog), so an
+installed gpuplat prints them too: `gpuplat docs spec|rules|catalog`, `gpuplat explain CODE`.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import jinja2
 
 from gpuplat.catalog.instances import InstanceType
 from gpuplat.docs.schema_fields import fields
+from gpuplat.input_codes import INPUT_CODES
 from gpuplat.plan.codes import PLAN_CODES
 from gpuplat.validate.registry import RULES, STACK_RULES  # importing gpuplat.validate registers every rule
+from gpuplat.vocabulary import SCHEMA_PATH
 
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "schemas" / "platform.schema.json"
+ROOT = Path(__file__).resolve().parents[2]  # the repository, where `python -m gpuplat.docs` writes
+SCHEMA = SCHEMA_PATH  # the package's copy: in this repository a link to schemas/platform.schema.json
 DOCS = ROOT / "docs"
 
 _ENV = jinja2.Environment(
@@ -38,7 +43,10 @@ class RuleRow:
     name: str
     rationale: str
     source: str
-    stage: str  # "validate" (a rule over the spec), "plan" (a planner finding), "stack" (the stack's settings)
+    # validate (a semantic rule), plan (a planner finding), stack (the stack's settings), or an
+    # input code's (gpuplat/input_codes.py)
+    stage: str
+    fix: str
 
 
 def _cell(text: str) -> str:
@@ -47,9 +55,10 @@ def _cell(text: str) -> str:
 
 
 def rule_rows() -> list[RuleRow]:
-    rows = [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "validate") for r in RULES.values()]
-    rows += [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, "plan") for c in PLAN_CODES.values()]
-    rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "stack") for r in STACK_RULES.values()]
+    rows = [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, c.stage, c.fix) for c in INPUT_CODES.values()]
+    rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "validate", r.fix) for r in RULES.values()]
+    rows += [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, "plan", c.fix) for c in PLAN_CODES.values()]
+    rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "stack", r.fix) for r in STACK_RULES.values()]
     return sorted(rows, key=lambda r: r.code)
 
 

@@ -27,6 +27,7 @@ class PlanCode:
     level: Level
     rationale: str
     source: str = ""
+    fix: str = ""  # what to change in the spec, in general, as a rule's fix
 
     def finding(self, path: tuple[PathPart, ...], message: str) -> PlanFinding:
         return PlanFinding(self.code, self.level, path, message)
@@ -37,12 +38,20 @@ PROCUREMENT_INFEASIBLE = PlanCode(
     "procurement-infeasible",
     Level.ERROR,
     "Nodes are bought whole, so a market's share can only land within one node of its largest pool of the ratio.",
+    fix=(
+        "Change the `procurement` percentages to ones whole nodes can reach (the message names the nearest), or "
+        "widen the pools' `markets`."
+    ),
 )
 PROCUREMENT_POOL_MARKETS = PlanCode(
     "GP231",
     "procurement-pool-markets",
     Level.ERROR,
     "A pool whose markets all get 0 % of the split has no node to run on.",
+    fix=(
+        "Give one of the pool's markets a share in `procurement`, or add a market that has one to the pool's "
+        "`markets`."
+    ),
 )
 PROCUREMENT_PRICE_MISSING = PlanCode(
     "GP232",
@@ -50,6 +59,7 @@ PROCUREMENT_PRICE_MISSING = PlanCode(
     Level.ERROR,
     "Cost and savings are priced per instance type; a type with no on-demand price cannot be costed.",
     "https://aws.amazon.com/ec2/pricing/on-demand/",
+    fix="Add the instance type's on-demand hourly price under `procurement.prices`, or use a type the catalog prices.",
 )
 KUEUE_FLAVORS_PER_GROUP = PlanCode(
     "GP233",
@@ -57,6 +67,7 @@ KUEUE_FLAVORS_PER_GROUP = PlanCode(
     Level.ERROR,
     "A ClusterQueue resource group lists at most 64 flavors (Kueue CRD spec.resourceGroups[].flavors maxItems).",
     _KUEUE_CQ,
+    fix="Give the tenant a `pools` allow-list with fewer pools, so each resource it asks for has at most 64 flavors.",
 )
 HARD_QUOTA_UNPLACEABLE = PlanCode(
     "GP234",
@@ -64,24 +75,32 @@ HARD_QUOTA_UNPLACEABLE = PlanCode(
     Level.ERROR,
     "Kueue lends only unused quota, so a hard tenant's guarantee beyond its pools' capacity cannot be kept.",
     _KUEUE_CQ,
+    fix="Lower the hard tenant's `gpus`, raise its pools' `nodes.max`, or make it `isolation: soft`.",
 )
 WORKLOAD_DOES_NOT_FIT = PlanCode(
     "GP236",
     "workload-does-not-fit",
     Level.ERROR,
     "A workload's memory per unit must fit the usable 90 % of one unit of its pool.",
+    fix=(
+        "Run the workload on a pool with more memory per unit (a larger MIG profile, whole GPUs), or shrink what it"
+        " needs: `microBatch`, `sequenceLength` or `contextLength`, `gradientCheckpointing`, `sharding`, "
+        "`precision`."
+    ),
 )
 HOT_TIER_CHECKPOINTS = PlanCode(
     "GP237",
     "hot-tier-checkpoints",
     Level.ERROR,
     "The hot tier holds the last keepCheckpoints checkpoints of every training workload at once.",
+    fix="Raise `storage.hot.capacityTiB`, or lower the workloads' `keepCheckpoints`.",
 )
 WORKLOAD_GPUS_EXCEED_POOL = PlanCode(
     "GP238",
     "workload-gpus-exceed-pool",
     Level.ERROR,
     "A workload cannot use more units than its pool has at nodes.max.",
+    fix="Lower the workload's GPUs, or raise its pool's `nodes.max`.",
 )
 FABRIC_TOO_SMALL = PlanCode(
     "GP240",
@@ -89,6 +108,7 @@ FABRIC_TOO_SMALL = PlanCode(
     Level.ERROR,
     "A fat-tree of switch radix k holds at most k^2/2 hosts in two tiers and k^3/4 in three (full bisection).",
     "https://en.wikipedia.org/wiki/Fat_tree",
+    fix="Raise `network.fabric.switchRadix` or `tiers`, or lower the fabric pools' `nodes.max`.",
 )
 SOFT_QUOTA_OVERSUBSCRIBED = PlanCode(
     "GP351",
@@ -96,6 +116,7 @@ SOFT_QUOTA_OVERSUBSCRIBED = PlanCode(
     Level.WARNING,
     "Kueue lends only quota others leave idle: a soft tenant's GPUs beyond its pools' capacity are not guaranteed.",
     _KUEUE_CQ,
+    fix="Lower the tenant's `gpus` to what its pools hold, or acknowledge that the rest is borrowed.",
 )
 TOPOLOGY_AWARE_OFF = PlanCode(
     "GP352",
@@ -103,6 +124,7 @@ TOPOLOGY_AWARE_OFF = PlanCode(
     Level.WARNING,
     "Kueue admits topology-aware work only onto existing nodes, and Karpenter adds nodes only for existing pods.",
     _KUEUE_TAS,
+    fix="Set the fabric pool's `nodes.min` equal to `nodes.max` (a fixed size), or acknowledge it.",
 )
 MINIMUM_NOT_HELD = PlanCode(
     "GP353",
@@ -110,6 +132,7 @@ MINIMUM_NOT_HELD = PlanCode(
     Level.WARNING,
     "A pool's minimum is held on reserved and on-demand capacity only: spot can be taken away at any time.",
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-interruptions.html",
+    fix="Add on-demand to the pool's `markets` or shift `procurement` toward it, or lower `nodes.min`.",
 )
 # An error, though in the 3xx band where it began as a warning (codes never change): Kueue never
 # admits such a job, and `verify` fails its journey, so `check` must not pass it.
@@ -119,6 +142,7 @@ NO_QUOTA_ON_POOL = PlanCode(
     Level.ERROR,
     "Kueue admits a job only within quota: nominal of its ClusterQueue, or borrowed from the cohort's other queues.",
     _KUEUE_CQ,
+    fix="Give the tenant quota on that pool (its `gpus` and `pools`), or remove the pool from its `pools`.",
 )
 NO_INSTANCE_TOPOLOGY = PlanCode(
     "GP355",
@@ -127,6 +151,10 @@ NO_INSTANCE_TOPOLOGY = PlanCode(
     "Kueue places topology-aware work only on nodes carrying every level's label; EKS labels only the "
     "instance types EC2's instance topology describes.",
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology-prerequisites.html",
+    fix=(
+        "Use an instance type with EC2 instance topology for the fabric pool, or acknowledge that placement is by "
+        "placement group only."
+    ),
 )
 LUSTRE_OVER_DEFAULT_QUOTA = PlanCode(
     "GP356",
@@ -136,6 +164,8 @@ LUSTRE_OVER_DEFAULT_QUOTA = PlanCode(
     f"past its quota ('{fsx.STORAGE_QUOTA_NAME}', {fsx.STORAGE_QUOTA_CODE}); the default is "
     f"{fsx.DEFAULT_STORAGE_QUOTA_GIB:,} GiB and an increase is granted on request.",
     fsx.QUOTAS_GUIDE,
+    fix=f"Ask AWS for more '{fsx.STORAGE_QUOTA_NAME}' ({fsx.STORAGE_QUOTA_CODE}) in the region (Service "
+    "Quotas), or lower the hot tier's capacity.",
 )
 
 PLAN_CODES: dict[str, PlanCode] = {

@@ -9,17 +9,22 @@ validator's own diagnostics and leaves the directory untouched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
 from jinja2 import Environment, StrictUndefined
 
+from gpuplat.catalog.charts import CHARTS
 from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, support_phase
+from gpuplat.editor_schema import DEFAULT as SCHEMA_COPY_PATH
+from gpuplat.editor_schema import schema_text
+from gpuplat.scaffold.source import Source
 from gpuplat.vocabulary import DEFAULT_VPC_CIDR
 
 STACKS = ("dev", "staging", "prod")
+SCHEMA_COPY = SCHEMA_COPY_PATH.as_posix()
 # Template -> file in the new project. Workflows are copied as they are: GitHub's own `${{ }}`
 # expressions would read as Jinja's.
 _RENDERED = {
@@ -37,6 +42,16 @@ _COPIED = {
 }
 # GitHub's ${{ }} expressions are Jinja's too: each provider's workflow is a file of its own.
 _KUBERNETES_COPIES = {"workflows/deploy.yml": "workflows/deploy-kubernetes.yml"}
+# What the README of an on-prem project says gpuplat installs on the existing cluster (catalog keys).
+_INSTALLED_CHARTS = (
+    ("NVIDIA GPU Operator (driver, device plugin, MIG manager, DCGM exporter)", "gpu-operator"),
+    ("Kueue", "kueue"),
+    ("kube-prometheus-stack (Prometheus and its operator)", "kube-prometheus-stack"),
+    ("KEDA", "keda"),
+    ("HAMi, with a fractional pool", "hami"),
+    ("NVIDIA Network Operator, with a RoCE or InfiniBand fabric", "network-operator"),
+    ("SR-IOV Network Operator, with a fabric that has `sriov`", "sriov-network-operator"),
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,7 @@ class Choices:
     team: str
     cost_center: str
     version: str
+    source: Source  # what the project installs gpuplat from (gpuplat/scaffold/source.py)
     runner_cidrs: tuple[str, ...] = ()  # aws: who deploys staging and prod; () = the VPC's own CIDR
 
     @property
@@ -88,6 +104,7 @@ def render(choices: Choices) -> dict[str, str]:
         "stacks": STACKS,
         "kubernetes_version": kubernetes_version(),
         "calendar_date": EKS_CALENDAR_AS_OF,
+        "charts": [{"title": title, "chart": CHARTS[key]} for title, key in _INSTALLED_CHARTS],
     }
     out: dict[str, str] = {}
     for template, target in _RENDERED.items():
@@ -100,6 +117,7 @@ def render(choices: Choices) -> dict[str, str]:
         ):
             text = (templates / template).read_text(encoding="utf-8")
             out[target] = env.from_string(text).render(stack_context)
+    out[SCHEMA_COPY] = schema_text()  # what the spec's yaml-language-server line names, for editors
     for template, target in _COPIED.items():
         if choices.provider == "kubernetes":  # no AWS role: the stacks' kubeconfigs reach the cluster
             template = _KUBERNETES_COPIES.get(template, template)
@@ -107,13 +125,17 @@ def render(choices: Choices) -> dict[str, str]:
     return out
 
 
-def existing(root: Path, rendered: Mapping[str, str]) -> list[str]:
+def existing(root: Path, paths: Iterable[str]) -> list[str]:
     """The files init would overwrite: it never does."""
-    return sorted(path for path in rendered if (root / path).exists())
+    return sorted(path for path in paths if (root / path).exists())
 
 
-def write(root: Path, rendered: Mapping[str, str]) -> None:
+def write(root: Path, rendered: Mapping[str, str], binary: Mapping[str, bytes] | None = None) -> None:
     for path, text in rendered.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    for path, data in (binary or {}).items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)

@@ -35,6 +35,7 @@ class Rule:
     rationale: str
     check: RuleFn
     source: str = ""  # URL of the fact the rationale rests on; empty for a platform convention
+    fix: str = ""  # what to change in the spec, in general (each finding's message says it for its case)
 
 
 RULES: dict[str, Rule] = {}
@@ -45,15 +46,18 @@ def _taken(code: str, name: str) -> bool:
     return code in RULES or code in STACK_RULES or any(r.name == name for r in rules)
 
 
-def rule(code: str, name: str, level: Level, rationale: str, source: str = "") -> Callable[[RuleFn], RuleFn]:
+def rule(
+    code: str, name: str, level: Level, rationale: str, source: str = "", *, fix: str = ""
+) -> Callable[[RuleFn], RuleFn]:
     """Register a rule; codes and names are unique for ever (users suppress by code). `source` is
     the URL of the AWS / Kubernetes / vendor document the rationale rests on (cfn-lint's source_url),
-    shown on docs/rules.md; it stays empty only where the rule is a platform convention."""
+    shown on docs/rules.md; it stays empty only where the rule is a platform convention. `fix` says
+    how to fix a finding, for `gpuplat explain` and docs/rules.md."""
 
     def register(fn: RuleFn) -> RuleFn:
         if _taken(code, name):
             raise ValueError(f"duplicate rule {code} {name}")
-        RULES[code] = Rule(code, name, level, rationale, fn, source)
+        RULES[code] = Rule(code, name, level, rationale, fn, source, fix)
         return fn
 
     return register
@@ -106,13 +110,14 @@ class StackRule:
     rationale: str
     check: StackRuleFn
     source: str = ""
+    fix: str = ""
 
 
 STACK_RULES: dict[str, StackRule] = {}
 
 
 def stack_rule(
-    code: str, name: str, level: Level, rationale: str, source: str = ""
+    code: str, name: str, level: Level, rationale: str, source: str = "", *, fix: str = ""
 ) -> Callable[[StackRuleFn], StackRuleFn]:
     """Register a stack-settings rule: same codes, names and levels as `rule`, run by `gpuplat
     check` on the stack's own files (not with --spec or --overlay)."""
@@ -120,7 +125,7 @@ def stack_rule(
     def register(fn: StackRuleFn) -> StackRuleFn:
         if _taken(code, name):
             raise ValueError(f"duplicate rule {code} {name}")
-        STACK_RULES[code] = StackRule(code, name, level, rationale, fn, source)
+        STACK_RULES[code] = StackRule(code, name, level, rationale, fn, source, fix)
         return fn
 
     return register

@@ -27,6 +27,7 @@ def _seconds(text: str | None) -> int | None:
     "autoscaling-thresholds-ordered",
     Level.ERROR,
     "With scaleDownBelow >= scaleUpAbove one utilization reading asks for both scaling up and down (flapping).",
+    fix="Set `autoscaling.scaleDownBelow` below `scaleUpAbove`.",
 )
 def autoscaling_thresholds_ordered(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")
@@ -48,6 +49,7 @@ def autoscaling_thresholds_ordered(data: Data) -> Iterator[Finding]:
     "cooldown-shorter-than-window",
     Level.WARNING,
     "A cooldown shorter than the averaging window acts again on readings that still include the last action.",
+    fix="Set `autoscaling.cooldown` to at least `window`.",
 )
 def cooldown_shorter_than_window(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")
@@ -79,6 +81,7 @@ _HPA_MAX_WINDOW_SECONDS = 3600
     Level.WARNING,
     "The HPA acts only when utilization / scaleUpAbove exceeds 1.1 (its 10 % tolerance); utilization never exceeds 1.",
     source="https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details",
+    fix="Set `autoscaling.scaleUpAbove` to at most 0.9.",
 )
 def scale_up_unreachable(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")
@@ -101,6 +104,7 @@ def scale_up_unreachable(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "The HPA's stabilization windows, which carry the cooldown, are at most one hour.",
     source="https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#configurable-scaling-behavior",
+    fix="Set `autoscaling.cooldown` to at most 1h.",
 )
 def cooldown_beyond_hpa_window(data: Data) -> Iterator[Finding]:
     auto = section(data, "autoscaling")

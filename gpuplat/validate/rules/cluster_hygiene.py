@@ -27,6 +27,7 @@ def _cidrs(data: Data) -> list[tuple[int, str]]:
     Level.ERROR,
     "EKS applies publicAccessCidrs only to a public endpoint and accepts only IPv4 network addresses.",
     source=EKS_ENDPOINT_DOCS,
+    fix="Use `publicAccessCidrs` only with `endpoint: public`, as IPv4 network addresses (e.g. 203.0.113.0/24).",
 )
 def public_access_cidrs(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -53,6 +54,7 @@ def public_access_cidrs(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "A public EKS endpoint open to 0.0.0.0/0 lets anyone on the internet try the API; IAM still authenticates.",
     source=EKS_ENDPOINT_DOCS,
+    fix="Set `target.publicAccessCidrs` to your networks, or `endpoint: private`.",
 )
 def public_endpoint_open(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -74,6 +76,10 @@ def public_endpoint_open(data: Data) -> Iterator[Finding]:
     "FSx for Lustre backs up only persistent file systems not linked to a data repository; the hot tier "
     "exports to the cold bucket through one.",
     source=FSX_BACKUPS_DOCS,
+    fix=(
+        "Set `storage.hot.backupRetentionDays: 0` (the cold bucket's versioned export is the copy), or remove "
+        "`storage.cold`."
+    ),
 )
 def hot_backup_with_data_repository(data: Data) -> Iterator[Finding]:
     hot, cold = section(data, "storage", "hot"), section(data, "storage", "cold")
@@ -96,6 +102,7 @@ def hot_backup_with_data_repository(data: Data) -> Iterator[Finding]:
     "FSx for Lustre PERSISTENT_2 serves EFA clients with GPUDirect Storage, many times a TCP client's "
     "throughput per node; it is fixed when the file system is created.",
     source=FSX_EFA_DOCS,
+    fix="Set `storage.hot.efa: true` before the first deploy (it replaces an existing file system), or acknowledge it.",
 )
 def hot_efa_available(data: Data) -> Iterator[Finding]:
     hot, fabric = section(data, "storage", "hot"), section(data, "network", "fabric")

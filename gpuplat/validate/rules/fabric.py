@@ -38,6 +38,10 @@ def _fabric_pools(data: Data) -> Iterator[tuple[int, Data]]:
     "fabric-section-required",
     Level.ERROR,
     "A fabric pool joins the fat-tree that network.fabric describes (tiers, radix, links); without it there is none.",
+    fix=(
+        "Add `network.fabric` (topology, tiers, switchRadix, linkGbps, transport), or remove `fabric: true` from "
+        "the pool."
+    ),
 )
 def fabric_section_required(data: Data) -> Iterator[Finding]:
     if section(data, "network", "fabric") is not None:
@@ -59,6 +63,10 @@ def fabric_section_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "On AWS the training fabric is EFA; an instance type without EFA interfaces cannot join it (EC2 EFA limits).",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
+    fix=(
+        "Use an EFA-capable instance type for the fabric pool (`gpuplat docs catalog` lists EFA cards per type), or"
+        " remove `fabric: true`."
+    ),
 )
 def fabric_efa_instance(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -82,6 +90,7 @@ def fabric_efa_instance(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "EFA is the only RDMA transport EC2 offers, and exists only on EC2.",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
+    fix="Use `transport: efa` on aws; roce and infiniband are for provider kubernetes.",
 )
 def fabric_transport_provider(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -105,6 +114,7 @@ def fabric_transport_provider(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "EC2 exposes EFA interfaces, not SR-IOV virtual functions the SR-IOV network operator could configure.",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
+    fix="Remove `network.fabric.sriov` on aws: EFA needs no SR-IOV configuration.",
 )
 def sriov_kubernetes_only(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -122,6 +132,7 @@ def sriov_kubernetes_only(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "A fat-tree switch splits its ports between down- and up-links; the leaf/spine arithmetic needs an even radix.",
     source="https://en.wikipedia.org/wiki/Fat_tree",
+    fix="Use an even `network.fabric.switchRadix` (e.g. 32, 64, 128).",
 )
 def switch_radix_even(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -140,6 +151,7 @@ def switch_radix_even(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "A leaf of radix k keeps at least one uplink, so its down:up ratio is at most (k - 1):1.",
     source="https://en.wikipedia.org/wiki/Fat_tree",
+    fix="Lower `network.fabric.oversubscription` to at most switchRadix - 1.",
 )
 def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")
@@ -162,6 +174,7 @@ def fabric_oversubscription_fits_radix(data: Data) -> Iterator[Finding]:
     f"the subnet layout (a /{PRIVATE_PREFIX_MAX} or larger private subnet per zone, 1/8 of the VPC) needs "
     f"/{VPC_PREFIX_MAX} or larger.",
     source="https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html",
+    fix="Use a /17 or larger network address as `network.vpcCidr`, e.g. 10.40.0.0/16.",
 )
 def vpc_cidr_valid(data: Data) -> Iterator[Finding]:
     network = section(data, "network")
@@ -198,6 +211,7 @@ def vpc_cidr_valid(data: Data) -> Iterator[Finding]:
     "fabric-unused",
     Level.WARNING,
     "The fabric section only takes effect through pools with fabric: true.",
+    fix="Set `fabric: true` on the pools that join the fabric, or remove `network.fabric`.",
 )
 def fabric_unused(data: Data) -> Iterator[Finding]:
     if section(data, "network", "fabric") is None:

@@ -47,6 +47,7 @@ def _tags(data: Data) -> dict[str, object]:
     "AWS reserves the aws: tag prefix; Karpenter's EC2NodeClass rejects the tags it sets itself; the platform "
     "sets Name.",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions",
+    fix="Rename the tag key: not aws:*, Name, or one Karpenter sets on its nodes.",
 )
 def tag_key_reserved(data: Data) -> Iterator[Finding]:
     for key in _tags(data):
@@ -67,6 +68,7 @@ def tag_key_reserved(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "AWS tag keys and values allow only letters, digits, spaces and _ . : / = + - @.",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions",
+    fix="Use only letters, digits, spaces and _ . : / = + - @ in the tag.",
 )
 def tag_characters(data: Data) -> Iterator[Finding]:
     for key, value in _tags(data).items():
@@ -92,6 +94,7 @@ def tag_characters(data: Data) -> Iterator[Finding]:
     f"AWS allows {AWS_TAGS_PER_RESOURCE} tags per resource; metadata.tags share them with up to "
     f"{PLATFORM_TAGS_MAX} platform tags and the stack's aws:defaultTags.",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions",
+    fix="Use fewer tags in `metadata.tags` (and the stacks' aws:defaultTags).",
 )
 def tags_per_resource(data: Data) -> Iterator[Finding]:
     count = len(_tags(data))

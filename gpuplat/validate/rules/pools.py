@@ -28,6 +28,10 @@ from gpuplat.validate.rules._common import (
     "pool-names-unique",
     Level.ERROR,
     "A pool's name keys its Karpenter NodePool, labels and overlay merge; two pools cannot share it.",
+    fix=(
+        "Rename one of the pools (gpuNodePools[].name); an overlay changes a pool by repeating its name, it does "
+        "not add a second."
+    ),
 )
 def pool_names_unique(data: Data) -> Iterator[Finding]:
     for i, name, first in repeats(pools(data), "name"):
@@ -42,6 +46,7 @@ def pool_names_unique(data: Data) -> Iterator[Finding]:
     "nodes-min-le-max",
     Level.ERROR,
     "Karpenter and the planner size a pool between nodes.min and nodes.max; min above max is no range.",
+    fix="Lower `nodes.min` to at most `nodes.max`, or raise `nodes.max`.",
 )
 def nodes_min_le_max(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -64,6 +69,10 @@ def nodes_min_le_max(data: Data) -> Iterator[Finding]:
     "The platform writes gpuplat.dev/*, nvidia.com/gpu.deploy.*, device-plugin.config and mig.config onto "
     "a pool's nodes itself; Karpenter's NodePool CRD rejects karpenter.sh, karpenter.k8s.aws and hostname.",
     source="https://karpenter.sh/docs/concepts/nodepools/",
+    fix=(
+        "Rename the label into a domain of your own (e.g. example.com/role); the platform sets the reserved ones "
+        "itself."
+    ),
 )
 def pool_labels_reserved(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -83,6 +92,7 @@ def pool_labels_reserved(data: Data) -> Iterator[Finding]:
     "instance-type-required",
     Level.ERROR,
     "On provider aws the EC2 instance type is where a pool's GPUs, EFA cards and price come from.",
+    fix="Add the pool's `instanceType` (`gpuplat docs catalog` lists the supported ones).",
 )
 def instance_type_required(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -102,6 +112,7 @@ def instance_type_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "Only catalog instance types have known GPUs, EFA cards and prices (EC2 DescribeInstanceTypes via Karpenter).",
     source="https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html",
+    fix="Use an instance type of the catalog (`gpuplat docs catalog`; the message suggests the nearest name).",
 )
 def instance_type_in_catalog(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -123,6 +134,7 @@ def instance_type_in_catalog(data: Data) -> Iterator[Finding]:
     "kubernetes-gpu-required",
     Level.ERROR,
     "An existing cluster has no instance type to read GPUs from: the pool must name its GPU model and count.",
+    fix="Add the pool's `gpu: {model: ..., count: ...}`: the GPU model and how many each node has.",
 )
 def kubernetes_gpu_required(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -143,6 +155,7 @@ def kubernetes_gpu_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "MIG profiles, memory and sharing support come from the catalog's GPU table (gpu-operator MIG config).",
     source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
+    fix="Use a GPU model of the catalog (`gpuplat docs catalog`; the message suggests the nearest name).",
 )
 def gpu_model_in_catalog(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -165,6 +178,7 @@ def gpu_model_in_catalog(data: Data) -> Iterator[Finding]:
     "kubernetes-node-selector-required",
     Level.ERROR,
     "On an existing cluster a pool is the set of nodes its nodeSelector matches; an empty selector matches all.",
+    fix="Add a non-empty `nodeSelector` matching the labels your pool's GPU nodes carry.",
 )
 def kubernetes_node_selector_required(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -240,6 +254,10 @@ _SEPARATE = "give both selectors one key with different values, e.g. gpuplat.dev
     Level.ERROR,
     "A node two pools' nodeSelectors both match is in both pools: their labelers fight over its labels "
     "(mig.config set and unset) and Kueue counts its GPUs in two flavors.",
+    fix=(
+        "Make the pools' `nodeSelector`s exclusive: a key both name with different values (e.g. gpuplat.dev/pool: a"
+        " / b)."
+    ),
 )
 def pool_selectors_overlap(data: Data) -> Iterator[Finding]:
     for first, second in _selector_pairs(data):
@@ -269,6 +287,7 @@ def pool_selectors_overlap(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "Two nodeSelectors with no common key of different values both match a node carrying both label sets; "
     "such a node would be in two pools (GP235).",
+    fix="Add a key both `nodeSelector`s name with different values, so no node matches both.",
 )
 def pool_selectors_may_overlap(data: Data) -> Iterator[Finding]:
     for first, second in _selector_pairs(data):
@@ -289,6 +308,10 @@ def pool_selectors_may_overlap(data: Data) -> Iterator[Finding]:
     "pool-fields-match-provider",
     Level.ERROR,
     "aws pools take their GPUs from the instance type; kubernetes pools from gpu/nodeSelector; mixing contradicts.",
+    fix=(
+        "Keep only the fields of the target's provider: `instanceType` on aws; `gpu`, `nodeSelector` and "
+        "`nicsPerNode` on kubernetes."
+    ),
 )
 def pool_fields_match_provider(data: Data) -> Iterator[Finding]:
     kind = provider(data)
@@ -314,6 +337,7 @@ def pool_fields_match_provider(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The Kubernetes API rejects a node whose taints repeat a key/effect pair.",
     source="https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/",
+    fix="Keep one taint per key and effect in the pool's `taints`.",
 )
 def pool_taints_unique(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):

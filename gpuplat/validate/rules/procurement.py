@@ -41,6 +41,7 @@ def _shares(data: Data) -> dict[str, float] | None:
     "procurement-sums-to-100",
     Level.ERROR,
     "The procurement mix splits 100 % of the fleet's GPU capacity between spot, reserved and on-demand.",
+    fix="Make `procurement.spot`, `reserved` and `onDemand` add up to 100.",
 )
 def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     shares = _shares(data)
@@ -62,6 +63,7 @@ def procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "Capacity can only be bought in a market some pool's Karpenter NodePools allow (pool markets).",
     source="https://karpenter.sh/docs/concepts/nodepools/",
+    fix="Give the market 0 %, or add it to some pool's `markets`.",
 )
 def procurement_market_allowed(data: Data) -> Iterator[Finding]:
     implicit = provider(data) == "aws" and "procurement" not in data
@@ -103,6 +105,7 @@ def procurement_market_allowed(data: Data) -> Iterator[Finding]:
     "procurement-aws-only",
     Level.ERROR,
     "An existing cluster's nodes are already bought: there is no market to choose on provider kubernetes.",
+    fix="Remove `procurement` (and pool `markets`) on provider kubernetes.",
 )
 def procurement_aws_only(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -177,6 +180,7 @@ def pool_procurement_market_allowed(data: Data) -> Iterator[Finding]:
     "price-override-unused",
     Level.WARNING,
     "Cost is computed per pool instance type; a price for a type no pool uses changes nothing.",
+    fix="Remove the price of the type no pool uses from `procurement.prices`.",
 )
 def price_override_unused(data: Data) -> Iterator[Finding]:
     prices = section(data, "procurement", "prices", "onDemandHourly")

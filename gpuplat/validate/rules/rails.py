@@ -60,6 +60,10 @@ def _fabric_nodes(data: Data) -> int:
     Level.ERROR,
     "The fabric plan counts nicsPerNode ports per node and SR-IOV configures exactly the listed rails, "
     "so both must describe the same NICs.",
+    fix=(
+        "List one rail per fabric NIC in `network.fabric.sriov.rails`, or set the pool's `nicsPerNode` to their "
+        "number."
+    ),
 )
 def sriov_rails_per_node(data: Data) -> Iterator[Finding]:
     rails = _rails(data)
@@ -86,6 +90,7 @@ def sriov_rails_per_node(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "One NIC carries one rail: two rails on one physical function would be two policies setting its VFs.",
     source="https://github.com/k8snetworkplumbingwg/sriov-network-operator",
+    fix="Give each rail its own NIC (`network.fabric.sriov.rails[].pfName`).",
 )
 def sriov_rail_nic_unique(data: Data) -> Iterator[Finding]:
     for i, name, first in repeats(_rails(data), "pfName"):
@@ -99,6 +104,7 @@ def sriov_rail_nic_unique(data: Data) -> Iterator[Finding]:
     "NVIDIA IPAM hands out a rail's addresses from its subnet; overlapping rails would give two pods one "
     "address, and a gateway must be a host address inside the subnet.",
     source="https://github.com/Mellanox/nvidia-k8s-ipam",
+    fix="Give each rail a `subnet` of its own, and a `gateway` that is a host address inside it.",
 )
 def sriov_rail_subnet(data: Data) -> Iterator[Finding]:
     previous: list[tuple[int, ipaddress.IPv4Network]] = []
@@ -136,6 +142,7 @@ def _host_of(address: str, subnet: ipaddress.IPv4Network) -> bool:
     "perNodeBlockSize); "
     "a node left without a block cannot attach pods to the rail.",
     source="https://github.com/Mellanox/nvidia-k8s-ipam",
+    fix="Give the rail's `subnet` a shorter prefix (the message names the one that fits).",
 )
 def sriov_rail_subnet_size(data: Data) -> Iterator[Finding]:
     sriov = section(data, "network", "fabric", "sriov")
@@ -166,6 +173,7 @@ def sriov_rail_subnet_size(data: Data) -> Iterator[Finding]:
     "Each label names a node's switch at one fabric level above the host, so a fat-tree of `tiers` switch "
     "levels has at most `tiers` of them; on AWS, EKS labels the network nodes itself.",
     source="https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/",
+    fix="On aws remove `network.fabric.topologyLabels`; on kubernetes list at most `tiers` of them, unique.",
 )
 def fabric_topology_labels(data: Data) -> Iterator[Finding]:
     fabric = section(data, "network", "fabric")

@@ -40,6 +40,10 @@ def _kind(reservation: Data | None) -> str:
     "A Capacity Block is bought (PurchaseCapacityBlock), never created: the pool must name the blocks "
     "Karpenter launches into, and only blocks are named that way.",
     source="https://karpenter.sh/docs/tasks/odcrs/",
+    fix=(
+        "With `reservation.kind: capacity-block`, select the blocks you bought by `reservation.ids` (cr-...) or "
+        "`reservation.tags`; with kind on-demand-reservation, remove them."
+    ),
 )
 def capacity_block_selector(data: Data) -> Iterator[Finding]:
     for i, pool, reservation in _reserving(data):
@@ -69,6 +73,10 @@ def capacity_block_selector(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "EC2 sells Capacity Blocks only for a few accelerated instance types.",
     source=CAPACITY_BLOCKS_SOURCE,
+    fix=(
+        "Use an instance type EC2 sells as Capacity Blocks (the message lists them), or `reservation.kind: "
+        "on-demand-reservation`."
+    ),
 )
 def capacity_block_instance_type(data: Data) -> Iterator[Finding]:
     for i, pool, reservation in _reserving(data):
@@ -88,6 +96,7 @@ def capacity_block_instance_type(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "Capacity Blocks of each instance type are sold only in some regions.",
     source=CAPACITY_BLOCKS_SOURCE,
+    fix="Use a region where EC2 sells Capacity Blocks of the type (the message lists them).",
 )
 def capacity_block_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -114,6 +123,7 @@ def _reserved_share(data: Data) -> float:
     "reservation-unused",
     Level.WARNING,
     "A reservation kind only shapes the reserved market's nodes.",
+    fix="Remove `reservation` from a pool without the reserved market, or add `reserved` to its `markets`.",
 )
 def reservation_unused(data: Data) -> Iterator[Finding]:
     for i, pool, reservation in _reserving(data):
@@ -133,6 +143,10 @@ def reservation_unused(data: Data) -> Iterator[Finding]:
     "EC2 launches an on-demand node, grants an on-demand capacity reservation or a spot node only of a "
     "type it offers on demand; types sold only as Capacity Blocks have none (gpuplat/catalog/capacity_blocks.py).",
     source=CAPACITY_BLOCKS_SOURCE,
+    fix=(
+        "Buy the type as Capacity Blocks (`reservation.kind: capacity-block`, `markets: [reserved]`), or use a type"
+        " EC2 sells on demand."
+    ),
 )
 def no_on_demand_offering(data: Data) -> Iterator[Finding]:
     for i, pool, reservation in _reserving(data):
@@ -159,6 +173,10 @@ def no_on_demand_offering(data: Data) -> Iterator[Finding]:
     "EC2 launches a type only in the regions that offer it. The catalog's regional price list says which "
     "regions did when it was read; AWS adds regions over time, so preflight asks the account before "
     "anything is created (gpuplat/catalog/regional_prices.py).",
+    fix=(
+        "Use an instance type the region offers (the message names families it does) or another region; `gpuplat "
+        "preflight` asks the account itself."
+    ),
 )
 def instance_type_not_offered_in_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -189,6 +207,10 @@ def instance_type_not_offered_in_region(data: Data) -> Iterator[Finding]:
     "On-demand capacity reservations of p5-class instances are rarely granted and bill the on-demand rate "
     "around the clock; EC2 sells that capacity as Capacity Blocks.",
     source=CAPACITY_BLOCKS_SOURCE,
+    fix=(
+        "Buy p5-class reserved capacity as Capacity Blocks (`reservation.kind: capacity-block`), or acknowledge the"
+        " warning."
+    ),
 )
 def odcr_scarce_instance_type(data: Data) -> Iterator[Finding]:
     if _reserved_share(data) <= 0:

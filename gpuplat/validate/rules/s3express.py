@@ -24,6 +24,7 @@ def _region(data: Data) -> str | None:
     "The aws warm tier is an S3 Express One Zone directory bucket, offered only in some regions "
     "(gpuplat/catalog/s3express.py, with its source and date).",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-express-Endpoints.html",
+    fix="Use a region that offers S3 Express One Zone (the message lists them), or remove `storage.warm`.",
 )
 def warm_tier_needs_s3_express(data: Data) -> Iterator[Finding]:
     region = _region(data)
@@ -44,6 +45,7 @@ def warm_tier_needs_s3_express(data: Data) -> Iterator[Finding]:
     "A directory bucket can only be created in an AZ ID where S3 Express One Zone runs "
     "(gpuplat/catalog/s3express.py, with its source and date).",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-express-Endpoints.html",
+    fix="Set `storage.warm.zoneId` to an AZ ID where S3 Express One Zone runs in the region (the message lists them).",
 )
 def warm_zone_id_s3_express(data: Data) -> Iterator[Finding]:
     region = _region(data)

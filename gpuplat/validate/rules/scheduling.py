@@ -15,6 +15,7 @@ from gpuplat.validate.rules._common import Data, section
     Level.WARNING,
     "Topology-aware placement is Kueue's Topology Aware Scheduling; without Kueue nothing reads the topology.",
     source="https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/",
+    fix="Set `scheduling.queueing: kueue`, or turn `scheduling.topologyAware` off.",
 )
 def topology_aware_needs_kueue(data: Data) -> Iterator[Finding]:
     scheduling = section(data, "scheduling")

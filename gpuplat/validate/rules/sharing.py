@@ -44,6 +44,10 @@ def _gpu_text(gpu: PoolGpu) -> str:
     Level.ERROR,
     "mig-manager applies only the named configs of the GPU's MIG table (gpu-operator default-mig-parted-config).",
     source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
+    fix=(
+        "Name a profile of the pool's GPU (`gpuplat docs catalog` lists each GPU's MIG profiles) or give a custom "
+        "`layout` instead."
+    ),
 )
 def mig_profile_valid(data: Data) -> Iterator[Finding]:
     for i, pool, sharing, gpu in _mig_pools(data):
@@ -71,6 +75,10 @@ def mig_profile_valid(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "A MIG layout must fit 7 compute and 8 memory slices with legal placements (NVML placement table).",
     source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
+    fix=(
+        "Change `sharing.layout` so its instances fit one GPU's 7 compute and 8 memory slices (`gpuplat docs "
+        "catalog` lists each profile's slices), or use a named `profile`."
+    ),
 )
 def mig_layout_valid(data: Data) -> Iterator[Finding]:
     for i, _pool, sharing, gpu in _mig_pools(data):
@@ -93,6 +101,7 @@ def mig_layout_valid(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "mig-manager applies exactly one config per node: a named profile or one custom layout.",
     source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html",
+    fix="Keep either `sharing.profile` or `sharing.layout` on the pool, not both.",
 )
 def mig_profile_or_layout(data: Data) -> Iterator[Finding]:
     for i, pool, sharing, _gpu in _mig_pools(data):
@@ -117,6 +126,10 @@ def mig_profile_or_layout(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "MIG exists only on the GPUs of NVIDIA's MIG table (A100, H100, H200, B200 ...), not on A10G, L4 or L40S.",
     source="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
+    fix=(
+        "Use another sharing mode on this pool (time-slicing, mps, fractional) or move MIG to a pool of a "
+        "MIG-capable GPU (A100, H100, H200, B200 ...)."
+    ),
 )
 def mig_capable_gpu(data: Data) -> Iterator[Finding]:
     for i, pool, _sharing, gpu in _mig_pools(data):
@@ -133,6 +146,10 @@ def mig_capable_gpu(data: Data) -> Iterator[Finding]:
     "sharing-fields-match-mode",
     Level.ERROR,
     "profile/layout configure mig-manager and replicas the device plugin or HAMi; other modes ignore them.",
+    fix=(
+        "Remove the field the mode does not use: `profile`/`layout` belong to mode mig, `replicas` to time-slicing,"
+        " mps and fractional."
+    ),
 )
 def sharing_fields_match_mode(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -159,6 +176,7 @@ def sharing_fields_match_mode(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The device plugin rejects replicas < 2; NVIDIA MPS allows 48 client contexts per GPU (Volta and later).",
     source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
+    fix="Set `sharing.replicas` between 2 and 48.",
 )
 def sharing_replicas_range(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -178,6 +196,7 @@ def sharing_replicas_range(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The device plugin's time-slicing/MPS config and HAMi's split count have no default number of replicas.",
     source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
+    fix="Add `sharing.replicas` (2 to 48): how many pods share one GPU.",
 )
 def sharing_replicas_required(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -198,6 +217,7 @@ def sharing_replicas_required(data: Data) -> Iterator[Finding]:
     "The device-plugin ConfigMap keys its per-pool configs by pool name beside the `default` config of "
     "whole-GPU and MIG nodes.",
     source="https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus",
+    fix="Rename the pool: `default` is the device-plugin config of whole-GPU and MIG nodes.",
 )
 def device_plugin_config_name_free(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):
@@ -215,6 +235,7 @@ def device_plugin_config_name_free(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "HAMi's split count (devicePlugin.deviceSplitCount) is one value for the whole cluster.",
     source="https://github.com/Project-HAMi/HAMi",
+    fix="Give every fractional pool the same `sharing.replicas`.",
 )
 def fractional_replicas_equal(data: Data) -> Iterator[Finding]:
     fractional = [
@@ -242,6 +263,10 @@ def fractional_replicas_equal(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "DCGM reports per-GPU utilisation and cannot split a time-sliced or MPS-shared GPU between its pods.",
     source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
+    fix=(
+        "Acknowledge it (`acknowledge:`) if per-node chargeback is what you want; use MIG or exclusive pools for "
+        "per-pod attribution."
+    ),
 )
 def sharing_metrics_attribution(data: Data) -> Iterator[Finding]:
     for i, pool in pools(data):

@@ -44,6 +44,9 @@ def _unreadable(value: Any) -> bool:
     "`pulumi up` applies every Kubernetes object through it, so the program's preflight stops a stack that "
     "declares no way in for its runner.",
     source=EKS_ENDPOINT_DOCS,
+    fix="In stacks/Pulumi.<stack>.yaml, set gpu-platform:apiAccessCidrs to the runner's network (the VPC's CIDR "
+    "for a self-hosted runner inside it) or gpu-platform:apiAccessSecurityGroupIds to its security group; "
+    "`gpuplat init --runner-cidr` writes it for new projects.",
 )
 def runner_access_declared(data: Data, settings: StackSettings) -> Iterator[Finding]:
     target = section(data, "target")
@@ -74,6 +77,7 @@ def runner_access_declared(data: Data, settings: StackSettings) -> Iterator[Find
     "Each runner setting becomes an HTTPS rule of the cluster security group, which takes IPv4 CIDR blocks "
     "(the VPC is IPv4 only) and security group ids; the program stops on any other value.",
     source="https://docs.aws.amazon.com/vpc/latest/userguide/security-group-rules.html",
+    fix="Give IPv4 CIDR blocks (10.0.0.0/16) and security group ids (sg-...), comma-separated or as a list.",
 )
 def runner_access_values(data: Data, settings: StackSettings) -> Iterator[Finding]:
     if provider(data) != "aws":
@@ -95,6 +99,8 @@ def runner_access_values(data: Data, settings: StackSettings) -> Iterator[Findin
     "The spec's target.region decides where every resource is created; a stack's aws:region that differs "
     "sends the deploy's credentials, the default provider and every other AWS tool reading the stack elsewhere.",
     source=PULUMI_CONFIG_DOCS,
+    fix="Set the stack's aws:region to the spec's target.region (or change target.region for this stack in "
+    "its overlay, knowing that moving a deployed stack replaces everything in it).",
 )
 def stack_region_matches_spec(data: Data, settings: StackSettings) -> Iterator[Finding]:
     target = section(data, "target")

@@ -85,6 +85,7 @@ def _path(j: int, key: str) -> tuple[str | int, ...]:
     Level.ERROR,
     f"FSx for Lustre PERSISTENT_2 SSD offers {'/'.join(map(str, fsx.THROUGHPUT_PER_TIB))} MB/s per TiB only.",
     source="https://docs.aws.amazon.com/fsx/latest/LustreGuide/performance.html",
+    fix="Set `storage.hot.throughputPerTiB` to 125, 250, 500 or 1000.",
 )
 def hot_throughput_values(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -102,6 +103,7 @@ def hot_throughput_values(data: Data) -> Iterator[Finding]:
     "kubernetes-storage-class-required",
     Level.ERROR,
     "On an existing cluster a tier is an existing StorageClass; the platform does not create storage there.",
+    fix="Add the tier's `storageClass`: the name of an existing StorageClass of the cluster.",
 )
 def kubernetes_storage_class_required(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":
@@ -123,6 +125,7 @@ def kubernetes_storage_class_required(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "S3 lifecycle transitions happen in time order; two at the same or an earlier day are contradictory.",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
+    fix="Order `storage.cold.transitions` by `afterDays`, each later than the one before.",
 )
 def cold_transitions_increasing(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -141,6 +144,7 @@ def cold_transitions_increasing(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "S3 rejects a lifecycle rule whose expiration day is not after its transition days.",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
+    fix="Set `storage.cold.expireAfterDays` after the last transition's `afterDays`.",
 )
 def cold_expire_after_transitions(data: Data) -> Iterator[Finding]:
     items, expire = _transitions(data), _expire(data)
@@ -161,6 +165,7 @@ def cold_expire_after_transitions(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "S3 lifecycle: objects enter STANDARD_IA/ONEZONE_IA at day 30 or later and stay there 30 days before moving on.",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
+    fix="Move the STANDARD_IA/ONEZONE_IA transition to day 30 or later, and the next one at least 30 days after it.",
 )
 def cold_transition_minimum_days(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -187,6 +192,10 @@ def cold_transition_minimum_days(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "S3 lifecycle only moves objects down its waterfall (e.g. never from GLACIER to GLACIER_IR or STANDARD_IA).",
     source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html",
+    fix=(
+        "Order the transitions down S3's waterfall: STANDARD_IA, INTELLIGENT_TIERING, ONEZONE_IA, GLACIER_IR, "
+        "GLACIER, DEEP_ARCHIVE."
+    ),
 )
 def cold_transition_order(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []
@@ -208,6 +217,7 @@ def cold_transition_order(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "FSx StorageCapacity is an int32 of GiB (aws hot tier); a Kubernetes PVC size an int64 of bytes.",
     source="https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystem.html",
+    fix="Lower the tier's `capacityTiB` to the limit the message names.",
 )
 def storage_capacity_limit(data: Data) -> Iterator[Finding]:
     kind = provider(data)
@@ -236,6 +246,10 @@ def storage_capacity_limit(data: Data) -> Iterator[Finding]:
     "FSx throughput is per file system; standard tenants need a second one, and its smallest "
     "(1200 GiB at 125 MB/s/TiB) must fit under the share critical work keeps.",
     source="https://docs.aws.amazon.com/fsx/latest/LustreGuide/performance.html",
+    fix=(
+        "Lower `storage.qos.criticalIopsShare`, or raise `storage.hot` capacity or throughput so the standard "
+        "tenants' file system fits beside it."
+    ),
 )
 def critical_share_reachable(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -268,6 +282,7 @@ def critical_share_reachable(data: Data) -> Iterator[Finding]:
     "tenant-name-is-an-export-prefix",
     Level.ERROR,
     "The hot file systems export to hot/ and hot-standard/ in the cold bucket, which tenants see under <tenant>/.",
+    fix="Rename the tenant: `hot` and `hot-standard` are the hot file systems' export prefixes.",
 )
 def tenant_name_is_an_export_prefix(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws" or section(data, "storage", "hot") is None or section(data, "storage", "cold") is None:
@@ -289,6 +304,7 @@ def tenant_name_is_an_export_prefix(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "FSx for Lustre PERSISTENT_2 SSD sizes are 1200 GiB, 2400 GiB, then multiples of 2400 GiB.",
     source="https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystem.html",
+    fix="Set `storage.hot.capacityTiB` to a size FSx offers (the message names the rounded one).",
 )
 def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     hot = section(data, "storage", "hot")
@@ -312,6 +328,10 @@ def hot_capacity_rounded(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "S3 bills STANDARD_IA/ONEZONE_IA for at least 30 days, GLACIER_IR/GLACIER 90, DEEP_ARCHIVE 180.",
     source="https://aws.amazon.com/s3/pricing/",
+    fix=(
+        "Keep objects in each class at least its minimum duration (move the next transition or the expiry later), "
+        "or acknowledge the charge."
+    ),
 )
 def cold_minimum_storage_duration(data: Data) -> Iterator[Finding]:
     items = _transitions(data) or []

@@ -52,6 +52,7 @@ def _zones(data: Data) -> list[str]:
     "aws-region-required",
     Level.ERROR,
     "Every AWS resource (VPC, EKS, FSx, S3) is created in one region.",
+    fix="Add `target.region` (an AWS region, e.g. us-east-1).",
 )
 def aws_region_required(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -64,6 +65,7 @@ def aws_region_required(data: Data) -> Iterator[Finding]:
     "aws-zones-required",
     Level.ERROR,
     "Subnets, node groups and the fabric's placement groups live in availability zones the spec names.",
+    fix="Add `target.zones`: at least two availability zones of the region (e.g. [us-east-1a, us-east-1b]).",
 )
 def aws_zones_required(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -83,6 +85,7 @@ def aws_zones_required(data: Data) -> Iterator[Finding]:
     f"An AWS availability zone name is its region's name plus a letter {ZONE_LETTERS[0]}..{ZONE_LETTERS[-1]} "
     f"(the letters the VPC layout has subnets for; us-east-1, the largest region, ends at f).",
     source="https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-regions-availability-zones.html",
+    fix="Name zones of `target.region`: the region's name plus a letter (us-east-1a ...).",
 )
 def zones_in_region(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -111,6 +114,7 @@ def zones_in_region(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "The fabric pools, FSx and the warm tier go to target.fabricZone, and the VPC has subnets only in "
     "target.zones: a fabric zone outside them has no subnet to put anything in.",
+    fix="Set `target.fabricZone` to one of `target.zones`, or add it to them.",
 )
 def fabric_zone_in_zones(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -131,6 +135,7 @@ def fabric_zone_in_zones(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "Resources can only be created in a region AWS runs (gpuplat/catalog/regions.py, with its source and date).",
     source="https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-regions.html",
+    fix="Use an AWS region name (the message suggests the nearest).",
 )
 def region_exists(data: Data) -> Iterator[Finding]:
     target = section(data, "target")
@@ -152,6 +157,7 @@ def region_exists(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "EKS CreateCluster requires subnets in at least two availability zones.",
     source="https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html",
+    fix="List at least two zones in `target.zones`.",
 )
 def eks_two_zones(data: Data) -> Iterator[Finding]:
     zones = _zones(data)
@@ -182,6 +188,10 @@ def _offered() -> str:
     "EKS refuses CreateCluster on a Kubernetes minor past its end of extended support "
     "(EKS release calendar, gpuplat/catalog/eks.py).",
     source="https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
+    fix=(
+        "Move `target.kubernetesVersion` to a minor EKS still supports (the message names them); upgrade one minor "
+        "at a time."
+    ),
 )
 def eks_version_ended(data: Data) -> Iterator[Finding]:
     version = _eks_version(data)
@@ -210,6 +220,10 @@ def eks_version_ended(data: Data) -> Iterator[Finding]:
     "EKS bills extended-support minors at a higher per-cluster-hour rate, and a minor newer than the "
     "catalog's calendar may not be offered yet (gpuplat/catalog/eks.py).",
     source="https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
+    fix=(
+        "Plan the upgrade of `target.kubernetesVersion`, one minor at a time; acknowledge the warning "
+        "(`acknowledge:`) with the reason until then."
+    ),
 )
 def eks_version_supported(data: Data) -> Iterator[Finding]:
     version = _eks_version(data)
@@ -238,6 +252,7 @@ def eks_version_supported(data: Data) -> Iterator[Finding]:
     "provider-field-ignored",
     Level.WARNING,
     "aws builds its own VPC, EKS and storage; kubernetes uses an existing cluster and StorageClasses.",
+    fix="Remove the field the provider does not use (the message names it).",
 )
 def provider_field_ignored(data: Data) -> Iterator[Finding]:
     kind = provider(data)

@@ -66,6 +66,7 @@ def _tenant_name(tenant: Data, index: int) -> str:
     "tenant-names-unique",
     Level.ERROR,
     "A tenant's name is its namespace, ClusterQueue and LocalQueue name; two tenants cannot share them.",
+    fix="Rename one of the tenants.",
 )
 def tenant_names_unique(data: Data) -> Iterator[Finding]:
     for i, name, first in repeats(tenants(data), "name"):
@@ -80,6 +81,7 @@ def tenant_names_unique(data: Data) -> Iterator[Finding]:
     "tenant-pools-exist",
     Level.ERROR,
     "A tenant's allow-list becomes Kueue flavors of existing pools; an unknown pool name grants nothing.",
+    fix="Name existing pools in the tenant's `pools` (the message suggests the nearest name).",
 )
 def tenant_pools_exist(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -101,6 +103,7 @@ def tenant_pools_exist(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "MPS and time-slicing share one GPU without memory or fault isolation between tenants.",
     source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
+    fix="Remove the MPS or time-slicing pool from the hard tenant's `pools`, or make the tenant `isolation: soft`.",
 )
 def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -124,6 +127,7 @@ def hard_tenant_shared_pool(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "MPS and time-slicing pools are closed to hard-isolation tenants; with only those, the tenant gets no GPU.",
     source="https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html",
+    fix="Allow the hard tenant an exclusive, MIG or fractional pool, or make it `isolation: soft`.",
 )
 def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -145,6 +149,7 @@ def hard_tenant_without_pool(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "A Kueue quota larger than the GPUs of the pools the tenant may use (at nodes.max) can never be admitted.",
     source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
+    fix="Lower the tenant's `gpus` to what its pools hold at nodes.max, or raise the pools' `nodes.max`.",
 )
 def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -175,6 +180,7 @@ def tenant_quota_fits_pools(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "Kubernetes reserves default and kube-*; the platform owns its charts' namespaces and <name>-system.",
     source="https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces",
+    fix="Rename the tenant: default, kube-*, the charts' namespaces and <platform>-system are taken.",
 )
 def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
     metadata = as_map(data.get("metadata"))
@@ -202,6 +208,7 @@ def tenant_namespace_reserved(data: Data) -> Iterator[Finding]:
     Level.WARNING,
     "Quotas above the fleet's GPUs at nodes.max cannot all be met at once; Kueue borrowing decides who waits.",
     source="https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/",
+    fix="Lower tenants' `gpus`, or raise pools' `nodes.max`; acknowledge it if borrowing is intended.",
 )
 def tenant_quotas_exceed_fleet(data: Data) -> Iterator[Finding]:
     raw = [t.get("gpus") for _, t in tenants(data)]
@@ -239,6 +246,7 @@ def _minor(data: Data) -> int | None:
     Level.ERROR,
     "RDMA needs IPC_LOCK, admitted by a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30+).",
     source="https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/",
+    fix="Set `target.kubernetesVersion` to 1.30 or later, or keep the tenant off fabric pools.",
 )
 def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     minor = _minor(data)
@@ -263,6 +271,10 @@ def fabric_tenant_needs_admission_policy(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "principals become EKS access entries; on an existing cluster its identity provider maps the tenant group.",
     source="https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html",
+    fix=(
+        "Remove `principals` on provider kubernetes; map people into the group gpuplat:<tenant> in the cluster's "
+        "identity provider."
+    ),
 )
 def tenant_principals_on_kubernetes(data: Data) -> Iterator[Finding]:
     if provider(data) != "kubernetes":

@@ -44,6 +44,7 @@ def _pools_by_name(data: Data) -> dict[str, Data]:
     "workload-pool-exists",
     Level.ERROR,
     "A workload is sized against its pool's GPUs; a pool that does not exist has none.",
+    fix="Name an existing pool in the workload's `pool`.",
 )
 def workload_pool_exists(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -62,6 +63,7 @@ def workload_pool_exists(data: Data) -> Iterator[Finding]:
     "workload-kind-fields",
     Level.ERROR,
     "Training memory needs the sequence length (activations), inference the context length (KV cache).",
+    fix="Give a training workload `sequenceLength` and an inference one `contextLength`, each only its own.",
 )
 def workload_kind_fields(data: Data) -> Iterator[Finding]:
     for i, workload in _workloads(data):
@@ -92,6 +94,7 @@ def workload_kind_fields(data: Data) -> Iterator[Finding]:
     "workload-attention-shape",
     Level.ERROR,
     "Multi-head attention splits the hidden size over the heads, and grouped-query attention the heads over kvHeads.",
+    fix="Make `hidden` a multiple of `heads`, and `heads` a multiple of `kvHeads`.",
 )
 def workload_attention_shape(data: Data) -> Iterator[Finding]:
     for i, workload in _workloads(data):
@@ -114,6 +117,10 @@ def workload_attention_shape(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "No training framework trains in int8; FP8 needs FP8 tensor cores (Hopper, Ada, Blackwell; not Ampere).",
     source="https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html",
+    fix=(
+        "Choose a `precision` the workload can run in: no int8 for training; fp8 only on GPUs with FP8 tensor cores"
+        " (Hopper, Ada, Blackwell)."
+    ),
 )
 def workload_precision_supported(data: Data) -> Iterator[Finding]:
     by_name = _pools_by_name(data)
@@ -140,6 +147,7 @@ def workload_precision_supported(data: Data) -> Iterator[Finding]:
     "workload-names-unique",
     Level.ERROR,
     "The plan, its JSON and the pull-request table name workloads; two with one name cannot be told apart.",
+    fix="Rename one of the workloads.",
 )
 def workload_names_unique(data: Data) -> Iterator[Finding]:
     for i, name, first in repeats(_workloads(data), "name"):
@@ -154,6 +162,7 @@ def workload_names_unique(data: Data) -> Iterator[Finding]:
     "workload-sizes-superseded",
     Level.WARNING,
     "With workloads, the storage plan takes checkpoint and model sizes from them, not from storage.workload.",
+    fix="Remove `storage.workload`; the workloads size checkpoints and models.",
 )
 def workload_sizes_superseded(data: Data) -> Iterator[Finding]:
     if as_list(data.get("workloads")) and section(data, "storage", "workload"):
