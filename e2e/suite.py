@@ -187,7 +187,8 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 hami.old_output_never_initializes(cluster, stack, report, timeout)
             floor.scaling(cluster, stack, report, timeout)
             mutations.caught(cluster, stack, report, timeout)
-            devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents, timeout)
+            devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents,
+                                   timeout)
             if agents.errors:
                 report.scenario(target.label, "node-agents", False, agents.errors[-1])
         scenarios.isolation(cluster, stack, report)

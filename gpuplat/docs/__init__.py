@@ -58,7 +58,9 @@ def rule_rows() -> list[RuleRow]:
     rows = [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, c.stage, c.fix) for c in INPUT_CODES.values()]
     rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "validate", r.fix) for r in RULES.values()]
     rows += [RuleRow(c.code, c.level.value, c.name, c.rationale, c.source, "plan", c.fix) for c in PLAN_CODES.values()]
-    rows += [RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "stack", r.fix) for r in STACK_RULES.values()]
+    rows += [
+        RuleRow(r.code, r.level.value, r.name, r.rationale, r.source, "stack", r.fix) for r in STACK_RULES.values()
+    ]
     return sorted(rows, key=lambda r: r.code)
 
 
