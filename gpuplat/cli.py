@@ -229,6 +229,13 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         help="booked Capacity Block windows (CSV pool,start,days,instances); "
         "default: the stack's gpuplat:simulateCapacityBlocks",
     )
+    simulate.add_argument(
+        "--utilization",
+        metavar="FILE|SHARE",
+        help="distribution of a job's busy share where the trace gives none: a CDF CSV "
+        "(cumulative_percent,gpu_util_percent), a DCGM / Prometheus export, or one share 0..1; "
+        "default: Philly's per-minute GPU utilisation",
+    )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
     simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default: 0)")
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")

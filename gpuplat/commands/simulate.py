@@ -4,6 +4,8 @@ The trace is `--trace`, else the stack's own (`gpuplat:simulateTrace` in
 `stacks/Pulumi.<stack>.yaml`, a path from the project directory). `--if-configured` prints
 nothing when the stack names no trace: the pull-request workflow adds the "what this change does
 to waste, waiting and cost" table for the stacks that do.
+`--utilization` gives the distribution a job's busy share is drawn from where the trace has no
+`utilization` column (gpuplat/simulate/utilization.py; default: Philly's).
 `--capacity-blocks FILE` (or `gpuplat:simulateCapacityBlocks`) gives the booked Capacity Block
 windows of capacity-block pools (gpuplat/simulate/blocks.py).
 With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
@@ -23,7 +25,16 @@ from typing import Any, cast
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
-from gpuplat.simulate import NoTenantsError, Options, Result, TraceError, load_trace, simulate
+from gpuplat.simulate import (
+    NoTenantsError,
+    Options,
+    Result,
+    TraceError,
+    UnknownTenantError,
+    load_distribution,
+    load_trace,
+    simulate,
+)
 from gpuplat.simulate.blocks import block_pools, load_blocks
 from gpuplat.simulate.render import render_json, render_markdown, render_text
 
@@ -117,6 +128,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
             seed=args.seed,
+            **({"utilization": load_distribution(args.utilization)} if args.utilization else {}),
             autoscaling=not args.static,
             tenant_map=_tenant_map(args.tenant_map),
             lookahead=1 if args.strict_fifo else Options.lookahead,
@@ -130,7 +142,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except TraceError as err:
         sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))
         return EXIT_INVALID
-    except BaseError as err:
+    except (BaseError, UnknownTenantError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
     except NoTenantsError as err:

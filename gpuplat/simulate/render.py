@@ -22,12 +22,13 @@ def result_json(r: Result) -> dict[str, Any]:
         "assumptions": {
             "autoscaling": o.autoscaling,
             "bootSeconds": o.boot_seconds,
-            "utilizationDefault": o.utilization,
+            "busyShare": busy_share_json(r),
             "checkpointSeconds": o.checkpoint_seconds,
             "lookahead": o.lookahead,
             "spotInterruptions": o.spot,
             "capacityBlockWindows": r.windows,
         },
+        "coverage": coverage_json(r),
         "signal": r.signal,
         "hours": r.hours,
         "gpuHours": {k: r.total(f"{k}_gpu_h") for k in ("provisioned", "allocated", "busy")},
@@ -54,6 +55,51 @@ def result_json(r: Result) -> dict[str, Any]:
         "stranded": r.stranded,
         "cost": cost_json(r),
     }
+
+
+def coverage_json(r: Result) -> dict[str, Any]:
+    c = r.coverage
+    return {
+        "traceGpuHours": c.trace_gpu_h,
+        "replayedGpuHours": c.replayed_gpu_h,
+        "replayedShare": c.share,
+        "notReplayed": [{"why": why, "jobs": n, "gpuHours": h} for why, (n, h) in c.not_replayed.items()],
+    }
+
+
+def busy_share_json(r: Result) -> dict[str, Any]:
+    b = r.busy_share
+    return {
+        "source": b.source,
+        "mean": b.mean,
+        "p25": b.p25,
+        "p75": b.p75,
+        "drawnJobs": b.drawn_jobs,
+        "traceJobs": b.own_jobs,
+        "wasteAtP25": b.waste_at_p25,
+        "wasteAtP75": b.waste_at_p75,
+    }
+
+
+def coverage_lines(r: Result) -> list[str]:
+    c = r.coverage
+    lines = [
+        f"replayed {_hours(c.replayed_gpu_h)} of the trace's {_hours(c.trace_gpu_h)} GPU-hours "
+        f"({100 * c.share:.1f} %)" + ("" if c.not_replayed else ": the whole trace")
+    ]
+    lines += [f"  not replayed: {n:,} jobs, {_hours(h)} GPU-h: {why}" for why, (n, h) in c.not_replayed.items()]
+    return lines
+
+
+def busy_share_lines(r: Result) -> list[str]:
+    b = r.busy_share
+    drawn = f"drawn for {b.drawn_jobs:,} jobs from {b.source} (mean {100 * b.mean:.1f} %)"
+    own = f", the trace's own for {b.own_jobs:,}" if b.own_jobs else ""
+    return [
+        f"busy share: {drawn}{own}",
+        f"  waste with every drawn job at its p25 ({100 * b.p25:.0f} %) / p75 ({100 * b.p75:.0f} %): "
+        f"{100 * b.waste_at_p25:.1f} % / {100 * b.waste_at_p75:.1f} %",
+    ]
 
 
 def cost_json(r: Result) -> dict[str, Any]:
@@ -88,6 +134,7 @@ def headline(r: Result) -> dict[str, float]:
     waits = [w for w in r.waits]
     jobs = sum(w.jobs for w in waits) or 1
     return {
+        "GPU-h replayed %": 100 * r.coverage.share,
         "waste %": 100 * r.waste["total"],
         "unallocated %": 100 * r.waste["unallocated"],
         "mean wait s": sum(w.mean_seconds * w.jobs for w in waits) / jobs,
@@ -108,6 +155,7 @@ def render_text(r: Result, base: Result | None = None) -> str:
         f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
         f"scaling signal: {r.signal}",
+        *coverage_lines(r),
         "",
         f"{'pool':<12} {'provisioned GPU-h':>18} {'allocated':>12} {'busy':>12} {'cost USD':>14}",
     ]
@@ -121,6 +169,7 @@ def render_text(r: Result, base: Result | None = None) -> str:
         "",
         f"waste {100 * w['total']:.1f} % of provisioned GPU-hours: unallocated {100 * w['unallocated']:.1f} %, "
         f"allocated but idle {100 * w['idle']:.1f} %",
+        *busy_share_lines(r),
         "",
         f"{'tenant':<12} {'priority':<9} {'jobs':>8} " + " ".join(f"{'p' + str(p) + ' wait':>11}" for p in PERCENTILES),
     ]
@@ -146,11 +195,6 @@ def render_text(r: Result, base: Result | None = None) -> str:
             f"jobs that never ran to the end: {r.stranded:,} (admitted onto a Capacity Block flavor after its last "
             "window, or queued behind its quota)"
         )
-    if r.unplaceable:
-        lines.append(
-            "jobs no pool of their tenant can hold (not replayed): "
-            + ", ".join(f"{t} {n:,}" for t, n in r.unplaceable.items())
-        )
     if base is not None:
         lines += ["", "against the base:", *(_delta_line(k, v) for k, v in deltas(base, r).items())]
     return "\n".join(lines) + "\n"
@@ -172,12 +216,14 @@ def render_markdown(r: Result, base: Result | None = None) -> str:
     """The pull-request table: what this change does to waste, waiting and cost."""
     title = (
         "### What this change does to waste, waiting and cost\n\n"
-        f"Replay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}).\n\n"
+        f"Replay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}): {100 * r.coverage.share:.1f} % of its "
+        "GPU-hours replayed.\n\n"
     )
+    notes = "\n" + "".join(f"- {line.strip()}\n" for line in [*coverage_lines(r), *busy_share_lines(r)])
     if base is None:
         rows = "".join(f"| {k} | {v:,.2f} |\n" for k, v in headline(r).items())
-        return title + "| metric | value |\n|---|---:|\n" + rows
+        return title + "| metric | value |\n|---|---:|\n" + rows + notes
     rows = "".join(
         f"| {k} | {v['base']:,.2f} | {v['head']:,.2f} | {v['delta']:+,.2f} |\n" for k, v in deltas(base, r).items()
     )
-    return title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows
+    return title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows + notes
