@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result
-from gpuplat.simulate.run import NoTenantsError, UnknownTenantError, simulate
+from gpuplat.simulate.run import NoTenantsError, UnknownTenantError, simulate, simulate_seeds
 from gpuplat.simulate.trace import Trace, TraceError, load_trace
 from gpuplat.simulate.utilization import Distribution, load_distribution
 
@@ -22,4 +22,5 @@ __all__ = [
     "load_distribution",
     "load_trace",
     "simulate",
+    "simulate_seeds",
 ]

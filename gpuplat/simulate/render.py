@@ -1,8 +1,7 @@
-"""The replay's report: text, one JSON document, and the pull-request comment's markdown."""
+"""One replay's numbers in words and JSON; report.py puts seeds and a base around them."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gpuplat.simulate.result import PERCENTILES, Result
@@ -121,35 +120,8 @@ def cost_json(r: Result) -> dict[str, Any]:
     }
 
 
-def render_json(r: Result, base: Result | None = None) -> str:
-    doc = result_json(r)
-    if base is not None:
-        doc = {"head": doc, "base": result_json(base), "delta": deltas(base, r)}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-
-
-def headline(r: Result) -> dict[str, float]:
-    """The numbers a change moves: waste, waiting, cost."""
-    c = cost_json(r)
-    waits = [w for w in r.waits]
-    jobs = sum(w.jobs for w in waits) or 1
-    return {
-        "GPU-h replayed %": 100 * r.coverage.share,
-        "waste %": 100 * r.waste["total"],
-        "unallocated %": 100 * r.waste["unallocated"],
-        "mean wait s": sum(w.mean_seconds * w.jobs for w in waits) / jobs,
-        "worst p95 wait s": max((w.seconds[95] for w in waits), default=0.0),
-        "cost USD / month": r.monthly_usd,
-        "USD per busy GPU-h": c["perBusyGpuHour"] or 0.0,
-    }
-
-
-def deltas(base: Result, head: Result) -> dict[str, dict[str, float]]:
-    b, h = headline(base), headline(head)
-    return {k: {"base": b[k], "head": h[k], "delta": h[k] - b[k]} for k in b}
-
-
-def render_text(r: Result, base: Result | None = None) -> str:
+def detail_lines(r: Result) -> list[str]:
+    """One replay in full: pools, waste, waiting per tenant, interruptions, cost."""
     c = cost_json(r)
     lines = [
         f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
@@ -195,13 +167,7 @@ def render_text(r: Result, base: Result | None = None) -> str:
             f"jobs that never ran to the end: {r.stranded:,} (admitted onto a Capacity Block flavor after its last "
             "window, or queued behind its quota)"
         )
-    if base is not None:
-        lines += ["", "against the base:", *(_delta_line(k, v) for k, v in deltas(base, r).items())]
-    return "\n".join(lines) + "\n"
-
-
-def _delta_line(name: str, v: dict[str, float]) -> str:
-    return f"  {name:<20} {v['base']:>14,.2f} -> {v['head']:>14,.2f} ({v['delta']:+,.2f})"
+    return lines
 
 
 def _duration(seconds: float) -> str:
@@ -210,20 +176,3 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
     return f"{seconds / 3600:.1f}h"
-
-
-def render_markdown(r: Result, base: Result | None = None) -> str:
-    """The pull-request table: what this change does to waste, waiting and cost."""
-    title = (
-        "### What this change does to waste, waiting and cost\n\n"
-        f"Replay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}): {100 * r.coverage.share:.1f} % of its "
-        "GPU-hours replayed.\n\n"
-    )
-    notes = "\n" + "".join(f"- {line.strip()}\n" for line in [*coverage_lines(r), *busy_share_lines(r)])
-    if base is None:
-        rows = "".join(f"| {k} | {v:,.2f} |\n" for k, v in headline(r).items())
-        return title + "| metric | value |\n|---|---:|\n" + rows + notes
-    rows = "".join(
-        f"| {k} | {v['base']:,.2f} | {v['head']:,.2f} | {v['delta']:+,.2f} |\n" for k, v in deltas(base, r).items()
-    )
-    return title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows + notes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.trace import Trace
 
-__all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate"]
+__all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate", "simulate_seeds"]
 
 
 def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], dict[int, str]]:
@@ -145,3 +146,9 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
     return summarise(
         model, plan, trace, done.engine, options, done.mapping, done.unplaceable, done.horizon, stranded=done.stranded
     )
+
+
+def simulate_seeds(model: Platform, plan: Plan, trace: Trace, options: Options, seeds: int) -> list[Result]:
+    """One replay per seed, `options.seed` and the next `seeds - 1`: a base replayed with the same
+    options draws the same numbers (common random numbers)."""
+    return [simulate(model, plan, trace, dataclasses.replace(options, seed=options.seed + i)) for i in range(seeds)]
