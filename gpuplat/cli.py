@@ -236,6 +236,12 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         "(cumulative_percent,gpu_util_percent), a DCGM / Prometheus export, or one share 0..1; "
         "default: Philly's per-minute GPU utilisation",
     )
+    simulate.add_argument(
+        "--signals",
+        metavar="LIST",
+        help="what-if: the floor's pressure from these signals only (utilization, memory; empty: none); "
+        "default: both, as the emitted rule",
+    )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
     simulate.add_argument(
         "--seed", type=int, default=0, help="first seed of the spot interruptions and busy-share draws (default: 0)"

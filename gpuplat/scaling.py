@@ -118,8 +118,14 @@ def pressure_expr(pool: str, window: str) -> str:
     return f'max by (pool) ({{__name__=~"{names}", pool="{pool}"}})'
 
 
-def pressure(utilization: float, memory: float) -> float:
-    return max(utilization, memory)
+# What the decision reads (step 1); the rest of DCGM_METRICS is recorded for people (dashboards,
+# alerts), and the pending requests act through Karpenter, outside the floor.
+DRIVING_SIGNALS = ("utilization", "memory")
+
+
+def pressure(utilization: float, memory: float, driving: frozenset[str] = frozenset(DRIVING_SIGNALS)) -> float:
+    """The emitted rule's max(utilisation, memory); `driving` leaves one out (the simulator's what-if)."""
+    return max(utilization if "utilization" in driving else 0.0, memory if "memory" in driving else 0.0)
 
 
 def signal_expr(series: str, up: float, down: float) -> str:

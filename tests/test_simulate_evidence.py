@@ -171,3 +171,23 @@ def test_a_tenant_map_onto_no_tenant_is_refused(tmp_path: Path, capsys: pytest.C
     bad.write_text("cumulative_percent,gpu_util_percent\n0,x\n")
     assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--utilization", str(bad)]) == 1
     assert f"{bad}:2: error: " in capsys.readouterr().err
+
+
+@needs_traces
+def test_utilisation_moves_the_floor_where_memory_does_not_hide_it(
+    philly: Trace, prod: tuple[Platform, Plan]
+) -> None:
+    """Memory counts as used on every allocated GPU, so with both signals (the emitted rule) the
+    pressure is the allocation and the busy share never decides; with utilisation alone it does."""
+    model, plan = prod
+    trace = _slice(philly, 600)
+
+    def provisioned(signals: frozenset[str], share: float) -> float:
+        options = Options(spot=False, signals=signals, utilization=constant(share))
+        return simulate(model, plan, trace, options).total("provisioned_gpu_h")
+
+    both, util = frozenset({"utilization", "memory"}), frozenset({"utilization"})
+    assert provisioned(both, 0.1) == provisioned(both, 0.9)
+    idle, busy = provisioned(util, 0.1), provisioned(util, 0.9)
+    assert idle < busy <= provisioned(both, 0.9)
+    assert provisioned(frozenset(), 0.9) <= idle  # no signal: the floor sits at nodes.min

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from gpuplat.commands.base import REQUIREMENTS, running_version, version_note
 from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
 from gpuplat.simulate import (
@@ -79,6 +80,14 @@ def _tenant_map(pairs: list[str]) -> dict[str, str]:
             raise BaseError(f"--tenant-map {pair!r}: expected TRACE_TENANT=SPEC_TENANT")
         out[trace_tenant] = tenant
     return out
+
+
+def _signals(text: str) -> frozenset[str]:
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(DRIVING_SIGNALS))
+    if unknown:
+        raise BaseError(f"--signals {text!r}: {', '.join(unknown)} is not one of {', '.join(DRIVING_SIGNALS)}")
+    return names
 
 
 def _git_show(ref: str, path: Path, into: Path) -> Path | None:
@@ -146,6 +155,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             autoscaling=not args.static,
             tenant_map=_tenant_map(args.tenant_map),
             lookahead=1 if args.strict_fifo else Options.lookahead,
+            **({"signals": _signals(args.signals)} if args.signals is not None else {}),
             capacity_blocks=blocks,
         )
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds)

@@ -91,7 +91,8 @@ def tick(engine: Engine, auto: Autoscaling, t: float, stabilize: float) -> None:
             continue
         averages = _window(pool, t, auto.window_seconds)
         if pool.bounds is not None and averages is not None:
-            signal = scaling.signal_value(scaling.pressure(*averages), auto.scale_up_above, auto.scale_down_below)
+            pressure = scaling.pressure(*averages, driving=engine.options.signals)
+            signal = scaling.signal_value(pressure, auto.scale_up_above, auto.scale_down_below)
             _hpa(pool, signal, auto, t, stabilize)
             hold_floor(pool, engine, t)
         consolidate(pool, engine, t, auto.cooldown_seconds)

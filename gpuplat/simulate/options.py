@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate.blocks import Block
 from gpuplat.simulate.utilization import PHILLY, Distribution
 
@@ -28,4 +29,6 @@ class Options:
     # Booked Capacity Block windows (blocks.py); a capacity-block pool without any keeps its
     # reserved nodes around the clock, as the plan prices it.
     capacity_blocks: tuple[Block, ...] = ()
+    # The signals the floor's pressure reads: both, as the emitted rule; one alone is a what-if.
+    signals: frozenset[str] = frozenset(DRIVING_SIGNALS)
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)

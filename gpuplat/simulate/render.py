@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate.result import PERCENTILES, Result
 
 
@@ -25,6 +26,7 @@ def result_json(r: Result) -> dict[str, Any]:
             "checkpointSeconds": o.checkpoint_seconds,
             "lookahead": o.lookahead,
             "spotInterruptions": o.spot,
+            "drivingSignals": sorted(o.signals),
             "capacityBlockWindows": r.windows,
         },
         "coverage": coverage_json(r),
@@ -126,7 +128,8 @@ def detail_lines(r: Result) -> list[str]:
     lines = [
         f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
-        f"scaling signal: {r.signal}",
+        f"scaling signal: {r.signal}, from the pressure max({', '.join(sorted(r.options.signals)) or 'nothing'})"
+        + ("" if r.options.signals == frozenset(DRIVING_SIGNALS) else " (a what-if: the emitted rule reads both)"),
         *coverage_lines(r),
         "",
         f"{'pool':<12} {'provisioned GPU-h':>18} {'allocated':>12} {'busy':>12} {'cost USD':>14}",
