@@ -26,9 +26,9 @@ from typing import Any, cast
 
 from gpuplat.commands.base import REQUIREMENTS, running_version, version_note
 from gpuplat.compile import compile_sources, resolve_sources
-from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate import (
     NoTenantsError,
     Options,
