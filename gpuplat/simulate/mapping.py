@@ -60,8 +60,10 @@ def why_not(job: Job, rank: int, tenant: SimTenant, by_key: dict[str, Flavor]) -
     return f"critical work: {tenant.name}'s flavors wide enough are spot"
 
 
-def _capacity(tenant: SimTenant, by_key: dict[str, Flavor]) -> float:
-    return sum(min(by_key[k].cap, tenant.limit[k]) / by_key[k].per_gpu for k in tenant.flavors) or 1.0
+def _capacity(tenant: SimTenant, by_key: dict[str, Flavor], whole: bool) -> float:
+    """GPUs the tenant may hold on the flavors that take the trace tenant's jobs (whole GPUs or shares)."""
+    keys = [k for k in tenant.flavors if not whole or by_key[k].per_gpu == 1]
+    return sum(min(by_key[k].cap, tenant.limit[k]) / by_key[k].per_gpu for k in keys)
 
 
 def tenant_mapping(
@@ -82,7 +84,6 @@ def tenant_mapping(
         names = ", ".join(t.name for t in tenants)
         raise UnknownTenantError(f"--tenant-map names {', '.join(unknown)}, not a tenant of the spec ({names})")
     load = {t.name: 0.0 for t in tenants}
-    capacity = {t.name: _capacity(t, by_key) for t in tenants}
     out = {k: v for k, v in given.items() if k in shapes}
     for k, v in out.items():
         if v in load:
@@ -98,6 +99,9 @@ def tenant_mapping(
                 if placements(Job(0, 1, gpus, fraction, name, priority, None), _rank_of(priority, t), t, by_key)
             )
 
+        # Whole-GPU work weighs a tenant by its whole-GPU flavors: shared pools do not run it.
+        whole = sum(h for (_, fraction, _), h in shapes[name].items() if fraction >= 1) >= total / 2
+        capacity = {t.name: _capacity(t, by_key, whole) or 1e-9 for t in tenants}
         scores = {t.name: placed(t) for t in tenants}
         best = max(scores.values())
         candidates = [t.name for t in tenants if scores[t.name] >= best - 1e-9 * max(best, 1.0)]
