@@ -237,6 +237,9 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         "default: Philly's per-minute GPU utilisation",
     )
     simulate.add_argument(
+        "--workers", type=int, metavar="N", help="replay the seeds in N processes (default: one per CPU)"
+    )
+    simulate.add_argument(
         "--signals",
         metavar="LIST",
         help="what-if: the floor's pressure from these signals only (utilization, memory; empty: none); "

@@ -110,3 +110,21 @@ def test_seeds_below_one_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     trace.write_text("submit,duration,gpus\n0,60,1\n")
     assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--seeds", "0"]) == 2
     assert "at least one seed" in capsys.readouterr().err
+
+
+@needs_traces
+def test_seeds_in_worker_processes_give_what_one_process_gives() -> None:
+    import dataclasses
+
+    from gpuplat.compile import load_for_stack
+    from gpuplat.simulate import Options, load_trace, simulate_seeds
+    from gpuplat.simulate.report import render_json
+
+    model, plan = load_for_stack("prod")
+    trace = load_trace(PHILLY)
+    trace = dataclasses.replace(trace, jobs=trace.jobs[:300])
+    options = Options(seed=4, tenant_map={"6214e9": "research"})
+    alone = simulate_seeds(model, plan, trace, options, 3)
+    forked = simulate_seeds(model, plan, trace, options, 3, workers=2)
+    assert [r.seed for r in forked] == [4, 5, 6]
+    assert [render_json(r) for r in forked] == [render_json(r) for r in alone]

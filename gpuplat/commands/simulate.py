@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 import tempfile
@@ -123,12 +124,15 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         pools = block_pools(compiled.model, compiled.plan)
         blocks = tuple(b for b in options.capacity_blocks if b.pool in pools)
         base_options = dataclasses.replace(options, capacity_blocks=blocks)
-        runs = simulate_seeds(compiled.model, compiled.plan, load_trace(trace_path), base_options, args.seeds)
+        runs = simulate_seeds(
+            compiled.model, compiled.plan, load_trace(trace_path), base_options, args.seeds, args.workers
+        )
         return runs, compiler
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     args.seeds = DEFAULT_SEEDS if args.seeds is None else args.seeds
+    args.workers = (os.cpu_count() or 1) if args.workers is None else args.workers
     if args.seeds < 1:
         sys.stderr.write(f"gpuplat simulate: error: --seeds {args.seeds}: at least one seed\n")
         return EXIT_USAGE
@@ -158,7 +162,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             **({"signals": _signals(args.signals)} if args.signals is not None else {}),
             capacity_blocks=blocks,
         )
-        result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds)
+        result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
         base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
     except OSError as err:
         sys.stderr.write(f"gpuplat simulate: error: cannot read {err.filename or 'the trace'}: {err.strerror or err}\n")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from gpuplat.model import Platform, Provider
@@ -148,7 +150,37 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
     )
 
 
-def simulate_seeds(model: Platform, plan: Plan, trace: Trace, options: Options, seeds: int) -> list[Result]:
+# The replay's inputs for forked workers (set only while a pool runs): they inherit it, so
+# nothing large is pickled on the way in.
+_SHARED: tuple[Platform, Plan, Trace, Options] | None = None
+
+
+def _one_seed(seed: int) -> Result:
+    assert _SHARED is not None
+    model, plan, trace, options = _SHARED
+    result = simulate(model, plan, trace, dataclasses.replace(options, seed=seed))
+    # The options' read-only tenant map does not pickle; the parent puts the options back.
+    return dataclasses.replace(result, options=dataclasses.replace(options, tenant_map={}))
+
+
+def simulate_seeds(
+    model: Platform, plan: Plan, trace: Trace, options: Options, seeds: int, workers: int = 1
+) -> list[Result]:
     """One replay per seed, `options.seed` and the next `seeds - 1`: a base replayed with the same
-    options draws the same numbers (common random numbers)."""
-    return [simulate(model, plan, trace, dataclasses.replace(options, seed=options.seed + i)) for i in range(seeds)]
+    options draws the same numbers (common random numbers). `workers` > 1 replays seeds in that
+    many forked processes (each replay is single-threaded), where the platform can fork."""
+    numbers = [options.seed + i for i in range(seeds)]
+    if workers <= 1 or seeds <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [simulate(model, plan, trace, dataclasses.replace(options, seed=n)) for n in numbers]
+    global _SHARED
+    _SHARED = (model, plan, trace, options)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, seeds), mp_context=context) as pool:
+            results = list(pool.map(_one_seed, numbers))
+    finally:
+        _SHARED = None
+    return [
+        dataclasses.replace(r, options=dataclasses.replace(options, seed=n))
+        for r, n in zip(results, numbers, strict=True)
+    ]
