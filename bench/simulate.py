@@ -58,6 +58,15 @@ def _timed(run):  # type: ignore[no-untyped-def]
     return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
+def _timed_children(run):  # type: ignore[no-untyped-def]
+    """Wall seconds, and CPU seconds of this process and its finished children (the workers)."""
+    wall, before = time.perf_counter(), os.times()
+    run()
+    after = os.times()
+    cpu = sum(getattr(after, k) - getattr(before, k) for k in ("user", "system", "children_user", "children_system"))
+    return time.perf_counter() - wall, cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(ROOT.parent / "shared" / "traces" / "philly-jobs.csv"))
@@ -80,6 +89,9 @@ def main() -> int:
         rows.append((name, best[1], best[2]))
     runs, wall, cpu = _timed(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds))
     rows.append((f"autoscaled x{args.seeds}", wall, cpu))
+    workers = os.cpu_count() or 1
+    forked = _timed_children(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds, workers))
+    rows.append((f"x{args.seeds}, {workers} workers", forked[0], forked[1]))
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "dcgm-range.json"
         samples = write_export(trace, args.export_from, args.export_days, export)
