@@ -155,13 +155,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
             seed=args.seed,
-            **({"utilization": load_distribution(args.utilization)} if args.utilization else {}),
             autoscaling=not args.static,
             tenant_map=_tenant_map(args.tenant_map),
             lookahead=1 if args.strict_fifo else Options.lookahead,
-            **({"signals": _signals(args.signals)} if args.signals is not None else {}),
             capacity_blocks=blocks,
         )
+        if args.utilization:
+            options = dataclasses.replace(options, utilization=load_distribution(args.utilization))
+        if args.signals is not None:
+            options = dataclasses.replace(options, signals=_signals(args.signals))
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
         base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
     except OSError as err:

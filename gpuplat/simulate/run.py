@@ -152,12 +152,11 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
 
 # The replay's inputs for forked workers (set only while a pool runs): they inherit it, so
 # nothing large is pickled on the way in.
-_SHARED: tuple[Platform, Plan, Trace, Options] | None = None
+_FORKED: dict[str, tuple[Platform, Plan, Trace, Options]] = {}
 
 
 def _one_seed(seed: int) -> Result:
-    assert _SHARED is not None
-    model, plan, trace, options = _SHARED
+    model, plan, trace, options = _FORKED["inputs"]
     result = simulate(model, plan, trace, dataclasses.replace(options, seed=seed))
     # The options' read-only tenant map does not pickle; the parent puts the options back.
     return dataclasses.replace(result, options=dataclasses.replace(options, tenant_map={}))
@@ -172,14 +171,13 @@ def simulate_seeds(
     numbers = [options.seed + i for i in range(seeds)]
     if workers <= 1 or seeds <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [simulate(model, plan, trace, dataclasses.replace(options, seed=n)) for n in numbers]
-    global _SHARED
-    _SHARED = (model, plan, trace, options)
+    _FORKED["inputs"] = (model, plan, trace, options)
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, seeds), mp_context=context) as pool:
             results = list(pool.map(_one_seed, numbers))
     finally:
-        _SHARED = None
+        _FORKED.clear()
     return [
         dataclasses.replace(r, options=dataclasses.replace(options, seed=n))
         for r, n in zip(results, numbers, strict=True)
