@@ -1,5 +1,5 @@
 """The event loop: a heap of (time, sequence, kind, a, b); one Random(seed) draws every spot
-interruption, so a seed fixes the replay. Jobs, Kueue admission, pods and nodes; the
+interruption and another each job's busy share (utilization.py), so a seed fixes the replay. Jobs, Kueue admission, pods and nodes; the
 autoscaler's 30-second poll is autoscale.py's.
 
 Admission (Kueue): each tenant's queue in order of priority then submission; BestEffortFIFO
