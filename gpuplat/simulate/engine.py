@@ -1,6 +1,6 @@
 """The event loop: a heap of (time, sequence, kind, a, b); one Random(seed) draws every spot
-interruption and another each job's busy share (utilization.py), so a seed fixes the replay. Jobs, Kueue admission, pods and nodes; the
-autoscaler's 30-second poll is autoscale.py's.
+interruption and another each job's busy share (utilization.py), so a seed fixes the replay.
+Jobs, Kueue admission, pods and nodes; the autoscaler's 30-second poll is autoscale.py's.
 
 Admission (Kueue): each tenant's queue in order of priority then submission; BestEffortFIFO
 looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of its tenant's
