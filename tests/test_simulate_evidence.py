@@ -191,3 +191,14 @@ def test_utilisation_moves_the_floor_where_memory_does_not_hide_it(
     idle, busy = provisioned(util, 0.1), provisioned(util, 0.9)
     assert idle < busy <= provisioned(both, 0.9)
     assert provisioned(frozenset(), 0.9) <= idle  # no signal: the floor sits at nodes.min
+
+
+def test_the_rule_and_the_replay_read_one_list_of_signals(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuplat import scaling
+
+    expr = scaling.pressure_expr("train", "5m")
+    assert scaling.utilization_record("5m") in expr and scaling.memory_record("5m") in expr
+    assert Options().signals == frozenset(scaling.DRIVING_SIGNALS)
+    assert scaling.pressure(0.2, 0.7) == 0.7 and scaling.pressure(0.2, 0.7, frozenset({"utilization"})) == 0.2
+    monkeypatch.setattr(scaling, "DRIVING_SIGNALS", ("utilization",))
+    assert scaling.memory_record("5m") not in scaling.pressure_expr("train", "5m")
