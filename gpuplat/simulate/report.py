@@ -18,8 +18,8 @@ Runs = Sequence[Result]  # one replay per seed, the first shown in full
 def base_compiled(compiler: str) -> str:
     who = compiler or "this change's gpuplat"
     return (
-        f"the base's spec is compiled by {who} (its compiler and catalog): a change of gpuplat itself or "
-        "of its prices shows no delta here"
+        f"the base's spec is compiled by {who}, with its compiler and catalog: a change of gpuplat itself "
+        "or of its prices shows no delta here"
     )
 
 
@@ -90,11 +90,12 @@ def render_text(head: Result | Runs, base: Result | Runs | None = None, compiler
             f"  {k:<20} {_num(b.mean):>14} ({_interval(b)})" for k, b in bands([headline(r) for r in runs]).items()
         ]
     if base is not None:
-        lines += ["", f"against the base, the same {_seeds(runs)} ({base_compiled(compiler)}):"]
+        lines += ["", f"against the base, the same {_seeds(runs)}: base -> this change, delta (95 % interval)"]
         for k, (b, h, d) in deltas(base, runs).items():
             lines.append(
                 f"  {k:<20} {_num(b.mean):>14} -> {_num(h.mean):>14} {d.mean:+,.2f} ({_interval(d, True)}): {d.verdict}"
             )
+        lines.append(base_compiled(compiler))
     return "\n".join(lines) + "\n"
 
 
