@@ -16,7 +16,6 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +34,9 @@ GPUS = 2 * TWO_GPU_SERVERS + 8 * EIGHT_GPU_SERVERS
 
 
 def philly_spec(trace: Trace, per_vc: bool, into: Path) -> Path:
-    hours = Counter[str]()
+    hours: dict[str, float] = {}
     for job in trace.jobs:
-        hours[job.tenant] += gpu_hours(job)
+        hours[job.tenant] = hours.get(job.tenant, 0.0) + gpu_hours(job)
     total = sum(hours.values())
     tenants = (
         "".join(f"  - {{name: vc-{vc}, gpus: {max(8, round(GPUS * h / total))}}}\n" for vc, h in sorted(hours.items()))
