@@ -79,15 +79,14 @@ def tenant_mapping(
     shapes: dict[str, dict[tuple[int, float, str | None], float]] = defaultdict(lambda: defaultdict(float))
     for j in jobs:
         shapes[j.tenant][j.gpus, j.fraction, j.priority] += gpu_hours(j)
-    unknown = sorted({v for v in given.values()} - {t.name for t in tenants})
+    unknown = sorted(set(given.values()) - {t.name for t in tenants})
     if unknown:
         names = ", ".join(t.name for t in tenants)
         raise UnknownTenantError(f"--tenant-map names {', '.join(unknown)}, not a tenant of the spec ({names})")
     load = {t.name: 0.0 for t in tenants}
     out = {k: v for k, v in given.items() if k in shapes}
     for k, v in out.items():
-        if v in load:
-            load[v] += sum(shapes[k].values())
+        load[v] += sum(shapes[k].values())
     rest = sorted((k for k in shapes if k not in out), key=lambda k: (-sum(shapes[k].values()), k))
     for name in rest:
         total = sum(shapes[name].values())
