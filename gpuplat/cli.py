@@ -168,8 +168,32 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         help="booked Capacity Block windows (CSV pool,start,days,instances); "
         "default: the stack's gpuplat:simulateCapacityBlocks",
     )
+    simulate.add_argument(
+        "--utilization",
+        metavar="FILE|SHARE",
+        help="distribution of a job's busy share where the trace gives none: a CDF CSV "
+        "(cumulative_percent,gpu_util_percent), a DCGM / Prometheus export, or one share 0..1; "
+        "default: Philly's per-minute GPU utilisation",
+    )
+    simulate.add_argument(
+        "--workers", type=int, metavar="N", help="replay the seeds in N processes (default: one per CPU)"
+    )
+    simulate.add_argument(
+        "--signals",
+        metavar="LIST",
+        help="what-if: the floor's pressure from these signals only (utilization, memory; empty: none); "
+        "default: both, as the emitted rule",
+    )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
-    simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default: 0)")
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="first seed of the spot interruptions and busy-share draws (default: 0)"
+    )
+    simulate.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="replay N seeds for the intervals of every number and delta (default: 5, gpuplat.simulate.bands)",
+    )
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
     simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
