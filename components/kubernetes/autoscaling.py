@@ -4,7 +4,7 @@ Scraping: one ServiceMonitor for the GPU Operator's DCGM exporter (the operator'
 see GpuSharing). `honorLabels` keeps the exporter's `namespace` / `pod` / `container` labels,
 which name the workload using the GPU, instead of overwriting them with the exporter pod's.
 `attachMetadata.node` gives the scrape the node's labels, and a relabeling copies the pool
-label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
+label onto every series as `pool` (and Karpenter's capacity type as `capacity_type`), so a pool's GPUs are one label matcher away: no join with
 kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
 
 Recording rules (one group, in evaluation order; the metrics, their PromQL and the combination
@@ -29,8 +29,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import POOL_LABEL
-from gpuplat import scaling
+from components.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL
+from gpuplat import scaling, usage
 from gpuplat.catalog import CHARTS
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
@@ -85,6 +85,12 @@ def service_monitor_spec() -> dict[str, Any]:
                 "relabelings": [
                     {"sourceLabels": [_meta_label(POOL_LABEL)], "targetLabel": "pool", "action": "replace"},
                     {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"},
+                    # The market a GPU is bought in, which prices it (gpuplat/usage.py).
+                    {
+                        "sourceLabels": [_meta_label(CAPACITY_TYPE_LABEL)],
+                        "targetLabel": usage.CAPACITY_TYPE,
+                        "action": "replace",
+                    },
                 ],
             }
         ],
