@@ -38,7 +38,7 @@ PRICE = "pool_capacity_type:gpu_price_usd_per_hour:value"
 FLEET_COST = "pool:gpu_cost_usd_per_hour:sum"
 TENANT_COST = "namespace_pool:gpu_cost_usd_per_hour:sum"
 TENANT_GPU_HOURS_RATE = "namespace_pool:gpus_allocated:sum"
-RECORDS = (PROVISIONED, ALLOCATED, BUSY, PRICE, FLEET_COST, TENANT_COST, TENANT_GPU_HOURS_RATE)
+COST_RECORDS = (PRICE, FLEET_COST, TENANT_COST)
 
 
 @dataclass(frozen=True)
@@ -100,22 +100,30 @@ def usage_rules(model: Platform, plan: Plan) -> list[Rule]:
         series, per_gpu = device_series(pool), devices_per_gpu(plan, pool)
         own = f'{series}{{pool="{pool.name}"}}'
         held = f'{series}{{pool="{pool.name}", namespace!="{EXPORTER_NAMESPACE}"}}'
-        busy = f"{series}{{pool=\"{pool.name}\"}}" + (" / 100" if series == "DCGM_FI_DEV_GPU_UTIL" else "")
+        busy = f'{series}{{pool="{pool.name}"}}' + (" / 100" if series == "DCGM_FI_DEV_GPU_UTIL" else "")
         rules += [
             Rule(PROVISIONED, _per_gpu(f"count by (pool, {CAPACITY_TYPE}) ({own})", per_gpu), {}),
             Rule(ALLOCATED, _per_gpu(f"count by (namespace, pool, {CAPACITY_TYPE}) ({held})", per_gpu), {}),
             Rule(BUSY, _per_gpu(f"sum by (namespace, pool) ({busy})", per_gpu), {}),
         ]
-    for (pool_name, market), price in sorted(gpu_hour_prices(model, plan).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+    rules.append(Rule(TENANT_GPU_HOURS_RATE, f"sum by (namespace, pool) ({ALLOCATED})", {}))
+    prices = sorted(gpu_hour_prices(model, plan).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
+    if not prices:  # no price, no cost series: a panel of cost then says "no data", not $0
+        return rules
+    for (pool_name, market), price in prices:
         labels = {"pool": pool_name} | ({CAPACITY_TYPE: market.value} if market is not None else {})
         rules.append(Rule(PRICE, f"vector({price:.6g})", labels))
     on = f"on (pool, {CAPACITY_TYPE}) group_left ()"
     rules += [
         Rule(FLEET_COST, f"sum by (pool) ({PROVISIONED} * {on} {PRICE})", {}),
         Rule(TENANT_COST, f"sum by (namespace, pool) ({ALLOCATED} * {on} {PRICE})", {}),
-        Rule(TENANT_GPU_HOURS_RATE, f"sum by (namespace, pool) ({ALLOCATED})", {}),
     ]
     return rules
+
+
+def records(model: Platform, plan: Plan) -> frozenset[str]:
+    """The series the usage rules record for this platform (no cost series without prices)."""
+    return frozenset(r.record for r in usage_rules(model, plan))
 
 
 def prometheus_rule_spec(model: Platform, plan: Plan) -> dict[str, object]:

@@ -4,8 +4,9 @@ Scraping: one ServiceMonitor for the GPU Operator's DCGM exporter (the operator'
 see GpuSharing). `honorLabels` keeps the exporter's `namespace` / `pod` / `container` labels,
 which name the workload using the GPU, instead of overwriting them with the exporter pod's.
 `attachMetadata.node` gives the scrape the node's labels, and a relabeling copies the pool
-label onto every series as `pool` (and Karpenter's capacity type as `capacity_type`), so a pool's GPUs are one label matcher away: no join with
+label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
 kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
+Karpenter's capacity type is copied likewise as `capacity_type`: it prices a GPU (usage.py).
 
 Recording rules (one group, in evaluation order; the metrics, their PromQL and the combination
 are gpuplat/scaling.py's, which the simulator reads too): per pool the window average of every

@@ -59,10 +59,20 @@ def fleet_panels(model: Platform) -> list[Panel]:
             [Query(f"{provisioned} - {busy}", "GPUs"), Query(f"1 - {busy} / {provisioned}", "share")],
             unit="short",
         ),
-        Panel("Cost rate by pool", [Query(f"sum by (pool) ({usage.FLEET_COST})", "{{pool}}")], unit="currencyUSD",
-              stacked=True, description="USD per hour of the GPU nodes provisioned, at the plan's list prices."),
-        Panel("Cost over the range", [Query(_over_range(usage.FLEET_COST), "USD")], unit="currencyUSD", kind="stat",
-              width=6),
+        Panel(
+            "Cost rate by pool",
+            [Query(f"sum by (pool) ({usage.FLEET_COST})", "{{pool}}")],
+            unit="currencyUSD",
+            stacked=True,
+            description="USD per hour of the GPU nodes provisioned, at the plan's list prices.",
+        ),
+        Panel(
+            "Cost over the range",
+            [Query(_over_range(usage.FLEET_COST), "USD")],
+            unit="currencyUSD",
+            kind="stat",
+            width=6,
+        ),
         Panel(
             "Cost per busy GPU-hour",
             [Query(f"{_over_range(usage.FLEET_COST)} / ({_over_range(usage.BUSY + '{' + HELD + '}')})", "USD")],
@@ -70,10 +80,16 @@ def fleet_panels(model: Platform) -> list[Panel]:
             kind="stat",
             width=6,
         ),
-        Panel("GPUs held by tenant", [Query(f"sum by (namespace) ({usage.TENANT_GPU_HOURS_RATE})", "{{namespace}}")],
-              stacked=True),
-        Panel("Pending GPU requests", [Query(scaling.PENDING_RECORD, "GPUs")],
-              description="GPUs asked for by pods still Pending, cluster-wide."),
+        Panel(
+            "GPUs held by tenant",
+            [Query(f"sum by (namespace) ({usage.TENANT_GPU_HOURS_RATE})", "{{namespace}}")],
+            stacked=True,
+        ),
+        Panel(
+            "Pending GPU requests",
+            [Query(scaling.PENDING_RECORD, "GPUs")],
+            description="GPUs asked for by pods still Pending, cluster-wide.",
+        ),
         Panel(
             "Pressure by pool",
             [Query(scaling.pressure_record(window), "{{pool}}")],
@@ -111,8 +127,12 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
         ),
         Panel(
             "Nodes by market",
-            [Query(f"count by ({usage.CAPACITY_TYPE}) (count by (node, {usage.CAPACITY_TYPE}) ({_device(pool)}))",
-                   "{{" + usage.CAPACITY_TYPE + "}}")],
+            [
+                Query(
+                    f"count by ({usage.CAPACITY_TYPE}) (count by (node, {usage.CAPACITY_TYPE}) ({_device(pool)}))",
+                    "{{" + usage.CAPACITY_TYPE + "}}",
+                )
+            ],
             stacked=True,
             lines=[(pool.nodes.max, "red")],
             description="Nodes whose GPUs report metrics, by Karpenter's capacity type.",
@@ -126,8 +146,11 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
             ],
         ),
         Panel("Cost rate", [Query(f"{usage.FLEET_COST}{sel}", "USD/h")], unit="currencyUSD"),
-        Panel("XID errors (non-zero: a faulting GPU)", [Query(f"DCGM_FI_DEV_XID_ERRORS{sel} != 0", device_legend)],
-              description="The last XID error per GPU; a GPU listed here needs draining and repair."),
+        Panel(
+            "XID errors (non-zero: a faulting GPU)",
+            [Query(f"DCGM_FI_DEV_XID_ERRORS{sel} != 0", device_legend)],
+            description="The last XID error per GPU; a GPU listed here needs draining and repair.",
+        ),
         Panel("Temperature", [Query(f"DCGM_FI_DEV_GPU_TEMP{sel}", device_legend)], unit="celsius"),
     ]
     bounds = scaling.floor_bounds(model, pool, plan.pool(name))
@@ -157,10 +180,13 @@ def tenant_panels(model: Platform, plan: Plan, tenant: Tenant) -> list[Panel]:
         f'* on (namespace, pod) group_left () (kube_pod_status_phase{{{ns}, phase="Pending"}} == 1))'
     )
     return [
-        Panel("GPUs held against the quota", [Query(f"sum by (pool) ({usage.TENANT_GPU_HOURS_RATE}{{{ns}}})",
-                                                     "{{pool}}")],
-              stacked=True, lines=[(nominal, "red")],
-              description=f"Nominal quota {nominal} GPUs (the line); above it the tenant borrows from the cohort."),
+        Panel(
+            "GPUs held against the quota",
+            [Query(f"sum by (pool) ({usage.TENANT_GPU_HOURS_RATE}{{{ns}}})", "{{pool}}")],
+            stacked=True,
+            lines=[(nominal, "red")],
+            description=f"Nominal quota {nominal} GPUs (the line); above it the tenant borrows from the cohort.",
+        ),
         Panel("Borrowing", [Query(f"clamp_min({_or_zero(held)} - {nominal}, 0)", "GPUs above nominal")]),
         Panel("Busy and held", [Query(_or_zero(held), "held"), Query(_or_zero(f"sum({usage.BUSY}{{{ns}}})"), "busy")]),
         Panel(
@@ -171,28 +197,50 @@ def tenant_panels(model: Platform, plan: Plan, tenant: Tenant) -> list[Panel]:
             ],
             description="Workloads Kueue has not admitted have no pods yet and are not counted here.",
         ),
-        Panel("GPU-hours over the range", [Query(_over_range(f"{usage.TENANT_GPU_HOURS_RATE}{{{ns}}}"), "GPU-h")],
-              kind="stat", width=6),
-        Panel("Cost over the range", [Query(_over_range(f"{usage.TENANT_COST}{{{ns}}}"), "USD")],
-              unit="currencyUSD", kind="stat", width=6),
-        Panel("Cost rate by pool", [Query(f"sum by (pool) ({usage.TENANT_COST}{{{ns}}})", "{{pool}}")],
-              unit="currencyUSD", stacked=True),
+        Panel(
+            "GPU-hours over the range",
+            [Query(_over_range(f"{usage.TENANT_GPU_HOURS_RATE}{{{ns}}}"), "GPU-h")],
+            kind="stat",
+            width=6,
+        ),
+        Panel(
+            "Cost over the range",
+            [Query(_over_range(f"{usage.TENANT_COST}{{{ns}}}"), "USD")],
+            unit="currencyUSD",
+            kind="stat",
+            width=6,
+        ),
+        Panel(
+            "Cost rate by pool",
+            [Query(f"sum by (pool) ({usage.TENANT_COST}{{{ns}}})", "{{pool}}")],
+            unit="currencyUSD",
+            stacked=True,
+        ),
     ]
+
+
+def _recorded(panels: list[Panel], records: frozenset[str]) -> list[Panel]:
+    """Without prices there are no cost series: their panels would only ever say "no data"."""
+    missing = set(usage.COST_RECORDS) - records
+    return [p for p in panels if not any(m in q.expr for q in p.queries for m in missing)]
 
 
 def dashboards(model: Platform, plan: Plan) -> list[Dashboard]:
     name = model.metadata.name
     tags = ["gpuplat", name]
-    out = [Dashboard("fleet", f"{name}: GPU fleet", dashboard(f"{name}: GPU fleet", uid("gpuplat", name, "fleet"),
-                                                             fleet_panels(model), tags))]
-    for pool in sorted(model.pools, key=lambda p: p.name):
-        title = f"{name}: pool {pool.name}"
-        out.append(Dashboard(f"pool-{pool.name}", title,
-                             dashboard(title, uid("gpuplat", name, "pool", pool.name),
-                                       pool_panels(model, plan, pool), [*tags, "pool"])))
-    for tenant in sorted(model.tenants, key=lambda t: t.name):
-        title = f"{name}: tenant {tenant.name}"
-        out.append(Dashboard(f"tenant-{tenant.name}", title,
-                             dashboard(title, uid("gpuplat", name, "tenant", tenant.name),
-                                       tenant_panels(model, plan, tenant), [*tags, "tenant"])))
+    records = usage.records(model, plan)
+
+    def one(key: str, title: str, panels: list[Panel], *kind: str) -> Dashboard:
+        board = dashboard(title, uid("gpuplat", name, *key.split("-", 1)), _recorded(panels, records), [*tags, *kind])
+        return Dashboard(key, title, board)
+
+    out = [one("fleet", f"{name}: GPU fleet", fleet_panels(model))]
+    out += [
+        one(f"pool-{p.name}", f"{name}: pool {p.name}", pool_panels(model, plan, p), "pool")
+        for p in sorted(model.pools, key=lambda p: p.name)
+    ]
+    out += [
+        one(f"tenant-{t.name}", f"{name}: tenant {t.name}", tenant_panels(model, plan, t), "tenant")
+        for t in sorted(model.tenants, key=lambda t: t.name)
+    ]
     return out

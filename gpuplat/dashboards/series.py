@@ -18,14 +18,17 @@ import re
 
 from gpuplat import scaling, usage
 from gpuplat.model import Platform
+from gpuplat.plan.types import Plan
 
-KUBE_STATE_METRICS = frozenset({
-    "kube_pod_container_resource_requests",
-    "kube_pod_status_phase",
-    "kube_pod_status_unschedulable",
-    "kube_deployment_spec_replicas",
-    "kube_deployment_status_replicas_available",
-})
+KUBE_STATE_METRICS = frozenset(
+    {
+        "kube_pod_container_resource_requests",
+        "kube_pod_status_phase",
+        "kube_pod_status_unschedulable",
+        "kube_deployment_spec_replicas",
+        "kube_deployment_status_replicas_available",
+    }
+)
 # Grafana's built-in variables (docs: "Global variables") and their stand-ins for a parse.
 GRAFANA_BUILTINS = {"__range": "1h", "__interval": "1m", "__rate_interval": "1m"}
 
@@ -38,13 +41,14 @@ _TOKEN = re.compile(
       |(?P<op>==|!=|=~|!~|>=|<=|[-+*/%^<>=(){},])""",
     re.VERBOSE,
 )
-_KEYWORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless",
-                       "offset"})
+_KEYWORDS = frozenset(
+    {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset"}
+)
 _LABEL_LISTS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
 _PAIRS = {")": "(", "}": "{"}
 
 
-def known_series(model: Platform) -> frozenset[str]:
+def known_series(model: Platform, plan: Plan) -> frozenset[str]:
     window = model.autoscaling.window
     records = {scaling.metric_record(m, window) for m in scaling.DCGM_METRICS} | {
         scaling.PENDING_RECORD,
@@ -53,7 +57,9 @@ def known_series(model: Platform) -> frozenset[str]:
         scaling.pressure_record(window),
         scaling.signal_record(window),
     }
-    return frozenset(records | set(usage.RECORDS) | {m.series for m in scaling.DCGM_METRICS} | KUBE_STATE_METRICS)
+    return frozenset(
+        records | usage.records(model, plan) | {m.series for m in scaling.DCGM_METRICS} | KUBE_STATE_METRICS
+    )
 
 
 def variables(expr: str) -> set[str]:
@@ -71,7 +77,7 @@ def referenced(expr: str) -> set[str]:
     while pos < len(expr):
         match = _TOKEN.match(expr, pos)
         if match is None:
-            raise ValueError(f"column {pos + 1}: unexpected {expr[pos:pos + 10]!r}")
+            raise ValueError(f"column {pos + 1}: unexpected {expr[pos : pos + 10]!r}")
         pos = match.end()
         if match.lastgroup != "space":
             tokens.append((str(match.lastgroup), match.group()))
@@ -82,9 +88,8 @@ def referenced(expr: str) -> set[str]:
         after = tokens[i + 1][1] if i + 1 < len(tokens) else ""
         if text in "({":
             stack.append(text)
-        elif text in _PAIRS:
-            if not stack or stack.pop() != _PAIRS[text]:
-                raise ValueError(f"unbalanced {text!r}")
+        elif text in _PAIRS and (not stack or stack.pop() != _PAIRS[text]):
+            raise ValueError(f"unbalanced {text!r}")
         in_braces = bool(stack) and stack[-1] == "{"
         if kind == "string" and in_braces and tokens[i - 2][1] == "__name__":
             names |= set(text.strip("\"'").split("|"))
