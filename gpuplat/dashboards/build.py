@@ -153,22 +153,26 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
         ),
         Panel("Temperature", [Query(f"DCGM_FI_DEV_GPU_TEMP{sel}", device_legend)], unit="celsius"),
     ]
-    bounds = scaling.floor_bounds(model, pool, plan.pool(name))
-    if bounds is not None:
-        floor = f'namespace="{model.metadata.name}-system", deployment="{FLOOR_APP}-{name}"'
-        panels.insert(
-            4,
-            Panel(
-                "Capacity floor",
-                [
-                    Query(f"kube_deployment_spec_replicas{{{floor}}}", "wanted"),
-                    Query(f"kube_deployment_status_replicas_available{{{floor}}}", "holding a node"),
-                ],
-                lines=[(bounds[0], "blue"), (bounds[1], "red")],
-                description=f"Placeholder pods keeping between {bounds[0]} and {bounds[1]} nodes.",
-            ),
-        )
+    floor = _floor_panel(model, plan, pool)
+    if floor is not None:
+        panels.insert(4, floor)
     return panels
+
+
+def _floor_panel(model: Platform, plan: Plan, pool: GpuNodePool) -> Panel | None:
+    bounds = scaling.floor_bounds(model, pool, plan.pool(pool.name))
+    if bounds is None:
+        return None
+    floor = f'namespace="{model.metadata.name}-system", deployment="{FLOOR_APP}-{pool.name}"'
+    return Panel(
+        "Capacity floor",
+        [
+            Query(f"kube_deployment_spec_replicas{{{floor}}}", "wanted"),
+            Query(f"kube_deployment_status_replicas_available{{{floor}}}", "holding a node"),
+        ],
+        lines=[(bounds[0], "blue"), (bounds[1], "red")],
+        description=f"Placeholder pods keeping between {bounds[0]} and {bounds[1]} nodes.",
+    )
 
 
 def tenant_panels(model: Platform, plan: Plan, tenant: Tenant) -> list[Panel]:
