@@ -6,6 +6,8 @@ nothing when the stack names no trace: the pull-request workflow adds the "what 
 to waste, waiting and cost" table for the stacks that do.
 `--capacity-blocks FILE` (or `gpuplat:simulateCapacityBlocks`) gives the booked Capacity Block
 windows of capacity-block pools (gpuplat/simulate/blocks.py).
+`--plot FILE.svg` draws the replay over time (render/replay_plot.py); `--format json` then
+carries the series drawn as `timeline`.
 With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
 checkout's compiler and replayed on the same trace and seed: the deltas are the spec change's.
 """
@@ -136,6 +138,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_INVALID
+    if args.plot:
+        try:
+            _plot(result, Path(args.plot))
+        except OSError as err:
+            sys.stderr.write(f"gpuplat simulate: error: cannot write {args.plot}: {err.strerror or err}\n")
+            return EXIT_USAGE
+        if args.format == "json":
+            sys.stdout.write(render_json(result, base, timeline=True))
+            return EXIT_OK
     render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
     sys.stdout.write(render(result, base))
     return EXIT_OK
+
+
+def _plot(result: Result, path: Path) -> None:
+    from gpuplat.render.replay_plot import plot_svg
+
+    assert result.timeline is not None  # simulate() always samples one
+    title = f"Replay of {Path(result.trace).name}: {result.jobs:,} jobs, seed {result.seed}"
+    path.write_text(plot_svg(result.timeline.as_json(), title), encoding="utf-8")

@@ -75,8 +75,11 @@ def cost_json(r: Result) -> dict[str, Any]:
     }
 
 
-def render_json(r: Result, base: Result | None = None) -> str:
+def render_json(r: Result, base: Result | None = None, *, timeline: bool = False) -> str:
+    """`timeline`: also the series `--plot` draws, sampled over the replay."""
     doc = result_json(r)
+    if timeline and r.timeline is not None:
+        doc["timeline"] = r.timeline.as_json()
     if base is not None:
         doc = {"head": doc, "base": result_json(base), "delta": deltas(base, r)}
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"

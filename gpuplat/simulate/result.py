@@ -14,6 +14,7 @@ from gpuplat.simulate.trace import Trace
 
 if TYPE_CHECKING:
     from gpuplat.simulate.engine import Engine
+    from gpuplat.simulate.timeline import Timeline
 
 PERCENTILES = (50, 95, 99)
 
@@ -57,6 +58,7 @@ class Result:
     stranded: int  # jobs that never finished: admitted onto a block flavor after its last window
     windows: dict[str, int]  # capacity-block pool -> booked windows replayed (absent: around the clock)
     static_usd: float  # every pool at nodes.max for the same hours, as the plan prices it
+    timeline: Timeline | None = None  # the replay sampled over time (simulate --plot draws it)
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import Counter
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from gpuplat.simulate.fleet import (
 )
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
+from gpuplat.simulate.timeline import Timeline, sample_step
 from gpuplat.simulate.trace import Job, Trace
 
 
@@ -131,6 +133,7 @@ class Replay:
     unplaceable: list[int]
     horizon: float
     stranded: int  # jobs that never finished: nothing left could run them
+    timeline: Timeline
 
 
 def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Replay:
@@ -153,8 +156,10 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     outstanding, horizon = len(arrivals), 0.0
     arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
     stabilize = stabilization_seconds(model)
+    timeline = Timeline(sample_step(max((j.submit + j.duration for j in engine.jobs), default=0.0)))
     while engine.heap and outstanding:
         t, _, kind, a, b = heapq.heappop(engine.heap)
+        timeline.until(engine, t)
         engine.now = horizon = t
         if kind == ARRIVE:
             arriving -= 1
@@ -181,12 +186,14 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             break  # the jobs left can never run: they are stranded, and the replay ends here
     for f in engine.flavors:
         f.advance(horizon)
-    return Replay(engine, mapping, unplaceable, horizon, outstanding)
+    timeline.until(engine, horizon, inclusive=True)
+    return Replay(engine, mapping, unplaceable, horizon, outstanding, timeline)
 
 
 def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None = None) -> Result:
     options = options or Options()
     done = replay(model, plan, trace, options)
-    return summarise(
+    result = summarise(
         model, plan, trace, done.engine, options, done.mapping, done.unplaceable, done.horizon, stranded=done.stranded
     )
+    return dataclasses.replace(result, timeline=done.timeline)
