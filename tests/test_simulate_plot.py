@@ -90,3 +90,32 @@ def test_an_unwritable_plot_is_a_usage_error(tmp_path: Path, capsys: pytest.Capt
     args = ["simulate", "--stack", "prod", "--trace", str(_trace(tmp_path)), "--plot", str(tmp_path / "no" / "x.svg")]
     assert main(args) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_the_pull_request_table_charts_base_and_head_over_time(tmp_path: Path) -> None:
+    """Bars are the base's GPUs in use (and jobs waiting), the line the head's, sample for sample."""
+    import dataclasses
+    import re
+
+    from gpuplat.render.charts import MAX_CATEGORIES
+    from gpuplat.simulate.render import render_markdown
+
+    model, plan = load_for_stack("prod")
+    trace, options = load_trace(_trace(tmp_path)), Options(tenant_map={"a": "research", "b": "product"})
+    head = simulate(model, plan, trace, options)
+    base = simulate(model, plan, trace, dataclasses.replace(options, autoscaling=False))
+    assert head.timeline is not None and base.timeline is not None
+    markdown = render_markdown(head, base)
+    charts = re.findall(r"```mermaid\nxychart-beta\n(.*?)```", markdown, re.S)
+    assert len(charts) == 2
+    length = max(len(base.timeline.times), len(head.timeline.times))
+    every = max(1, -(-length // MAX_CATEGORIES))
+    for chart, pick in zip(charts, ("allocated", "waiting_jobs"), strict=True):
+        bars = json.loads(re.search(r"bar (\[.*\])", chart).group(1))  # type: ignore[union-attr]
+        line = json.loads(re.search(r"line (\[.*\])", chart).group(1))  # type: ignore[union-attr]
+        for drawn, timeline in ((bars, base.timeline), (line, head.timeline)):
+            values = getattr(timeline, pick)
+            expected = [values[i] if i < len(values) else 0 for i in range(0, length, every)]
+            assert drawn == pytest.approx(expected, rel=1e-3), pick
+        assert len(bars) <= MAX_CATEGORIES
+    assert render_markdown(head).count("```mermaid") == 0  # without a base: the table alone

@@ -9,7 +9,7 @@ that names the unit. The numbers come shaped from the plan JSON; the text goes t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ._templates import block, render
@@ -84,3 +84,29 @@ def capacity_chart(head: Json, base: Json, markets: Sequence[tuple[str, str]]) -
     categories = [f"{pool} {market}: {side}" for pool, market in pairs for side in ("base", "head")]
     values = [side.get(pair, 0) for pair in pairs for side in (before, now)]
     return xychart("Nodes at max size by pool and market, base and head", categories, "nodes", bars=[values])
+
+
+def _thin(values: Sequence[float], every: int, length: int) -> list[float]:
+    """Every `every`-th sample up to `length` samples; after a replay's end, nothing runs (0)."""
+    padded = [*values, *([0.0] * (length - len(values)))]
+    return padded[::every]
+
+
+def replay_charts(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """GPUs in use and jobs waiting over the replay, base as bars, head as a line over them.
+
+    Both timelines sample the same trace at the same step, so sample i is the same instant in
+    both; the longer replay sets the axis and the shorter one is 0 after its end."""
+    length = max(len(base["seconds"]), len(head["seconds"]))
+    every = max(1, -(-length // MAX_CATEGORIES))
+    seconds = (base if len(base["seconds"]) == length else head)["seconds"][::every]
+    span = seconds[-1] if seconds else 0
+    labels = [f"{t / 86400:.1f}d" if span >= 3 * 86400 else f"{t / 3600:.1f}h" for t in seconds]
+    charts = []
+    for title, unit, pick in (
+        ("GPUs in use", "GPUs", lambda t: t["gpus"]["allocated"]),
+        ("Jobs waiting", "jobs", lambda t: t["waiting"]["jobs"]),
+    ):
+        bars, line = _thin(pick(base), every, length), _thin(pick(head), every, length)
+        charts.append(xychart(f"{title} over the replay: bars base, line this change", labels, unit, [bars], [line]))
+    return charts

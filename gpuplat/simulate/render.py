@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuplat.render.charts import replay_charts
 from gpuplat.simulate.result import PERCENTILES, Result
 
 
@@ -183,4 +184,8 @@ def render_markdown(r: Result, base: Result | None = None) -> str:
     rows = "".join(
         f"| {k} | {v['base']:,.2f} | {v['head']:,.2f} | {v['delta']:+,.2f} |\n" for k, v in deltas(base, r).items()
     )
-    return title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows
+    table = title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows
+    if base.timeline is None or r.timeline is None:
+        return table
+    charts = replay_charts(base.timeline.as_json(), r.timeline.as_json())
+    return table + "".join(f"\n{chart}\n" for chart in charts)
