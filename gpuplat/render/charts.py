@@ -56,7 +56,8 @@ def _nodes(plan: Json | None, markets: Sequence[tuple[str, str]]) -> dict[tuple[
     out: dict[tuple[str, str], int] = {}
     for pool in cast("list[Json]", (plan or {}).get("pools") or []):
         for key, market in markets:
-            nodes = int(cast("Json", (pool.get("markets") or {}).get(key) or {}).get("nodes", 0))
+            bought = cast("Json", pool.get("markets") or {})
+            nodes = int(cast("Json", bought.get(key) or {}).get("nodes", 0))
             if nodes:
                 out[str(pool["name"]), market] = nodes
     return out
@@ -99,14 +100,15 @@ def replay_charts(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]
     both; the longer replay sets the axis and the shorter one is 0 after its end."""
     length = max(len(base["seconds"]), len(head["seconds"]))
     every = max(1, -(-length // MAX_CATEGORIES))
-    seconds = (base if len(base["seconds"]) == length else head)["seconds"][::every]
+    seconds: list[float] = (base if len(base["seconds"]) == length else head)["seconds"][::every]
     span = seconds[-1] if seconds else 0
     labels = [f"{t / 86400:.1f}d" if span >= 3 * 86400 else f"{t / 3600:.1f}h" for t in seconds]
-    charts = []
-    for title, unit, pick in (
-        ("GPUs in use", "GPUs", lambda t: t["gpus"]["allocated"]),
-        ("Jobs waiting", "jobs", lambda t: t["waiting"]["jobs"]),
+    charts: list[str] = []
+    for title, unit, group, key in (
+        ("GPUs in use", "GPUs", "gpus", "allocated"),
+        ("Jobs waiting", "jobs", "waiting", "jobs"),
     ):
-        bars, line = _thin(pick(base), every, length), _thin(pick(head), every, length)
+        bars = _thin(cast("list[float]", base[group][key]), every, length)
+        line = _thin(cast("list[float]", head[group][key]), every, length)
         charts.append(xychart(f"{title} over the replay: bars base, line this change", labels, unit, [bars], [line]))
     return charts

@@ -64,7 +64,8 @@ def _hours_label(seconds: float, span: float) -> str:
 def _x_ticks(x_max: float, plot_width: float) -> list[dict[str, Any]]:
     unit = 86400.0 if x_max >= 3 * 86400 else 3600.0
     step = nice_max(x_max / unit / 6) * unit
-    ticks, t = [], 0.0
+    ticks: list[dict[str, Any]] = []
+    t = 0.0
     while t <= x_max + 1e-9:
         ticks.append({"x": round(LEFT + t / x_max * plot_width, 2), "label": _hours_label(t, x_max)})
         t += step
@@ -75,7 +76,7 @@ def plot_svg(timeline: dict[str, Any], title: str) -> str:
     times: list[float] = timeline["seconds"]
     x_max = max(times[-1] if times else 0.0, 1.0)
     plot_width = WIDTH - LEFT - RIGHT
-    panels = []
+    panels: list[dict[str, Any]] = []
     for index, (key, panel_title, series) in enumerate(panels_of(timeline)):
         top = TOP + index * (PANEL_HEIGHT + GAP)
         y_max = nice_max(max((v for s in series for v in s.values), default=0.0))
