@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplat import scaling, usage
-from gpuplat.model import GpuNodePool, Platform, SharingMode, Tenant
+from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode, Tenant
 from gpuplat.plan.types import Plan
 
 from .grafana import Panel, Query, dashboard, uid
@@ -54,10 +54,9 @@ def fleet_panels(model: Platform) -> list[Panel]:
             stacked=True,
             description="Busy: GPU-equivalents of work on GPUs held by pods; the rest is paid for and idle.",
         ),
+        Panel("Waste: GPUs provisioned and not busy", [Query(f"{provisioned} - {busy}", "GPUs")], width=9),
         Panel(
-            "Waste: GPUs provisioned and not busy",
-            [Query(f"{provisioned} - {busy}", "GPUs"), Query(f"1 - {busy} / {provisioned}", "share")],
-            unit="short",
+            "Waste share", [Query(f"1 - {busy} / {provisioned}", "not busy")], unit="percentunit", kind="stat", width=3
         ),
         Panel(
             "Cost rate by pool",
@@ -125,18 +124,7 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
             description=f"Window averages over {window}; the floor grows above scaleUpAbove and shrinks below "
             "scaleDownBelow.",
         ),
-        Panel(
-            "Nodes by market",
-            [
-                Query(
-                    f"count by ({usage.CAPACITY_TYPE}) (count by (node, {usage.CAPACITY_TYPE}) ({_device(pool)}))",
-                    "{{" + usage.CAPACITY_TYPE + "}}",
-                )
-            ],
-            stacked=True,
-            lines=[(pool.nodes.max, "red")],
-            description="Nodes whose GPUs report metrics, by Karpenter's capacity type.",
-        ),
+        _nodes_panel(model, pool),
         Panel(
             "GPUs provisioned, allocated, busy",
             [
@@ -157,6 +145,20 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
     if floor is not None:
         panels.insert(4, floor)
     return panels
+
+
+def _nodes_panel(model: Platform, pool: GpuNodePool) -> Panel:
+    """By Karpenter's capacity type on aws; an existing cluster's nodes carry none."""
+    per_node = f"count by (node, {usage.CAPACITY_TYPE}) ({_device(pool)})"
+    if model.target.provider is Provider.KUBERNETES:
+        return Panel("Nodes reporting GPUs", [Query(f"count({per_node})", "nodes")], lines=[(pool.nodes.max, "red")])
+    return Panel(
+        "Nodes by market",
+        [Query(f"count by ({usage.CAPACITY_TYPE}) ({per_node})", "{{" + usage.CAPACITY_TYPE + "}}")],
+        stacked=True,
+        lines=[(pool.nodes.max, "red")],
+        description="Nodes whose GPUs report metrics, by Karpenter's capacity type.",
+    )
 
 
 def _floor_panel(model: Platform, plan: Plan, pool: GpuNodePool) -> Panel | None:
