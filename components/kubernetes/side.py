@@ -98,22 +98,12 @@ def build_kubernetes_side(
         if model.target.provider is Provider.KUBERNETES
         else None
     )
-    dashboards = Dashboards(
-        f"{name}-dashboards", DashboardsArgs(model, plan, provider, observability.release, ready), opts
-    )
+    monitoring = observability.release
+    dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
     return KubernetesSide(
-        observability,
-        gpu_sharing,
-        tenants,
-        pod_security,
-        scheduling,
-        fabric_topology,
-        storage_classes,
-        autoscaling,
-        pool_labels,
-        priority_scope,
-        dashboards,
-    )
+        observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
+        autoscaling, pool_labels, priority_scope, dashboards,
+    )  # fmt: skip
 
 
 def _tenants(
