@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e import autoscale, jobs
+from e2e import autoscale, dashboards, jobs
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -354,6 +354,8 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
         if not checked and now >= busy + loop.short.model.autoscaling.window_seconds:
             ok, detail = series_check(loop, live)
             report.scenario(label, "dcgm-series-recorded", ok, detail)
+            ok, detail = dashboards.check(loop)
+            report.scenario(label, "dashboard-queries", ok, detail)
             checked = True
         if all(w.placed is not None or w.failure for w in live):
             break

@@ -196,6 +196,7 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     )
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
+    simulate.add_argument("--plot", metavar="FILE.svg", help="draw the replay over time (GPUs, queue, nodes) as an SVG")
     simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
     simulate.add_argument(
         "--tenant-map", action="append", default=[], metavar="TRACE=TENANT", help="map a trace tenant to a spec tenant"

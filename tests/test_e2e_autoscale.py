@@ -120,3 +120,34 @@ def test_a_growth_step_is_at_most_what_a_full_pressure_asks(steps: list[tuple[in
     watch.replicas = [(0.0, steps[0][0])] + [(10.0 * (i + 1), b) for i, (_, b) in enumerate(steps)]
     assert floor_.steps(watch, 0.0, 100.0) == steps
     assert (not floor_.bad_steps(steps, watch.high, 0.8)) == ok
+
+
+def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_their_series() -> None:
+    import json as json_
+    from types import SimpleNamespace
+
+    from e2e import dashboards as dashboards_
+    from gpuplat.dashboards.series import referenced, substitute
+
+    resources = json_.loads((ROOT / "tests" / "snapshots" / "dev.json").read_text())["resources"]
+    short = autoscale.Short(ROOT, None, resources)  # type: ignore[arg-type]
+    found = dashboards_.queries(SimpleNamespace(short=short))  # type: ignore[arg-type]
+    assert {board for board, _, _ in found} >= {"atlas: GPU fleet", "atlas: pool train", "atlas: tenant research"}
+    names = set().union(*(referenced(substitute(e, dashboards_.RANGE)) for _, _, e in found))
+
+    class Prometheus:
+        def __init__(self, missing: set[str]) -> None:
+            self.missing = missing
+
+        def query(self, promql: str) -> list[dict[str, Any]]:
+            return [] if referenced(promql) & self.missing else [{"value": [0, "1"]}]
+
+    def judged(missing: set[str]) -> tuple[bool, str]:
+        return dashboards_.check(SimpleNamespace(short=short, prometheus=Prometheus(missing)))  # type: ignore[arg-type]
+
+    ok, detail = judged(set(dashboards_.NOT_RUN))
+    assert ok, detail
+    assert "kube_deployment_spec_replicas" in detail.split("not run (no kube-state-metrics here): ")[1]
+    lost = sorted(names - dashboards_.NOT_RUN)[0]
+    ok, detail = judged({lost, *dashboards_.NOT_RUN})
+    assert not ok and f"no data for {lost}" in detail

@@ -55,6 +55,7 @@ COMPONENTS = {
     "gpuplat:index:TenantPriorityScope",
     "gpuplat:index:Autoscaling",
     "gpuplat:index:Observability",
+    "gpuplat:index:Dashboards",
 }
 # The release whose chart installs each custom resource group's CRDs.
 CRD_RELEASE = {

@@ -404,7 +404,7 @@ def test_gpu_utilization_rules_per_pool(which: str) -> None:
         "targetLabel": "pool",
         "action": "replace",
     } in endpoint["relabelings"]
-    (rule,) = by_kind(resources, "PrometheusRule")
+    (rule,) = [r for r in by_kind(resources, "PrometheusRule") if r["metadata"]["name"].endswith("-gpu-utilization")]
     rules, alerts = (g["rules"] for g in rule["spec"]["groups"])
     window = model.autoscaling.window
     records = [r for r in rules if r["record"] == f"pool:gpu_utilization:ratio_avg_{window}"]

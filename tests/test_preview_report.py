@@ -124,6 +124,44 @@ def test_capacity_rows_show_base_and_head(comment: tuple[Run, dict[str, Any], di
     assert f"| hot (standard) | {std[0]} GiB" in capacity  # the plan's second file system is shown too
 
 
+def test_a_change_of_pool_size_shows_a_chart_of_nodes(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    """The chart's bars are the plan's nodes per pool and market, base beside head, for the pools that moved."""
+    run, base, head = comment
+    capacity = _section(run.out, "Capacity and markets")
+    chart = re.search(r"```mermaid\nxychart-beta\n(.*?)```", capacity, re.S)
+    assert chart, capacity
+    categories = json.loads(re.search(r"x-axis (\[.*\])", chart.group(1)).group(1))  # type: ignore[union-attr]
+    bars = json.loads(re.search(r"bar (\[.*\])", chart.group(1)).group(1))  # type: ignore[union-attr]
+    shown = dict(zip(categories, bars, strict=True))
+    labels = {"reserved": "reserved", "spot": "spot", "onDemand": "on-demand"}
+    moved = {
+        b["name"]
+        for b, a in zip(base["pools"], head["pools"], strict=True)
+        if any(b["markets"][k]["nodes"] != a["markets"][k]["nodes"] for k in labels)
+    }
+    assert moved and {c.split(" ")[0] for c in categories} == moved
+    for side, plan in (("base", base), ("head", head)):
+        for pool in plan["pools"]:
+            for key, label in labels.items():
+                name = f"{pool['name']} {label}: {side}"
+                if name in shown:
+                    assert shown[name] == pool["markets"][key]["nodes"], name
+
+
+def test_the_capacity_chart_matches_its_golden_file() -> None:
+    from tests.snapshots import CHART, render_chart
+
+    assert render_chart() == CHART.read_text(encoding="utf-8"), "the chart changed; review and run `make snapshots`"
+
+
+def test_no_chart_when_no_pool_moves(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
+    from gpuplat.render.charts import capacity_chart
+    from gpuplat.render.comment import MARKETS
+
+    _, base, _ = comment
+    assert capacity_chart(base, base, MARKETS) is None
+
+
 def test_cost_delta_is_the_plan_difference(comment: tuple[Run, dict[str, Any], dict[str, Any]]) -> None:
     run, base, head = comment
     cost = _section(run.out, "Monthly cost")

@@ -6,6 +6,7 @@ which name the workload using the GPU, instead of overwriting them with the expo
 `attachMetadata.node` gives the scrape the node's labels, and a relabeling copies the pool
 label onto every series as `pool`, so a pool's GPUs are one label matcher away: no join with
 kube-state-metrics (whose node labels are off by default) and no hostname lists to maintain.
+Karpenter's capacity type is copied likewise as `capacity_type`: it prices a GPU (usage.py).
 
 Recording rules (one group, in evaluation order; the metrics, their PromQL and the combination
 are gpuplat/scaling.py's, which the simulator reads too): per pool the window average of every
@@ -29,8 +30,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.conventions import POOL_LABEL
-from gpuplat import scaling
+from components.conventions import CAPACITY_TYPE_LABEL, POOL_LABEL
+from gpuplat import scaling, usage
 from gpuplat.catalog import CHARTS
 from gpuplat.model import GpuNodePool, Platform
 from gpuplat.plan import Plan
@@ -85,6 +86,12 @@ def service_monitor_spec() -> dict[str, Any]:
                 "relabelings": [
                     {"sourceLabels": [_meta_label(POOL_LABEL)], "targetLabel": "pool", "action": "replace"},
                     {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"},
+                    # The market a GPU is bought in, which prices it (gpuplat/usage.py).
+                    {
+                        "sourceLabels": [_meta_label(CAPACITY_TYPE_LABEL)],
+                        "targetLabel": usage.CAPACITY_TYPE,
+                        "action": "replace",
+                    },
                 ],
             }
         ],

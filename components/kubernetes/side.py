@@ -5,8 +5,9 @@ the GPU stack, the admission policy of tenants that may use a fabric pool (Tenan
 before their namespaces relax Pod Security), the tenants (their namespaces hold queues and
 claims) and the policy keeping each to its own PriorityClasses (TenantPriorityScope),
 Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and autoscaling;
-PoolLabels only on provider kubernetes, where no Karpenter labels the nodes. Names are
-`<name>-<part>` and `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
+PoolLabels only on provider kubernetes, where no Karpenter labels the nodes; last the
+dashboards and the usage rules they read. Names are `<name>-<part>` and
+`<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
 providers); PoolLabels runs there too. It used to be PoolLabels' own child, hence the alias.
@@ -23,6 +24,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 
 from .autoscaling import Autoscaling, AutoscalingArgs
+from .dashboards import Dashboards, DashboardsArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
@@ -46,6 +48,7 @@ class KubernetesSide:
     autoscaling: Autoscaling
     pool_labels: PoolLabels | None
     priority_scope: TenantPriorityScope
+    dashboards: Dashboards
 
 
 def build_kubernetes_side(
@@ -95,18 +98,12 @@ def build_kubernetes_side(
         if model.target.provider is Provider.KUBERNETES
         else None
     )
+    monitoring = observability.release
+    dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
     return KubernetesSide(
-        observability,
-        gpu_sharing,
-        tenants,
-        pod_security,
-        scheduling,
-        fabric_topology,
-        storage_classes,
-        autoscaling,
-        pool_labels,
-        priority_scope,
-    )
+        observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
+        autoscaling, pool_labels, priority_scope, dashboards,
+    )  # fmt: skip
 
 
 def _tenants(

@@ -12,6 +12,8 @@ windows of capacity-block pools (gpuplat/simulate/blocks.py).
 interval. With `--base REF` the stack's spec files as they are at REF (git show) are compiled by
 this checkout's compiler (the report says so) and replayed on the same trace and seeds: each delta
 is paired seed by seed, with its interval, and marked where it is inside the noise.
+`--plot FILE.svg` draws the first seed's replay over time (render/replay_plot.py); `--format
+json` then carries the series drawn as `timeline`.
 """
 
 from __future__ import annotations
@@ -178,6 +180,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_INVALID
+    if args.plot:
+        try:
+            _plot(result[0], Path(args.plot))
+        except OSError as err:
+            sys.stderr.write(f"gpuplat simulate: error: cannot write {args.plot}: {err.strerror or err}\n")
+            return EXIT_USAGE
+        if args.format == "json":
+            sys.stdout.write(render_json(result, base, compiler, timeline=True))
+            return EXIT_OK
     render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
     sys.stdout.write(render(result, base, compiler))
     return EXIT_OK
+
+
+def _plot(result: Result, path: Path) -> None:
+    from gpuplat.render.replay_plot import plot_svg
+
+    assert result.timeline is not None  # simulate() always samples one
+    title = f"Replay of {Path(result.trace).name}: {result.jobs:,} jobs, seed {result.seed}"
+    path.write_text(plot_svg(result.timeline.as_json(), title), encoding="utf-8")

@@ -26,6 +26,7 @@ from gpuplat.preview.diff import OPS, Change
 from gpuplat.vocabulary import MARKET_ORDER
 
 from ._templates import block, md_table, render
+from .charts import capacity_chart
 from .comment_summary import blockers, lead, resources_section
 from .comment_workloads import workloads_section
 from .graph import platform_mermaid
@@ -181,6 +182,7 @@ def _capacity_section(head: Json, base: Json | None) -> str:
         "comment_capacity.md.j2",
         knock_on=[str(k["message"]) for k in knock_on],
         compared=bool(base),
+        chart=capacity_chart(head, base, MARKETS) if base else None,
         pools=block(_table(["pool", "market", "nodes", "GPUs"], _market_rows(head, base), right=2)),
         fleet=block(_table(["fleet GPUs", *(m for _, m in MARKETS)], [_fleet_row(head, base)], right=3)),
         storage=block(_table(["storage tier", "capacity"], storage, right=1)) if storage else None,

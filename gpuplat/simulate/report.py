@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from gpuplat.render.charts import replay_charts
 from gpuplat.simulate.bands import Band, bands, paired
 from gpuplat.simulate.render import busy_share_lines, cost_json, coverage_lines, detail_lines, result_json
 from gpuplat.simulate.result import Result
@@ -55,12 +56,17 @@ def deltas(base: Result | Runs, head: Result | Runs) -> dict[str, tuple[Band, Ba
     return paired([headline(r) for r in _runs(base)], [headline(r) for r in _runs(head)])
 
 
-def render_json(head: Result | Runs, base: Result | Runs | None = None, compiler: str = "") -> str:
+def render_json(
+    head: Result | Runs, base: Result | Runs | None = None, compiler: str = "", *, timeline: bool = False
+) -> str:
+    """`timeline`: also the series `--plot` draws (the first seed's), sampled over the replay."""
     runs = _runs(head)
     doc = result_json(runs[0]) | {
         "seeds": [r.seed for r in runs],
         "headline": {k: _band_json(b) for k, b in bands([headline(r) for r in runs]).items()},
     }
+    if timeline and runs[0].timeline is not None:
+        doc["timeline"] = runs[0].timeline.as_json()
     if base is not None:
         base_runs = _runs(base)
         delta = {
@@ -127,4 +133,10 @@ def render_markdown(head: Result | Runs, base: Result | Runs | None = None, comp
         )
         table = "| metric | base | this change | delta | 95 % interval | |\n|---|---:|---:|---:|---:|---|\n" + rows
         notes.append(base_compiled(compiler))
-    return title + table + "\n" + "".join(f"- {line.strip()}\n" for line in notes)
+    text = title + table + "\n" + "".join(f"- {line.strip()}\n" for line in notes)
+    before = _runs(base)[0].timeline if base is not None else None
+    if before is None or r.timeline is None:
+        return text
+    # The first seed's replay over time, base beside this change.
+    charts = replay_charts(before.as_json(), r.timeline.as_json())
+    return text + "".join(f"\n{chart}\n" for chart in charts)

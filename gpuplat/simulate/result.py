@@ -15,6 +15,7 @@ from gpuplat.simulate.trace import Trace
 
 if TYPE_CHECKING:
     from gpuplat.simulate.engine import Engine
+    from gpuplat.simulate.timeline import Timeline
 
 PERCENTILES = (50, 95, 99)
 
@@ -87,6 +88,7 @@ class Result:
     static_usd: float  # every pool at nodes.max for the same hours, as the plan prices it
     coverage: Coverage
     busy_share: BusyShare
+    timeline: Timeline | None = None  # the replay sampled over time (simulate --plot draws it)
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)

@@ -17,6 +17,7 @@ from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_p
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
+from gpuplat.simulate.timeline import Timeline, sample_step
 from gpuplat.simulate.trace import Trace
 
 __all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate", "simulate_seeds"]
@@ -89,6 +90,7 @@ class Replay:
     unplaceable: dict[int, str]  # job -> why no flavor of its tenant can hold it
     horizon: float
     stranded: int  # jobs that never finished: nothing left could run them
+    timeline: Timeline
 
 
 def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Replay:
@@ -111,8 +113,10 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     outstanding, horizon = len(arrivals), 0.0
     arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
     stabilize = stabilization_seconds(model)
+    timeline = Timeline(sample_step(max((j.submit + j.duration for j in engine.jobs), default=0.0)))
     while engine.heap and outstanding:
         t, _, kind, a, b = heapq.heappop(engine.heap)
+        timeline.until(engine, t)
         engine.now = horizon = t
         if kind == ARRIVE:
             arriving -= 1
@@ -139,15 +143,17 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             break  # the jobs left can never run: they are stranded, and the replay ends here
     for f in engine.flavors:
         f.advance(horizon)
-    return Replay(engine, mapping, unplaceable, horizon, outstanding)
+    timeline.until(engine, horizon, inclusive=True)
+    return Replay(engine, mapping, unplaceable, horizon, outstanding, timeline)
 
 
 def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None = None) -> Result:
     options = options or Options()
     done = replay(model, plan, trace, options)
-    return summarise(
+    result = summarise(
         model, plan, trace, done.engine, options, done.mapping, done.unplaceable, done.horizon, stranded=done.stranded
     )
+    return dataclasses.replace(result, timeline=done.timeline)
 
 
 # The replay's inputs for forked workers (set only while a pool runs): they inherit it, so
