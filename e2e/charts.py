@@ -10,6 +10,7 @@ rendered, what is installed, and what is not.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -195,6 +196,29 @@ def rendered_env(objects: Iterable[Mapping[str, Any]], kind: str) -> dict[str, s
             containers = obj["spec"]["template"]["spec"]["containers"]
             return {e["name"]: str(e["value"]) for e in containers[0].get("env", []) if "value" in e}
     return {}
+
+
+# Kinds without a namespace: `helm template` leaves a template's namespace out where the chart
+# does, and `helm install` puts the namespaced ones in the release's.
+CLUSTER_SCOPED = frozenset({
+    "APIService", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "FlowSchema", "IngressClass",
+    "MutatingWebhookConfiguration", "Namespace", "PersistentVolume", "PriorityClass", "PriorityLevelConfiguration",
+    "RuntimeClass", "StorageClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration", "CSIDriver"})
+
+
+def in_namespace(objects: Iterable[Mapping[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    """The objects as `helm install` creates them: each namespaced one in the release's namespace
+    unless its template names one, a cluster-scoped one in none."""
+    placed = []
+    for obj in objects:
+        obj = copy.deepcopy(dict(obj))
+        if obj["kind"] in CLUSTER_SCOPED:
+            obj["metadata"].pop("namespace", None)
+        else:
+            obj["metadata"].setdefault("namespace", namespace)
+        placed.append(obj)
+    return placed
 
 
 def point_at(objects: list[dict[str, Any]], base_url: str, ca_pem: bytes) -> list[dict[str, Any]]:

@@ -86,7 +86,7 @@ def chart_wiring(stack: Stack, url: str, ca_pem: bytes) -> list[dict[str, Any]] 
         return None
     if release is None:
         return None
-    objects = charts.point_at(charts.render(directory, release), url, ca_pem)
+    objects = charts.point_at(charts.in_namespace(charts.render(directory, release), NAMESPACE), url, ca_pem)
     return [o for o in objects if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
             or o.get("spec", {}).get("conversion", {}).get("strategy") == "Webhook"]
 

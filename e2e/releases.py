@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,13 +23,6 @@ from e2e.objects import crd_documents, sort_for_apply
 from e2e.report import Report
 from e2e.stack import Stack
 
-# Kinds without a namespace: `helm template` leaves a template's namespace out where the chart
-# does, and `helm install` puts the namespaced ones in the release's.
-CLUSTER_SCOPED = frozenset({
-    "APIService", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "FlowSchema", "IngressClass",
-    "MutatingWebhookConfiguration", "Namespace", "PersistentVolume", "PriorityClass", "PriorityLevelConfiguration",
-    "RuntimeClass", "StorageClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-    "ValidatingWebhookConfiguration", "CSIDriver"})
 # Hooks `helm install` runs; the others (delete, upgrade, rollback, test) are not an install's.
 INSTALL_HOOKS = frozenset({"pre-install", "post-install"})
 OPERAND_KINDS = ("Deployment", "DaemonSet")
@@ -47,11 +39,8 @@ def installable(objects: list[dict[str, Any]], namespace: str) -> tuple[list[dic
         if hook and not INSTALL_HOOKS & {h.strip() for h in hook.split(",")}:
             hooks.append(f"{obj['kind']} {obj['metadata'].get('name')} (hook {hook})")
             continue
-        obj = copy.deepcopy(obj)
-        if obj["kind"] not in CLUSTER_SCOPED:
-            obj["metadata"].setdefault("namespace", namespace)
         kept.append(obj)
-    return kept, hooks
+    return charts.in_namespace(kept, namespace), hooks
 
 
 def chart_crds(directory: Path, release: Mapping[str, Any]) -> list[dict[str, Any]]:

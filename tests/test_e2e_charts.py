@@ -141,7 +141,7 @@ def test_the_sriov_chart_s_delete_hook_is_not_installed_and_namespaceless_object
     assert [h.split(" (")[0] for h in hooks] == ["Job sriov-network-operator-pre-delete-hook"]
     deployment = next(o for o in objects if o["kind"] == "Deployment")
     assert deployment["metadata"]["namespace"] == release["namespace"]
-    assert all("namespace" not in o["metadata"] for o in objects if o["kind"] in releases.CLUSTER_SCOPED)
+    assert all("namespace" not in o["metadata"] for o in objects if o["kind"] in charts.CLUSTER_SCOPED)
     assert releases.chart_crds(charts.chart_directory("sriov-network-operator"), release)
 
 
