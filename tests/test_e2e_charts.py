@@ -167,3 +167,65 @@ def test_the_controllers_fit_system_nodes_and_no_gpu_nodepool() -> None:
     kueue = _pod(_rendered("dev", "kueue"))
     assert charts.fits(kueue, untainted_gpu, [])
     assert not charts.fits(kueue, untainted_gpu, [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+
+
+class _Cluster:
+    """What `releases.operands` reads of a cluster: its nodes and pods."""
+
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+        self.nodes, self.pods = nodes, pods
+
+    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
+        return self.nodes if resource == "nodes" else [p for p in self.pods if p["metadata"]["namespace"] == namespace]
+
+    def get(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _node(name: str, taints: list[dict[str, str]] | None = None, gpus: bool = False) -> dict[str, Any]:
+    annotations = {"e2e.gpuplat.dev/gpus": "NVIDIA H100 x8"} if gpus else {}
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/os": "linux", "kubernetes.io/hostname": name},
+                         "annotations": annotations}, "spec": {"taints": taints or []}, "status": {}}
+
+
+def _operands(nodes: list[dict[str, Any]], bound_to: list[str | None]) -> Any:
+    from e2e.report import Report
+    from e2e.stack import Stack, Target
+
+    _, _, resources = support_verify.recorded("kubernetes")
+    release = _release("kubernetes", "kueue")
+    objects, _ = releases.installable(_rendered("kubernetes", "kueue"), release["namespace"])
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    labels = deployment["spec"]["selector"]["matchLabels"]
+    pods = [{"metadata": {"name": f"manager-{i}", "namespace": "kueue-system", "labels": labels},
+             "spec": {"nodeName": node} if node else {},
+             "status": {"conditions": [] if node else [{"type": "PodScheduled", "message": "0/2 nodes are available"}]}}
+            for i, node in enumerate(bound_to)]
+    report = Report()
+    stack = Stack(Target("kubernetes-example"), resources, {}, [])
+    releases.operands(_Cluster(nodes, pods), stack, report, {"kueue": objects}, timeout=0)  # type: ignore[arg-type]
+    (row,) = report.scenarios
+    return row
+
+
+def test_a_controller_on_a_system_node_passes_and_one_a_gpu_node_would_take_fails() -> None:
+    tainted = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+    row = _operands([_node("system-0"), _node("train-0", tainted, gpus=True)], ["system-0"])
+    assert row.ok and row.scenario == "chart-operands-kueue", row.detail
+    row = _operands([_node("system-0"), _node("train-0", gpus=True)], ["system-0"])
+    assert not row.ok and "may be placed on GPU capacity: train-0" in row.detail
+    row = _operands([_node("system-0"), _node("train-0", gpus=True)], ["train-0"])
+    assert not row.ok and "bound to GPU node(s) ['train-0']" in row.detail
+    row = _operands([_node("train-0", tainted, gpus=True)], [None])
+    assert not row.ok and "0 of 1 pod(s) bound (the scheduler: 0/2 nodes are available)" in row.detail
+
+
+def test_a_skipped_row_says_why_and_is_not_a_failure() -> None:
+    from e2e.report import Report
+
+    report = Report()
+    report.skip("dev", "chart-hami", "not rendered: chart hami: github.com/Project-HAMi/HAMi is not served")
+    merged = Report()
+    merged.merge(report.document())
+    (row,) = merged.scenarios
+    assert row.skipped and "not served" in row.detail and merged.failures == 0
