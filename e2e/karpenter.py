@@ -126,13 +126,15 @@ def _healthy(port: int) -> bool | None:
         return None
 
 
-def start(cluster: Cluster, stack: Stack) -> None:
+def start(cluster: Cluster, stack: Stack, gates: str | None = None) -> None:
+    """Start the provider; `gates`: the FEATURE_GATES the rendered chart gives the controller
+    (the chart turns the release's `settings.featureGates` into it), else read from the values."""
     path = cluster.workdir / "instance-types.json"
     path.write_text(json.dumps(instance_types(stack), indent=1))
     cluster.kubectl("create", "namespace", NAMESPACE, check=False)
     probe = free_port()
     env = {**cluster.env, "SYSTEM_NAMESPACE": NAMESPACE, "INSTANCE_TYPES_FILE_PATH": str(path),
-           "FEATURE_GATES": feature_gates(stack), "DISABLE_LEADER_ELECTION": "true",
+           "FEATURE_GATES": gates if gates is not None else feature_gates(stack), "DISABLE_LEADER_ELECTION": "true",
            "METRICS_PORT": str(free_port()), "HEALTH_PROBE_PORT": str(probe), "LOG_LEVEL": "debug",
            "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "3s"}
     cluster.processes.start("karpenter", [str(cluster.tools["karpenter-kwok"])], env=env)

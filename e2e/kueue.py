@@ -3,8 +3,9 @@
 Only what places the manager on this machine is overridden: its webhook server (loopback, a
 certificate we make), probes and metrics on loopback, no leader election, and no internal
 certificate management (that patches a Service-backed webhook, which cannot exist here). Its
-webhooks are registered from Kueue's own manifests in the module, pointed at that server, as
-Kueue's integration tests do.
+webhooks are the chart's, rendered with the release's values (the chart derives their namespace
+selector from the manager configuration), and its CRDs' conversion webhooks too, pointed at that
+server, as Kueue's integration tests do; where no module serves the chart, Kueue's own manifests.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from e2e import charts, upstream
 from e2e.certs import serving_cert
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.gomod import module_dir
@@ -73,6 +75,28 @@ def webhook_configurations(port: int, ca_pem: bytes) -> list[dict[str, Any]]:
     return configurations
 
 
+def chart_wiring(stack: Stack, url: str, ca_pem: bytes) -> list[dict[str, Any]] | None:
+    """The Kueue chart's objects that route the API server to the manager (its webhook
+    configurations, the CRDs with a conversion webhook), rendered with the release's values and
+    pointed at `url`; None when no module serves the chart."""
+    release = stack.release("kueue")
+    try:
+        directory = charts.chart_directory("kueue")
+    except upstream.UpstreamMissing:
+        return None
+    if release is None:
+        return None
+    objects = charts.point_at(charts.in_namespace(charts.render(directory, release), NAMESPACE), url, ca_pem)
+    return [o for o in objects if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+            or o.get("spec", {}).get("conversion", {}).get("strategy") == "Webhook"]
+
+
+def wiring(config: dict[str, Any]) -> tuple[str, bytes]:
+    """(URL, CA) of the webhook server of a Kueue `start` returned the configuration of."""
+    webhook = config["webhook"]
+    return f"https://127.0.0.1:{webhook['port']}", (Path(webhook["certDir"]) / "ca.crt").read_bytes()
+
+
 def _ready(probe_port: int) -> bool | None:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=2) as response:
@@ -102,7 +126,8 @@ def start(cluster: Cluster, stack: Stack, emitted: dict[str, Any] | None = None)
             "--feature-gates=VisibilityOnDemand=false"]
     cluster.processes.start("kueue", argv, env=cluster.env)
     wait_for(lambda: _ready(probe_port), 90, "Kueue's readiness probe")
-    refused = cluster.apply(webhook_configurations(webhook_port, cert.ca_pem))
+    wired = chart_wiring(stack, f"https://127.0.0.1:{webhook_port}", cert.ca_pem)
+    refused = cluster.apply(wired if wired is not None else webhook_configurations(webhook_port, cert.ca_pem))
     if refused:
         raise E2EError(f"Kueue's webhook configurations refused: {refused[0][1]}")
     return config

@@ -63,14 +63,24 @@ def set_status(cluster: Cluster, name: str, allocatable: Mapping[str, str]) -> N
 
 
 def system_nodes(stack: Stack) -> list[dict[str, Any]]:
-    """The EKS managed node group at its desired size (untainted: system pods and CPU work)."""
+    """The nodes that serve no GPU. aws: the EKS managed node group at its desired size
+    (untainted: system pods and CPU work), spread over the zones of the cluster's NodePools as
+    over its subnets, each with its zone label as EKS sets it (Karpenter's chart spreads its
+    controller over zones). kubernetes: the existing cluster's own node for its services."""
+    zones = sorted({zone for pool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool")
+                    for req in pool["spec"]["template"]["spec"].get("requirements", [])
+                    if req["key"] == "topology.kubernetes.io/zone" and req["operator"] == "In"
+                    for zone in req["values"]})
     nodes = []
     for group in stack.of_type("aws:eks/nodeGroup:NodeGroup"):
         for i in range(int(group["scalingConfig"]["desiredSize"])):
             labels = {"eks.amazonaws.com/nodegroup": "system",
                       "node.kubernetes.io/instance-type": group["instanceTypes"][0],
-                      "eks.amazonaws.com/capacityType": group.get("capacityType", "ON_DEMAND")}
+                      "eks.amazonaws.com/capacityType": group.get("capacityType", "ON_DEMAND"),
+                      **({"topology.kubernetes.io/zone": zones[i % len(zones)]} if zones else {})}
             nodes.append(node(f"system-{i}", labels, {"cpu": "8", "memory": "32Gi", "pods": "58"}))
+    if stack.provider == "kubernetes":
+        nodes.append(node("system-0", {}, {"cpu": "8", "memory": "32Gi", "pods": "110"}))
     return nodes
 
 

@@ -1,7 +1,7 @@
 """What the suite applies: the Kubernetes objects a stack emits, and the CRDs they need.
 
 The emitted objects are the recorded inputs of every `kubernetes:` resource except Helm
-releases: a release's chart would come from a repository this machine cannot reach, so the
+releases: a chart a Go module serves is rendered and installed by e2e/releases.py, the
 controllers that matter to a job's journey (Kueue, Karpenter) run as the binaries the suite
 built, configured from the release's emitted values, and the node agents (GPU Operator, HAMi,
 NFD) are played by `e2e.nodes`.
@@ -22,8 +22,11 @@ _FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClas
 
 
 def emitted_objects(resources: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    objects = [r["inputs"] for r in resources
-               if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS)]
+    return sort_for_apply([r["inputs"] for r in resources
+                           if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS)])
+
+
+def sort_for_apply(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda o: _FIRST.index(o["kind"]) if o["kind"] in _FIRST else len(_FIRST))
 
 

@@ -16,6 +16,7 @@ class Scenario:
     ok: bool
     detail: str
     seconds: float = 0.0  # since the target's previous row: the time this row's work took
+    skipped: bool = False  # not run; `detail` says why (not a failure)
 
 
 @dataclass
@@ -39,6 +40,16 @@ COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("kubelet", "stand-in", "kwok's controller keeps nodes and pods running; no container runs"),
     ("Kueue", "run", "the manager and its webhooks, configured from the emitted release"),
     ("Karpenter", "run", "the kwok provider of sigs.k8s.io/karpenter: it creates Nodes instead of EC2 instances"),
+    ("Kueue chart, Karpenter chart, karpenter-crd chart, SR-IOV network operator chart", "run",
+     "rendered by Helm's own code from their modules (charts/kueue of sigs.k8s.io/kueue, charts/karpenter and "
+     "charts/karpenter-crd of github.com/aws/karpenter-provider-aws, deployment/sriov-network-operator-chart of "
+     "github.com/k8snetworkplumbingwg/sriov-network-operator) with the emitted values and applied (e2e/releases.py); "
+     "their Deployments' pods are bound by the scheduler, no container runs"),
+    ("charts no module serves (GPU Operator, HAMi, KEDA, kube-prometheus-stack, dcgm-exporter, network-operator, "
+     "EFA device plugin, CSI drivers)", "not run",
+     "not rendered: no module serves their source at the pinned version (a skipped chart-<name> row per release "
+     "says why); their values keys are checked against the upstream values.yaml; the stand-ins of this list say "
+     "what plays their parts"),
     ("DCGM exporter", "stand-in",
      "one endpoint per exporter pod at the pod's address, serving dcgm-exporter's default counters with "
      "its labels, valued from a Philly trace slice (e2e/exporter.py)"),
@@ -90,6 +101,12 @@ class Report:
         row = Scenario(stack, name, ok, detail, self._split())
         self.scenarios.append(row)
         print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name} ({row.seconds:.0f} s): {detail[:400]}", flush=True)
+
+    def skip(self, stack: str, name: str, reason: str) -> None:
+        """A scenario that could not run here, with why: a row, never silence."""
+        row = Scenario(stack, name, True, reason, self._split(), skipped=True)
+        self.scenarios.append(row)
+        print(f"  skip {stack}: {name}: {reason[:400]}", flush=True)
 
     def timing(self, stack: str, command: str, seconds: float) -> None:
         self.timings.append({"stack": stack, "command": command, "seconds": round(seconds, 1)})

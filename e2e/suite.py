@@ -18,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from e2e import (
+    charts,
     contention,
     deploy,
     devicemutations,
@@ -29,6 +30,7 @@ from e2e import (
     mutations,
     netns,
     nodes,
+    releases,
     scenarios,
     topology,
 )
@@ -106,24 +108,30 @@ def existing_gpu_nodes(stack: Stack) -> list[dict[str, Any]]:
     return made
 
 
-def bring_up(cluster: Cluster, stack: Stack, report: Report) -> None:
+def bring_up(cluster: Cluster, stack: Stack, report: Report, timeout: float = 120) -> dict[str, list[dict[str, Any]]]:
+    """Everything a job's journey needs; returns the objects of the charts installed, per chart."""
     label = stack.target.label
     crds = upstream_crds() + (karpenter.kwok_crds() if stack.provider == "aws" else [])
     refused = cluster.apply(crds)
     cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
     report.scenario(label, "crds", not refused, refused[0][1] if refused else f"{len(crds)} upstream CRDs established")
-    kueue.start(cluster, stack)
+    config = kueue.start(cluster, stack)
+    # The nodes that serve no GPU exist before the charts: their pods are bound there first.
+    nodes.create(cluster, nodes.system_nodes(stack))
+    installed = releases.install(cluster, stack, report, {"kueue": kueue.wiring(config)})
+    releases.wait_bound(cluster, [o for objects in installed.values() for o in objects], timeout)
     objects = emitted_objects(stack.resources)
     refused = cluster.apply(objects)
     detail = "; ".join(f"{o['kind']} {o['metadata'].get('name')}: {why[-300:]}" for o, why in refused[:5])
     report.scenario(label, "server-side-apply", not refused,
                     detail or f"{len(objects)} emitted objects applied, none refused")
     if stack.provider == "aws":
-        nodes.create(cluster, nodes.system_nodes(stack))
-        karpenter.start(cluster, stack)
+        gates = charts.rendered_env(installed.get("karpenter", []), "Deployment").get("FEATURE_GATES")
+        karpenter.start(cluster, stack, gates)
         karpenter.point_at_kwok(cluster, stack)
     else:
         nodes.create(cluster, existing_gpu_nodes(stack))
+    return installed
 
 
 Toolbox = dict[str, dict[str, Path]]  # Kubernetes minor -> binary name -> path
@@ -170,11 +178,13 @@ def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot:
 
 def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
-        bring_up(cluster, stack, report)
+        installed = bring_up(cluster, stack, report)
         with nodes.NodeAgents(cluster, device_model(stack, cluster.tools)) as agents:
             devicemutations.registrations(cluster, stack, report, device_model(stack, cluster.tools), timeout)
             if stack.provider == "kubernetes":
                 pool_labeler(stack, report, agents)
+            # Once the GPU nodes exist (aws: one per NodePool) and carry the labeler's taints.
+            releases.operands(cluster, stack, report, installed, timeout)
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             scenarios.quota_waits(cluster, stack, report, timeout)
