@@ -34,7 +34,7 @@ from pathlib import Path
 from e2e.stack import ROOT, Target
 from gpuplat.catalog.gpus import gpu_model
 from gpuplat.catalog.sharing import HAMI_GPU_RESOURCE, REPLICATED_GPU_RESOURCE, mig_resource_name
-from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
+from gpuplat.model import GpuNodePool, Market, Platform, Provider, SharingMode
 
 HOSTNAME = "kubernetes.io/hostname"
 RUNS, WAITS = "runs", "blocked"
@@ -200,6 +200,21 @@ def namespace_ceilings(model: Platform) -> dict[str, dict[str, int]]:
                 total, left = total + take * units, left - take
             ceilings[tenant.name][resource] = total
     return ceilings
+
+
+def floor_sizes(model: Platform) -> dict[str, tuple[int, str]]:
+    """pool -> (the placeholders its capacity floor keeps with no job, why): `nodes.min`
+    (docs/provisioned.md), held on capacity that is not taken back: an aws pool without a
+    reserved or on-demand market keeps none."""
+    found = {}
+    for pool in model.pools:
+        held = model.target.provider is Provider.KUBERNETES or any(m is not Market.SPOT for m in pool.markets)
+        if not held:
+            found[pool.name] = (0, f"pool {pool.name} is spot only: its nodes.min cannot be held on capacity "
+                                   "that is taken back")
+        else:
+            found[pool.name] = (pool.nodes.min, f"nodes.min of pool {pool.name}")
+    return found
 
 
 # -- the jobs a journey is tried with ----------------------------------------------------------

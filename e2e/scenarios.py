@@ -179,8 +179,10 @@ def pod_security(cluster: Cluster, stack: Stack, report: Report) -> None:
                                             "securityContext": {"privileged": True}}]}}
         result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(hostile), check=False,
                                  **tenant_identity(tenant))
+        # The error, not the warnings kubectl prints before it ("would violate PodSecurity" of
+        # a namespace's warn level): only the refusal's own words count.
         errors = [line for line in result.stderr.splitlines() if line.startswith("Error")] or [result.stderr.strip()]
-        who = refused_by_admission(result.stderr) if result.returncode else ""
+        who = refused_by_admission("\n".join(errors)) if result.returncode else ""
         if who:
             said.append(f"{tenant}: {who}: {errors[-1][-200:]}")
         elif result.returncode:
@@ -191,27 +193,39 @@ def pod_security(cluster: Cluster, stack: Stack, report: Report) -> None:
 
 
 def floor(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
-    """`nodes.min` nodes stand with no job; the floor raised as KEDA would adds nodes."""
-    for deployment in stack.of_type("kubernetes:apps/v1:Deployment"):
-        name = deployment["metadata"]["name"]
-        if not name.startswith("capacity-floor-"):
-            continue
-        pool, namespace = deployment["metadata"]["labels"]["gpuplat.dev/pool"], deployment["metadata"]["namespace"]
-        replicas = int(deployment["spec"]["replicas"])
-        if replicas == 0:
-            report.skip(stack.target.label, f"capacity-floor-{pool}", f"pool {pool} keeps no node with no job "
-                        "(its floor is 0 placeholders)")
-            continue
+    """Each pool's floor keeps the nodes the spec asks for (`nodes.min`, e2e/expect.py) with no
+    job: the emitted Deployment at that size, its placeholders ready on nodes."""
+    from e2e import expect  # it imports the compiler's front end, which this module's users need not
 
+    label = stack.target.label
+    try:
+        sizes = expect.floor_sizes(expect.spec_model(stack.target))
+    except expect.SpecError as err:
+        report.scenario(label, "capacity-floor", False, str(err))
+        return
+    floors = [d for d in stack.of_type("kubernetes:apps/v1:Deployment")
+              if d["metadata"]["name"].startswith("capacity-floor-")]
+    emitted = {d["metadata"]["labels"].get("gpuplat.dev/pool"): d for d in floors}
+    for pool, (wanted, why) in sizes.items():
+        scenario, deployment = f"capacity-floor-{pool}", emitted.get(pool)
+        if wanted == 0:
+            report.skip(label, scenario, f"the spec keeps no node of pool {pool} with no job ({why})")
+            continue
+        replicas = int(deployment["spec"]["replicas"]) if deployment else 0
+        if replicas != wanted:
+            report.scenario(label, scenario, False, f"the spec keeps {wanted} node(s) ({why}); the stack emits "
+                            + (f"a floor of {replicas}" if deployment else "no floor"))
+            continue
+        assert deployment is not None
+        name, namespace = deployment["metadata"]["name"], deployment["metadata"]["namespace"]
         try:
-            wait_for(lambda n=name, ns=namespace, r=replicas: _ready_replicas(cluster, n, ns, r), timeout,
-                     f"{replicas} floor placeholder(s) of pool {pool} on nodes")
-            report.scenario(stack.target.label, f"capacity-floor-{pool}", True,
-                            f"{replicas} node(s) held for pool {pool} with no job running")
+            wait_for(lambda n=name, ns=namespace, r=wanted: _ready_replicas(cluster, n, ns, r), timeout,
+                     f"{wanted} floor placeholder(s) of pool {pool} on nodes")
+            report.scenario(label, scenario, True, f"{wanted} node(s) held for pool {pool} with no job running ({why})")
         except E2EError as err:
             pods = [p for p in cluster.items("pods", namespace) if p["metadata"]["name"].startswith(name)]
             said = jobs.events_for(cluster, namespace, pods[0]["metadata"]["name"]) if pods else []
-            report.scenario(stack.target.label, f"capacity-floor-{pool}", False, f"{err}: {'; '.join(said[-2:])}")
+            report.scenario(label, scenario, False, f"{err}: {'; '.join(said[-2:])}")
 
 
 def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) -> int | None:

@@ -72,6 +72,22 @@ def test_namespace_ceilings_from_the_spec_are_what_the_emitted_quota_holds(which
     assert spec == {t: {r: n for r, n in emitted[t].items() if n} for t in spec}
 
 
+@pytest.mark.parametrize("which, target", [("kubernetes", KUBERNETES), ("prod", Target("prod", "prod"))])
+def test_floor_sizes_from_the_spec_are_the_emitted_floors(which: str, target: Target) -> None:
+    """As above, a second opinion: the spec's nodes.min (none on a spot-only pool) is what the
+    stack emits as each pool's floor."""
+    floors = [d for d in objects(recorded(which)[2], "Deployment") if d["metadata"]["name"].startswith("capacity-floor-")]
+    emitted = {d["metadata"]["labels"]["gpuplat.dev/pool"]: int(d["spec"]["replicas"]) for d in floors}
+    sizes = {pool: n for pool, (n, _) in expect.floor_sizes(expect.spec_model(target)).items()}
+    assert sizes == {pool: emitted.get(pool, 0) for pool in sizes}
+
+
+def test_a_spot_only_aws_pool_keeps_no_floor() -> None:
+    sizes = expect.floor_sizes(expect.spec_model(Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml")))
+    assert sizes["bursty"][0] == 0 and "spot only" in sizes["bursty"][1]
+    assert sizes["base"] == (1, "nodes.min of pool base")
+
+
 # ---- the jobs each journey is tried with --------------------------------------------------------
 
 
