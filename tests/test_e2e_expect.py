@@ -76,7 +76,8 @@ def test_namespace_ceilings_from_the_spec_are_what_the_emitted_quota_holds(which
 def test_floor_sizes_from_the_spec_are_the_emitted_floors(which: str, target: Target) -> None:
     """As above, a second opinion: the spec's nodes.min (none on a spot-only pool) is what the
     stack emits as each pool's floor."""
-    floors = [d for d in objects(recorded(which)[2], "Deployment") if d["metadata"]["name"].startswith("capacity-floor-")]
+    deployments = objects(recorded(which)[2], "Deployment")
+    floors = [d for d in deployments if d["metadata"]["name"].startswith("capacity-floor-")]
     emitted = {d["metadata"]["labels"]["gpuplat.dev/pool"]: int(d["spec"]["replicas"]) for d in floors}
     sizes = {pool: n for pool, (n, _) in expect.floor_sizes(expect.spec_model(target)).items()}
     assert sizes == {pool: emitted.get(pool, 0) for pool in sizes}
