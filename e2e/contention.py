@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from e2e import jobs, quota
+from e2e import expect, jobs, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -178,7 +178,11 @@ def borrowing(cluster: Cluster, stack: Stack, report: Report, timeout: float) ->
             report.scenario(label, "borrowing-limit", False, f"API server refused the job: {refused}")
             return
         held, why = _held(cluster, slot.tenant, "Job", "borrow-one-more", timeout)
-        ok = held and borrowed == slot.borrow
+        off_spec = expect.ceiling_problem(expect.slots(expect.spec_model(stack.target)), slot.tenant, slot.pool,
+                                          slot.resource, slot.ceiling)
+        if off_spec:
+            why += f"; the emitted queues' ceiling is off the spec: {off_spec}"
+        ok = held and borrowed == slot.borrow and not off_spec
         report.scenario(label, "borrowing-limit", ok,
                         f"{slot.tenant} holds {slot.ceiling} {slot.resource} in {slot.flavor}: nominal {slot.nominal} "
                         f"+ borrowed {borrowed} (predicted {slot.borrow}); one more "

@@ -182,6 +182,19 @@ def slots(model: Platform) -> list[Slot]:
     return found
 
 
+def ceiling_problem(found: list[Slot], tenant: str, pool: str, resource: str, ceiling: int) -> str:
+    """'' when `ceiling` (what Kueue's arithmetic over the emitted queues says one job of the
+    tenant holds in a flavor of the pool) lies within the spec's bounds; else why not."""
+    slot = next((s for s in found if (s.tenant, s.pool, s.resource) == (tenant, pool, resource)), None)
+    if slot is None:
+        return f"the spec does not allow {tenant} {resource} on {pool}"
+    if ceiling > slot.flavor_ceiling:
+        return f"{ceiling} > {tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}, the most the spec allows"
+    if slot.reach is not None and ceiling < slot.reach * slot.per_gpu:
+        return f"{ceiling} < the {slot.reach * slot.per_gpu} the spec guarantees {tenant} on {pool}"
+    return ""
+
+
 def namespace_ceilings(model: Platform) -> dict[str, dict[str, int]]:
     """tenant -> resource -> the most units its namespace quota lets pods request at once: its
     `gpus` placed on its pools with the most units of the resource per GPU first, each pool at

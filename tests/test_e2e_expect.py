@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from e2e import expect, journeys
+from e2e import expect, journeys, quota
 from e2e.expect import HOSTNAME, REQUIRED_TOPOLOGY, RUNS, WAITS, Slot
 from e2e.report import Journey, Report
 from e2e.scenarios import refused_by_admission
@@ -87,6 +87,25 @@ def test_a_spot_only_aws_pool_keeps_no_floor() -> None:
     sizes = expect.floor_sizes(expect.spec_model(Target("coverage", "dev", ROOT / "e2e" / "specs" / "coverage.yaml")))
     assert sizes["bursty"][0] == 0 and "spot only" in sizes["bursty"][1]
     assert sizes["base"] == (1, "nodes.min of pool base")
+
+
+@pytest.mark.parametrize("which, target", [("kubernetes", KUBERNETES), ("prod", Target("prod", "prod"))])
+def test_kueues_ceilings_over_the_emitted_queues_lie_within_the_specs_bounds(which: str, target: Target) -> None:
+    resources = recorded(which)[2]
+    queues = [r["inputs"] for r in resources if r["type"] == quota.CLUSTER_QUEUE]
+    flavors = [r["inputs"] for r in resources if r["type"] == quota.FLAVOR]
+    found = expect.slots(expect.spec_model(target))
+    emitted = quota.slots(queues, flavors)
+    assert emitted
+    assert [s for s in emitted if expect.ceiling_problem(found, s.tenant, s.pool, s.resource, s.ceiling)] == []
+
+
+def test_a_ceiling_off_the_spec_is_named() -> None:
+    found = [slot(tenant_gpus=16, reach=12)]
+    assert expect.ceiling_problem(found, "t", "p", "nvidia.com/gpu", 14) == ""
+    assert "16" in expect.ceiling_problem(found, "t", "p", "nvidia.com/gpu", 17)
+    assert "guarantees" in expect.ceiling_problem(found, "t", "p", "nvidia.com/gpu", 11)
+    assert "does not allow" in expect.ceiling_problem(found, "u", "p", "nvidia.com/gpu", 1)
 
 
 # ---- the jobs each journey is tried with --------------------------------------------------------
