@@ -22,7 +22,7 @@ from typing import Any
 
 from e2e import expect, jobs
 from e2e.cluster import Cluster, E2EError
-from e2e.contention import SETTLE, admitted, condition, quiet, workload
+from e2e.contention import SETTLE, admitted, condition, quiet
 from e2e.expect import RUNS, WAITS, Shape
 from e2e.report import Journey, Report
 from e2e.scenarios import spot_reachable, tenant_identity
@@ -66,8 +66,32 @@ class Verdict:
     bound: bool = False
 
 
-def _pods_bound(cluster: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
-    return [p for p in jobs.pods_of(cluster, namespace, name) if p["spec"].get("nodeName")]
+class Snapshot:
+    """What the engines show at one moment, each list read once per namespace (a round's jobs
+    are judged together: one kubectl call per kind and tenant, not per job)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._lists: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def _items(self, kind: str, namespace: str = "") -> list[dict[str, Any]]:
+        if (kind, namespace) not in self._lists:
+            self._lists[(kind, namespace)] = self.cluster.items(kind, namespace)
+        return self._lists[(kind, namespace)]
+
+    def workload(self, shape: Shape) -> dict[str, Any] | None:
+        for item in self._items("workloads.kueue.x-k8s.io", shape.slot.tenant):
+            if any(o.get("kind") == "Job" and o.get("name") == shape.job_name
+                   for o in item["metadata"].get("ownerReferences", [])):
+                return item
+        return None
+
+    def pods(self, shape: Shape) -> list[dict[str, Any]]:
+        return [p for p in self._items("pods", shape.slot.tenant)
+                if p["metadata"].get("labels", {}).get("job-name") == shape.job_name]
+
+    def node_labels(self) -> dict[str, dict[str, str]]:
+        return {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in self._items("nodes")}
 
 
 def placement(pods: list[dict[str, Any]], nodes: dict[str, dict[str, str]], within: str, spans: str) -> str:
@@ -80,46 +104,46 @@ def placement(pods: list[dict[str, Any]], nodes: dict[str, dict[str, str]], with
     return f"pods in {within} {sorted(map(str, inside))}, {spans} {sorted(map(str, across))}"
 
 
-def observe(cluster: Cluster, shape: Shape, settled_since: float | None) -> Verdict | None:
-    """The verdict on the shape's job once the engines decided it; None while undecided."""
-    namespace, name = shape.slot.tenant, shape.job_name
-    item = workload(cluster, namespace, "Job", name)
-    said = str(condition(item, "QuotaReserved").get("message") or condition(item, "Admitted").get("message") or "")
+def kueue_message(item: dict[str, Any] | None) -> str:
+    return str(condition(item, "QuotaReserved").get("message") or condition(item, "Admitted").get("message") or "")
+
+
+def observe(now: Snapshot, shape: Shape, settled: bool) -> Verdict | None:
+    """The verdict on the shape's job once the engines decided it; None while undecided. A job
+    the spec says waits is decided once Kueue said why for `SETTLE` s (`settled`)."""
+    item = now.workload(shape)
     if item is not None and admitted(item):
         assignments = item.get("status", {}).get("admission", {}).get("podSetAssignments", [])
         flavors = tuple(sorted({f for a in assignments for f in a.get("flavors", {}).values()}))
-        bound = _pods_bound(cluster, namespace, name)
+        bound = [p for p in now.pods(shape) if p["spec"].get("nodeName")]
         if len(bound) < shape.pods:
             return None
         where = f"admitted by Kueue onto {', '.join(flavors)}; {len(bound)} pod(s) bound to " \
             f"{', '.join(sorted({p['spec']['nodeName'] for p in bound}))}"
         if shape.within:
-            nodes = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in cluster.items("nodes")}
-            off = placement(bound, nodes, shape.within, shape.spans)
+            off = placement(bound, now.node_labels(), shape.within, shape.spans)
             if off:
                 return Verdict("runs, placed otherwise", f"{where}: {off}", flavors, True)
             where += f", within one {shape.within} across {shape.spans}s"
         return Verdict(RUNS, where, flavors, True)
-    settled = settled_since is not None and time.monotonic() - settled_since >= SETTLE
-    if shape.expect == WAITS and shape.kueue_says in said and settled:
-        return Verdict(WAITS, f"Kueue: {said}")
+    if shape.expect == WAITS and settled and shape.kueue_says in kueue_message(item):
+        return Verdict(WAITS, f"Kueue: {kueue_message(item)}")
     return None
 
 
-def _final(cluster: Cluster, shape: Shape) -> Verdict:
+def _final(cluster: Cluster, now: Snapshot, shape: Shape) -> Verdict:
     """At the deadline: what holds the job, in the controller's words."""
-    namespace, name = shape.slot.tenant, shape.job_name
-    item = workload(cluster, namespace, "Job", name)
+    item = now.workload(shape)
     if item is None:
         return Verdict(WAITS, "Kueue made no Workload for the job: " +
-                       "; ".join(jobs.events_for(cluster, namespace, name)[-2:]))
+                       "; ".join(jobs.events_for(cluster, shape.slot.tenant, shape.job_name)[-2:]))
     if not admitted(item):
-        said = condition(item, "QuotaReserved").get("message") or "no verdict from Kueue"
+        said = kueue_message(item) or "no verdict from Kueue"
         actual = WAITS if shape.expect != WAITS or shape.kueue_says in said else f"{WAITS}, not for the spec's reason"
         return Verdict(actual, f"Kueue: {said}")
-    pods = jobs.pods_of(cluster, namespace, name)
+    pods = now.pods(shape)
     waiting = [p for p in pods if not p["spec"].get("nodeName")]
-    said = jobs.events_for(cluster, namespace, waiting[0]["metadata"]["name"]) if waiting else []
+    said = jobs.events_for(cluster, shape.slot.tenant, waiting[0]["metadata"]["name"]) if waiting else []
     return Verdict(WAITS, f"admitted, {len(pods) - len(waiting)} of {shape.pods} pod(s) bound; scheduler: "
                    + ("; ".join(said[-2:]) or "no pod yet"))
 
@@ -137,13 +161,15 @@ def judge(cluster: Cluster, submitted: list[tuple[Shape, str]], timeout: float) 
     pending = [s for s, refused in submitted if not refused]
     seen: dict[Key, float] = {}  # when Kueue first gave the words a waiting job must wait with
     deadline = time.monotonic() + timeout
+    now = Snapshot(cluster)
     while pending:
+        now = Snapshot(cluster)
         for shape in list(pending):
-            item = workload(cluster, shape.slot.tenant, "Job", shape.job_name)
-            said = str(condition(item, "QuotaReserved").get("message") or "")
-            if shape.expect == WAITS and shape.kueue_says in said and not admitted(item):
+            item = now.workload(shape)
+            if shape.expect == WAITS and shape.kueue_says in kueue_message(item) and not admitted(item):
                 seen.setdefault(key(shape), time.monotonic())
-            verdict = observe(cluster, shape, seen.get(key(shape)))
+            since = seen.get(key(shape))
+            verdict = observe(now, shape, since is not None and time.monotonic() - since >= SETTLE)
             if verdict is not None:
                 verdicts[key(shape)] = verdict
                 pending.remove(shape)
@@ -151,7 +177,7 @@ def judge(cluster: Cluster, submitted: list[tuple[Shape, str]], timeout: float) 
             break
         time.sleep(1.0)
     for shape in pending:
-        verdicts[key(shape)] = _final(cluster, shape)
+        verdicts[key(shape)] = _final(cluster, now, shape)
     return verdicts
 
 

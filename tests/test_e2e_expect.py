@@ -211,3 +211,63 @@ def test_the_report_counts_ok_failed_and_skipped_rows_and_a_skip_is_no_failure()
     assert [r.status for r in merged.scenarios] == ["ok", "failed", "skipped"]
     assert merged.journeys[0].job == "2 pods x 8 (gang)" and merged.document()["counts"] == \
         {"ok": 1, "failed": 1, "skipped": 1}
+
+
+# ---- judging a round's jobs on what the engines show (a cluster of canned objects) --------------
+
+
+class Canned:
+    """Stands in for e2e.cluster.Cluster's reads: lists of objects by kind and namespace."""
+
+    def __init__(self, lists: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+        self.lists = lists
+
+    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
+        return self.lists.get((resource, namespace), [])
+
+    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
+        return {"items": self.items(resource, namespace)}
+
+
+def workload_of(shape: expect.Shape, admitted: bool, message: str = "") -> dict[str, Any]:
+    conditions = [{"type": "QuotaReserved", "status": "True" if admitted else "False", "message": message},
+                  {"type": "Admitted", "status": "True" if admitted else "False"}]
+    return {"metadata": {"name": f"job-{shape.job_name}", "ownerReferences": [{"kind": "Job", "name": shape.job_name}]},
+            "status": {"conditions": conditions,
+                       "admission": {"podSetAssignments": [{"flavors": {shape.slot.resource: "f"}}]}}}
+
+
+def pods_on(shape: expect.Shape, *nodes: str) -> list[dict[str, Any]]:
+    return [{"metadata": {"name": f"{shape.job_name}-{i}", "labels": {"job-name": shape.job_name}},
+             "spec": {"nodeName": node}} for i, node in enumerate(nodes)]
+
+
+def judged(shape: expect.Shape, workload: dict[str, Any], pods: list[dict[str, Any]], timeout: float = 0) -> str:
+    nodes = [{"metadata": {"name": f"n{i}", "labels": expect.site_labels((BLOCK, LEAF), i, 16)}} for i in range(16)]
+    cluster = Canned({("workloads.kueue.x-k8s.io", "t"): [workload], ("pods", "t"): pods, ("nodes", ""): nodes})
+    verdict = journeys.judge(cluster, [(shape, "")], timeout)[journeys.key(shape)]  # type: ignore[arg-type]
+    return verdict.actual
+
+
+def test_a_gang_runs_once_kueue_admitted_it_and_every_pod_is_bound() -> None:
+    gang = by_name(expect.shapes(slot()))["gang"]
+    assert judged(gang, workload_of(gang, True), pods_on(gang, "n0", "n1")) == RUNS
+    assert judged(gang, workload_of(gang, True), pods_on(gang, "n0")) == WAITS  # one pod short at the deadline
+
+
+def test_a_job_the_spec_holds_waits_only_for_the_specs_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journeys, "SETTLE", 0.0)
+    over = by_name(expect.shapes(slot()))["over"]
+    said = "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor f, ... > maximum capacity (16)"
+    assert judged(over, workload_of(over, False, said), [], timeout=5) == WAITS
+    assert judged(over, workload_of(over, False, "untolerated taint {x}"), []) == "blocked, not for the spec's reason"
+    assert judged(over, workload_of(over, True), pods_on(over, *["n0"] * 17)) == RUNS  # the spec is broken: it ran
+
+
+def test_a_job_within_a_block_must_span_leaves_of_one_block() -> None:
+    block = by_name(expect.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
+                                       reach=128)))["tas-block"]
+    across = ["n0", "n1", "n2", "n3", "n4"]  # leaves 0 and 1 of block 0
+    assert judged(block, workload_of(block, True), pods_on(block, *across)) == RUNS
+    assert judged(block, workload_of(block, True), pods_on(block, "n0", "n4", "n8", "n9", "n10")) == \
+        "runs, placed otherwise"
