@@ -257,9 +257,10 @@ def caught(cluster: Cluster, stack: Stack, report: Report, model_of: Callable[[R
     baseline = problems(model_of(stack.resources), pools, nodes)
     for edit in EDITS:
         edited = edit.edit(stack.resources)
-        if edited is None:
-            continue
         scenario = f"edit-caught-{edit.name}"
+        if edited is None:
+            report.skip(stack.target.label, scenario, f"{edit.what}: the stack emits no value this edit changes")
+            continue
         try:
             model = model_of(edited)
             # What the edit breaks: pools the output as emitted serves and the edited one does not.
