@@ -144,10 +144,14 @@ def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
     rest of the cohort idle, or None; why not). On provider kubernetes a pool is one flavor:
     the tenant's share rounded down, plus what the soft tenants lend there (theirs rounded
     down), at most its `gpus` and the pool's. Not fixed where the shares, rounded up, promise
-    a pool more than it holds (the plan's flow then moves GPUs) or on aws (markets)."""
+    any pool more than it holds (the plan's flow then moves GPUs, through any pool) or on aws
+    (markets)."""
     shares = _shares(model)
     isolation = {t.name: t.isolation for t in model.tenants}
     gpus = {t.name: t.gpus for t in model.tenants}
+    # A pool promised more than it holds makes the plan's flow move GPUs, through any pool.
+    over = [f"{p.name} ({promised} GPUs rounded up of {pool_gpus(p)})" for p in model.pools
+            if (promised := sum(math.ceil(s) for (_, name), s in shares.items() if name == p.name)) > pool_gpus(p)]
     found: dict[tuple[str, str], tuple[int | None, str]] = {}
     for (tenant, pool), share in shares.items():
         if model.target.provider is Provider.AWS:
@@ -155,12 +159,11 @@ def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
                                            "procurement plan, and a job holds one market's: the spec alone does "
                                            f"not fix how much of {pool} one job of {tenant} holds")
             continue
-        capacity = pool_gpus(model.pools_by_name[pool])
-        promised = sum(math.ceil(s) for (_, p), s in shares.items() if p == pool)
-        if promised > capacity:
-            found[(tenant, pool)] = (None, f"the tenants' proportional shares of {pool} ({promised} GPUs rounded "
-                                           f"up) pass its {capacity}: the plan's flow moves GPUs elsewhere")
+        if over:
+            found[(tenant, pool)] = (None, f"the tenants' proportional shares pass what {', '.join(over)} holds: "
+                                           "the plan's flow moves GPUs between pools")
             continue
+        capacity = pool_gpus(model.pools_by_name[pool])
         lent = sum(math.floor(s) for (other, p), s in shares.items()
                    if p == pool and other != tenant and isolation[other] != "hard")
         found[(tenant, pool)] = (min(gpus[tenant], capacity, math.floor(share) + lent), "")

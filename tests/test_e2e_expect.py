@@ -5,6 +5,7 @@ states. Pure Python: no cluster."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,6 +55,16 @@ def test_reach_is_the_proportional_share_plus_what_soft_tenants_lend() -> None:
     assert found[("research", "a100", "nvidia.com/mig-1g.10gb")].per_gpu == 2
     assert found[("pretrain", "dgx", "nvidia.com/gpu")].topology == (BLOCK, LEAF, HOSTNAME)
     assert found[("research", "a100", "nvidia.com/mig-1g.10gb")].topology == ()
+
+
+def test_a_pool_promised_more_than_it_holds_leaves_every_reach_open(tmp_path: Path) -> None:
+    spec = (ROOT / "e2e" / "specs" / "onprem.yaml").read_text()
+    # product's 24 GPUs over a100 (16), shared (8) and vgpu (8): 12 of a100, beside research's 8.
+    crowded = tmp_path / "crowded.yaml"
+    crowded.write_text(spec.replace("{name: product, gpus: 12,", "{name: product, gpus: 24,"))
+    model = expect.spec_model(Target("crowded", "dev", crowded))
+    found = expect.slots(model)
+    assert found and all(s.reach is None and "a100 (20 GPUs rounded up of 16)" in s.why for s in found)
 
 
 def test_an_aws_pools_reach_is_left_open_with_a_reason() -> None:
