@@ -282,3 +282,13 @@ def test_a_job_within_a_block_must_span_leaves_of_one_block() -> None:
     assert judged(block, workload_of(block, True), pods_on(block, *across)) == RUNS
     assert judged(block, workload_of(block, True), pods_on(block, "n0", "n4", "n8", "n9", "n10")) == \
         "runs, placed otherwise"
+
+
+def test_a_device_edit_is_caught_only_in_the_schedulers_or_kueues_words() -> None:
+    from e2e.devicemutations import refused_for_devices
+
+    assert refused_for_devices("FailedScheduling: 0/20 nodes are available: 4 Insufficient nvidia.com/gpu.shared")
+    assert refused_for_devices('Kueue: couldn\'t assign flavors: topology "t" doesn\'t allow to fit any of 1 pod(s)')
+    assert not refused_for_devices("the API server refused the job: forbidden")
+    assert not refused_for_devices("BOUND to dev-0")
+    assert not refused_for_devices("FailedScheduling: 0/20 nodes are available: node(s) had untolerated taint")
