@@ -277,6 +277,9 @@ def _sized(slot: Slot, name: str, pods: int, units: int, annotations: dict[str, 
         return dataclasses.replace(shape, expect=WAITS, kueue_says="> maximum capacity",
                                    why=f"{total} > {slot.tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}: one "
                                        "job holds at most that of one flavor")
+    if total <= slot.per_gpu:
+        return dataclasses.replace(shape, why=f"{total} <= one GPU's worth ({slot.per_gpu}), which `check` guarantees "
+                                              f"{slot.tenant} on {slot.pool} (it refuses a spec that leaves it none)")
     if slot.reach is None:
         return dataclasses.replace(shape, skip=slot.why)
     guaranteed = slot.reach * slot.per_gpu
@@ -316,8 +319,8 @@ def shapes(slot: Slot) -> list[Shape]:
     than a leaf holds, required within a block (it must span leaves) and within a leaf (it must
     wait)."""
     placed = {PREFERRED_TOPOLOGY: HOSTNAME} if slot.topology else {}
-    found = [Shape(slot, "single", 1, 1, RUNS, f"{slot.tenant} may use {slot.pool}: one unit runs",
-                   annotations=placed)]
+    found = [Shape(slot, "single", 1, 1, RUNS, f"{slot.tenant} may use {slot.pool}: `check` refuses a spec that "
+                   "leaves it no GPU there", annotations=placed)]
     if slot.sharing is SharingMode.MPS:
         found.append(Shape(slot, "node", 1, slot.per_node, skip="MPS: the device plugin refuses more than one unit "
                            "per container (failRequestsGreaterThanOne), at container start, which kwok does not play"))
@@ -326,8 +329,7 @@ def shapes(slot: Slot) -> list[Shape]:
     if slot.nodes < 2:
         found.append(Shape(slot, "gang", 2, slot.per_node, skip=f"{slot.pool} has one node at most"))
     elif slot.sharing is SharingMode.MPS:
-        found.append(Shape(slot, "gang", 2, 1, RUNS, "two pods of one unit, admitted together",
-                           annotations=placed))
+        found.append(_sized(slot, "gang", 2, 1, annotations=placed))
     else:
         found.append(_sized(slot, "gang", 2, per_container(slot), annotations=placed))
     found.append(Shape(slot, "over", slot.flavor_ceiling + 1, 1, WAITS,

@@ -144,6 +144,10 @@ def test_mps_asks_one_unit_per_container_and_hami_one_vgpu_per_gpu() -> None:
     mps = by_name(expect.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS)))
     assert "failRequestsGreaterThanOne" in mps["node"].skip
     assert (mps["gang"].pods, mps["gang"].units, mps["gang"].expect) == (2, 1, RUNS)
+    # Within one GPU's worth, which `check` guarantees, even where the spec leaves the reach open.
+    open_ = by_name(expect.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS,
+                                       reach=None, why="aws markets")))
+    assert open_["gang"].expect == RUNS and not open_["gang"].skip
     hami = by_name(expect.shapes(slot(resource="nvidia.com/gpu.fractional", per_gpu=10,
                                       sharing=SharingMode.FRACTIONAL, reach=32)))
     assert hami["node"].units == 8
