@@ -25,6 +25,7 @@ a row saying why, not a guess.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -46,8 +47,10 @@ class SpecError(Exception):
     """The target's spec does not compile: nothing can be expected of it."""
 
 
+@functools.cache
 def spec_model(target: Target) -> Platform:
-    """The target's spec (and overlay) as the compiler's front end reads it."""
+    """The target's spec (and overlay) as the compiler's front end reads it (once per target:
+    the model is immutable)."""
     from gpuplat.compile import compile_stack
 
     default_overlay = ROOT / "stacks" / f"{target.stack}.yaml"

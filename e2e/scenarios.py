@@ -64,8 +64,8 @@ def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: lis
                     "; ".join(unreached) if unreached
                     else f"default jobs admitted and bound on spot flavor(s) {', '.join(reached) or 'none'}")
     if unprobed:
-        report.skip(label, "spot-reachable-unprobed", f"spot flavor(s) {', '.join(unprobed)} in no tenant's queue "
-                    "with a pool verify follows: no default job can be sent there")
+        report.skip(label, "spot-reachable-unprobed", f"spot flavor(s) {', '.join(unprobed)} in no queue of a tenant "
+                    "the spec allows on the pool: no default job can be sent there")
 
 
 def spot_probe(stack: Stack, flavor: str, name: str) -> tuple[str, dict[str, Any]] | None:
@@ -81,15 +81,18 @@ def spot_probe(stack: Stack, flavor: str, name: str) -> tuple[str, dict[str, Any
 
 
 def _user_of(stack: Stack, flavor: str) -> tuple[str, str, str] | None:
-    """A (tenant, pool, resource) whose ClusterQueue offers `flavor` and that verify follows."""
+    """A (tenant, pool, resource) whose ClusterQueue offers `flavor` and that the spec allows."""
+    from e2e import expect  # it imports the compiler's front end, which this module's users need not
+
+    allowed = {(s.tenant, s.pool, s.resource) for s in expect.slots(expect.spec_model(stack.target))}
     for queue in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"):
         tenant = queue["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
         for group in queue["spec"].get("resourceGroups", []):
             if any(f["name"] == flavor for f in group["flavors"]):
-                for journey in stack.journeys:
-                    if journey["tenant"] == tenant and journey["resource"] in group["coveredResources"] \
-                            and flavor.endswith(f"-{journey['pool']}-spot"):
-                        return tenant, journey["pool"], journey["resource"]
+                for found in sorted(allowed):
+                    if found[0] == tenant and found[2] in group["coveredResources"] \
+                            and flavor.endswith(f"-{found[1]}-spot"):
+                        return found
     return None
 
 
