@@ -177,6 +177,9 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             devicemutations.registrations(cluster, stack, report, device_model(stack, cluster.tools), timeout)
             if stack.provider == "kubernetes":
                 pool_labeler(stack, report, agents)
+            else:
+                report.skip(target.label, "pool-labeler", "provider aws: the NodePools' templates label the nodes "
+                            "Karpenter launches; no labeler DaemonSet is emitted")
             scenarios.floor(cluster, stack, report, timeout)
             scenarios.journeys(cluster, stack, report, timeout)
             contention.borrowing(cluster, stack, report, timeout)
@@ -194,8 +197,9 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             mutations.caught(cluster, stack, report, timeout)
             devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents,
                                    timeout)
-            if agents.errors:
-                report.scenario(target.label, "node-agents", False, agents.errors[-1])
+            report.scenario(target.label, "node-agents", not agents.errors,
+                            agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
+                            "their devices with no agent error")
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
         mutations.admits_fabric_pods(cluster, stack, report)
