@@ -296,3 +296,16 @@ def test_a_device_edit_is_caught_only_in_the_schedulers_or_kueues_words() -> Non
     assert not refused_for_devices("the API server refused the job: forbidden")
     assert not refused_for_devices("BOUND to dev-0")
     assert not refused_for_devices("FailedScheduling: 0/20 nodes are available: node(s) had untolerated taint")
+
+
+def test_a_shapes_job_is_the_tenants_reference_job_at_its_size_and_placement() -> None:
+    block = by_name(expect.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
+                                       reach=128)))["tas-block"]
+    job = journeys.manifest(block)
+    template = job["spec"]["template"]
+    assert (job["metadata"]["namespace"], job["spec"]["parallelism"], job["spec"]["completions"]) == ("t", 5, 5)
+    assert template["metadata"]["annotations"] == {REQUIRED_TOPOLOGY: BLOCK}
+    assert template["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "default"}
+    assert template["spec"]["nodeSelector"] == {"gpuplat.dev/pool": "p"}
+    assert template["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert "tolerations" not in template["spec"]
