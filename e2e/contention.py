@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from e2e import jobs, quota
+from e2e import expect, jobs, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -158,8 +158,10 @@ def _settled_borrowing(cluster: Cluster, queue: str, slot: quota.Slot, timeout: 
 
 def borrowing(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     """A tenant holds its flavor's ceiling (nominal + what it may borrow) and one unit more waits."""
-    slot = quota.borrowing_slot(_slots(stack))
+    slot = quota.borrowing_slot(_slots(stack, report))
     if slot is None:
+        report.skip(stack.target.label, "borrowing-limit", "no tenant holds nominal quota on a flavor it may borrow on "
+                    "within its namespace quota")
         return
     label, made = stack.target.label, [("Pod", slot.tenant, "borrow-holder"), ("Job", slot.tenant, "borrow-one-more")]
     try:
@@ -176,7 +178,11 @@ def borrowing(cluster: Cluster, stack: Stack, report: Report, timeout: float) ->
             report.scenario(label, "borrowing-limit", False, f"API server refused the job: {refused}")
             return
         held, why = _held(cluster, slot.tenant, "Job", "borrow-one-more", timeout)
-        ok = held and borrowed == slot.borrow
+        off_spec = expect.ceiling_problem(expect.slots(expect.spec_model(stack.target)), slot.tenant, slot.pool,
+                                          slot.resource, slot.ceiling)
+        if off_spec:
+            why += f"; the emitted queues' ceiling is off the spec: {off_spec}"
+        ok = held and borrowed == slot.borrow and not off_spec
         report.scenario(label, "borrowing-limit", ok,
                         f"{slot.tenant} holds {slot.ceiling} {slot.resource} in {slot.flavor}: nominal {slot.nominal} "
                         f"+ borrowed {borrowed} (predicted {slot.borrow}); one more "
@@ -191,6 +197,8 @@ def reclaim(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
     """A tenant claiming its nominal quota takes back what it lent, if its queue says it may."""
     pair = quota.reclaim_pair(_slots(stack))
     if pair is None:
+        report.skip(stack.target.label, "preemption-reclaim", "no tenant borrows on a flavor what only one other "
+                    "tenant lends (within the namespace quotas): no reclaim to show")
         return
     borrower, lender, label = pair.borrower, pair.lender, stack.target.label
     made = [("Pod", borrower.tenant, "reclaim-borrower"), ("Job", lender.tenant, "reclaim-owner")]
@@ -222,6 +230,8 @@ def priority(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
     classes = {c["metadata"]["name"]: c for c in stack.of_type(PRIORITY_CLASS)}
     chosen = _priority_slot(_slots(stack), classes)
     if chosen is None:
+        report.skip(stack.target.label, "preemption-priority", "no tenant has a PriorityClass of its own above the "
+                    "standard one on a flavor where it holds nominal quota")
         return
     slot, low, high = chosen
     label, made = stack.target.label, [("Pod", slot.tenant, "priority-low"), ("Job", slot.tenant, "priority-high")]
@@ -269,9 +279,18 @@ def _contest(cluster: Cluster, victim: dict[str, Any], namespace: str, job: str,
         f"; {victim_ns}/{name} preempted ({said})" if said else "")
 
 
-def _slots(stack: Stack) -> list[quota.Slot]:
+def _slots(stack: Stack, report: Report | None = None) -> list[quota.Slot]:
+    """The slots a holder pod can take whole: Kueue's ceiling within the namespace quota. Given a
+    report, the others are a row: there the namespace quota stops the tenant first (the
+    `namespace-quota-<tenant>` rows check it against the spec)."""
     found = quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR))
-    return quota.within_namespace_quota(found, stack.of_type(quota.RESOURCE_QUOTA))
+    kept = quota.within_namespace_quota(found, stack.of_type(quota.RESOURCE_QUOTA))
+    past = [s for s in found if s not in kept]
+    if report is not None and past:
+        report.skip(stack.target.label, "kueue-ceiling-past-namespace-quota",
+                    "; ".join(f"{s.tenant} {s.resource} in {s.flavor}: Kueue's ceiling {s.ceiling}" for s in past)
+                    + ": above the namespace quota, which refuses such a pod before Kueue sees it")
+    return kept
 
 
 def _priority_slot(found: list[quota.Slot], classes: dict[str, dict[str, Any]]) -> tuple[quota.Slot, str, str] | None:

@@ -13,19 +13,17 @@ spec's units; the device edits of e2e/devicemutations.py must make it fail.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from e2e.cluster import Cluster, E2EError
 from e2e.devices import DeviceModel, Registration
+from e2e.expect import SpecError, spec_model
+from e2e.expect import units_per_node as expected_units
 from e2e.operands import selects
-from e2e.stack import ROOT, Stack, Target
-from gpuplat.catalog.gpus import gpu_model
-from gpuplat.catalog.sharing import HAMI_GPU_RESOURCE, REPLICATED_GPU_RESOURCE, mig_resource_name
-from gpuplat.model import GpuNodePool, SharingMode
+from e2e.stack import Stack, Target
+from gpuplat.model import GpuNodePool
 
 POOL_LABEL = "gpuplat.dev/pool"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -33,36 +31,10 @@ NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 
 def spec_pools(target: Target) -> list[GpuNodePool]:
     """The target's pools, read from its spec (and overlay) by the compiler's front end."""
-    from gpuplat.compile import compile_stack
-
-    default_overlay = ROOT / "stacks" / f"{target.stack}.yaml"
-    overlay = target.overlay or (default_overlay if target.spec is None and default_overlay.exists() else None)
-    spec = target.spec or ROOT / "platform" / "platform.yaml"
-    here = Path.cwd()
     try:
-        os.chdir(ROOT)  # diagnostics and the stack's files are relative to the project
-        compiled = compile_stack(target.stack, str(spec), str(overlay) if overlay else "")
-    finally:
-        os.chdir(here)
-    if compiled.model is None:
-        raise E2EError(f"{target.label}: the spec does not compile: {compiled.diagnostics[:1]}")
-    return list(compiled.model.pools)
-
-
-def expected_units(pool: GpuNodePool) -> dict[str, int]:
-    """What one node of the pool serves, by the spec's sharing section."""
-    gpus, mode = pool.gpus_per_node, pool.sharing.mode
-    if mode is SharingMode.EXCLUSIVE:
-        return {"nvidia.com/gpu": gpus}
-    if mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
-        return {REPLICATED_GPU_RESOURCE: gpus * (pool.sharing.replicas or 0)}
-    if mode is SharingMode.FRACTIONAL:
-        return {HAMI_GPU_RESOURCE: gpus * (pool.sharing.replicas or 0)}
-    layout = dict(pool.sharing.layout or {})
-    if not layout and pool.sharing.profile:
-        model = gpu_model(pool.gpu_model)
-        layout = model.named_mig_configs().get(pool.sharing.profile, {}) if model else {}
-    return {mig_resource_name(profile): gpus * count for profile, count in layout.items()}
+        return list(spec_model(target).pools)
+    except SpecError as err:
+        raise E2EError(str(err)) from None
 
 
 @dataclass(frozen=True)

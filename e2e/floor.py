@@ -308,6 +308,8 @@ def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
     label = stack.target.label
     found = floors(stack)
     if not found:
+        report.skip(label, "floor-scaling", "no pool has a floor KEDA may move (no ScaledObject with "
+                    "maxReplicaCount above its minReplicaCount)")
         return
     try:
         with autoscale.running(cluster, stack, report, timeout) as loop:

@@ -7,7 +7,9 @@ manager with it), a tenant does what the README tells tenants to do, and the sce
 only when the real engine refuses it, in its own words. What `gpuplat verify --recording` says
 of the same edited recording is reported beside it. The original object is put back after each.
 
-An edit whose object a stack does not emit (no fabric pool, no spot flavor) is not made there.
+An edit whose object a stack does not emit (no fabric pool, no spot flavor) is a skipped row.
+Only the engine's own reason counts: Kueue's message naming what the edit broke, the API
+server naming the policy that denied; a refusal for any other reason is not the edit caught.
 The HAMi NodeOverlay edit has its own scenario (e2e/hami.py): it needs a node to be launched.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import jobs, kueue
+from e2e import expect, jobs, kueue
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import spot_probe, tenant_identity, tenants
@@ -82,17 +84,22 @@ def _drop_quota_check_strategy(stack: Stack) -> tuple[int, Inputs] | None:
     return index, release
 
 
-def _job_waits(cluster: Cluster, tenant: str, job: dict[str, Any], timeout: float) -> tuple[bool, str]:
-    """Submit a tenant's job; (Kueue kept it from quota, Kueue's words) once Kueue decided."""
+def _job_waits(cluster: Cluster, tenant: str, job: dict[str, Any], timeout: float, words: tuple[str, ...]
+               ) -> tuple[bool, str]:
+    """Submit a tenant's job; (Kueue kept it from quota for the edit's reason, Kueue's words)
+    once Kueue decided. Only Kueue's own message naming the edit's effect (every one of `words`)
+    counts: another wait, or the API server refusing the job, is not this edit caught."""
     created = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
     if created.returncode:
-        return True, f"the API server refused the job: {created.stderr.strip()}"
+        return False, f"the API server refused the job, not Kueue: {created.stderr.strip()}"
     name = job["metadata"]["name"]
     try:
         def decided() -> tuple[bool, str] | None:
             reason = jobs.pending_reason(cluster, tenant, name)
             if reason is not None:
-                return True, f"Kueue: {reason}"
+                caught = all(w in reason for w in words)
+                return caught, f"Kueue: {reason}" if caught else \
+                    f"Kueue holds it, but not saying {' / '.join(words)}: {reason}"
             outcome = jobs.observe(cluster, tenant, name)
             return (False, outcome.reason) if outcome.admitted else None
         return wait_for(decided, timeout, f"Kueue deciding on {tenant}/{name}")
@@ -100,12 +107,20 @@ def _job_waits(cluster: Cluster, tenant: str, job: dict[str, Any], timeout: floa
         cluster.kubectl("delete", "job", name, "-n", tenant, "--wait=false", "--ignore-not-found", check=False)
 
 
+# Kueue's flavor assigner with BlockUndeclared (the default once quotaCheckStrategy is gone): a
+# requested resource no resource group covers (the job's cpu, memory) is "unavailable".
+UNDECLARED_WORDS = "unavailable in ClusterQueue"
+
+
 def _reference_job_waits(cluster: Cluster, stack: Stack, inputs: Inputs, timeout: float) -> tuple[bool, str]:
-    journey = next((j for j in stack.journeys if j["ok"]), None)
-    if journey is None:
-        raise E2EError("no journey verify expects to run")
-    job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"], name="edit-quota-check")
-    return _job_waits(cluster, journey["tenant"], job, timeout)
+    slots = expect.slots(expect.spec_model(stack.target))
+    if not slots:
+        raise E2EError("the spec allows no tenant a pool")
+    slot = slots[0]
+    job = jobs.reference_job(slot.tenant, slot.pool, slot.resource, name="edit-quota-check")
+    if slot.topology:
+        job["spec"]["template"]["metadata"]["annotations"] = {expect.PREFERRED_TOPOLOGY: expect.HOSTNAME}
+    return _job_waits(cluster, slot.tenant, job, timeout, (UNDECLARED_WORDS,))
 
 
 # -- spot flavors carry the spot toleration for default jobs ---------------------------------
@@ -139,7 +154,8 @@ def _spot_job_waits(cluster: Cluster, stack: Stack, flavor: Inputs, timeout: flo
     if probe is None:
         raise E2EError(f"no tenant's queue offers {flavor['metadata']['name']}")
     tenant, job = probe
-    return _job_waits(cluster, tenant, job, timeout)
+    # Kueue's flavor assigner: "untolerated taint {key value effect} in flavor <name>".
+    return _job_waits(cluster, tenant, job, timeout, ("untolerated taint", flavor["metadata"]["name"]))
 
 
 # -- the fabric tenants' admission policy allows RDMA's capability ---------------------------
@@ -184,10 +200,13 @@ def _fabric_pod_refused(cluster: Cluster, stack: Stack, policy: Inputs, timeout:
     if tenant is None:
         raise E2EError("no tenant namespace is held by the admission policy")
 
+    # The API server names the policy that denied: "ValidatingAdmissionPolicy '<name>' with binding".
+    named = f"ValidatingAdmissionPolicy '{policy['metadata']['name']}'"
+
     def answer() -> tuple[bool, str] | None:
         admitted, words = _create_fabric_pod(cluster, tenant)
-        if not admitted and "ValidatingAdmissionPolicy" not in words:
-            return False, f"refused, but not by the policy: {words}"
+        if not admitted and (named not in words or (RDMA_CAPABILITY not in words and "capabilit" not in words)):
+            return False, f"refused, but not by the policy for the capability: {words}"
         # The API server reads policies through an informer: an edit takes a moment to apply.
         return None if admitted else (True, words)
     try:
@@ -210,6 +229,8 @@ def admits_fabric_pods(cluster: Cluster, stack: Stack, report: Report) -> None:
     """What an RDMA job's pod needs is admitted where the platform promises it."""
     tenant = fabric_tenant(stack)
     if tenant is None or _drop_rdma_capability(stack) is None:
+        report.skip(stack.target.label, "admission-admits-fabric", "no tenant namespace is held by the admission "
+                    f"policy that allows {RDMA_CAPABILITY} (no RDMA fabric pool)")
         return
     admitted, words = _create_fabric_pod(cluster, tenant)
     report.scenario(stack.target.label, "admission-admits-fabric", admitted,
@@ -221,6 +242,8 @@ def caught(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> No
     for mutation in MUTATIONS:
         found = mutation.edit(stack)
         if found is None:
+            report.skip(stack.target.label, f"edit-caught-{mutation.name}",
+                        f"{mutation.what}: the stack emits no object this edit applies to")
             continue
         index, edited = found
         original = stack.resources[index]["inputs"]

@@ -16,6 +16,8 @@ from typing import Any
 from e2e import upstream
 from e2e.cluster import E2EError
 
+# The shared upstream data directory (e2e/upstream.py resolves files there or in the modules).
+UPSTREAM = upstream.data_dir()
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:kubernetes")
 # Kinds that other objects refer to, applied first so references resolve on the first pass.
 _FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClass", "PersistentVolume")

@@ -8,15 +8,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# A scenario row's state: it passed, it failed, or the suite could not run it (the detail says why).
+OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+
 
 @dataclass
 class Scenario:
     stack: str
     scenario: str
-    ok: bool
+    ok: bool  # passed; False for a failed and for a skipped row (the status tells them apart)
     detail: str
     seconds: float = 0.0  # since the target's previous row: the time this row's work took
-    skipped: bool = False  # not run; `detail` says why (not a failure)
+    status: str = ""  # ok | failed | skipped; from `ok` when not given
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            self.status = OK if self.ok else FAILED
 
 
 @dataclass
@@ -29,6 +36,7 @@ class Journey:
     actual: str
     reason: str
     seconds: float = 0.0  # as for a scenario: journeys are judged together, the first carries the wait
+    job: str = "1 pod x 1"  # its shape: pods x units each, and how it is placed (e2e/expect.py)
 
 
 # Every component of a real platform and what the suite makes of it (the GPU node agents'
@@ -98,15 +106,16 @@ class Report:
         self.components[name] = {"status": status, "detail": detail}
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
-        row = Scenario(stack, name, ok, detail, self._split())
-        self.scenarios.append(row)
-        print(f"  {'ok  ' if ok else 'FAIL'} {stack}: {name} ({row.seconds:.0f} s): {detail[:400]}", flush=True)
+        self._row(Scenario(stack, name, ok, detail, self._split()))
 
     def skip(self, stack: str, name: str, reason: str) -> None:
-        """A scenario that could not run here, with why: a row, never silence."""
-        row = Scenario(stack, name, True, reason, self._split(), skipped=True)
+        """A scenario the suite cannot run here, with why: a row, never silence."""
+        self._row(Scenario(stack, name, False, reason, self._split(), status=SKIPPED))
+
+    def _row(self, row: Scenario) -> None:
         self.scenarios.append(row)
-        print(f"  skip {stack}: {name}: {reason[:400]}", flush=True)
+        shown = {OK: "ok  ", FAILED: "FAIL", SKIPPED: "skip"}[row.status]
+        print(f"  {shown} {row.stack}: {row.scenario} ({row.seconds:.0f} s): {row.detail[:400]}", flush=True)
 
     def timing(self, stack: str, command: str, seconds: float) -> None:
         self.timings.append({"stack": stack, "command": command, "seconds": round(seconds, 1)})
@@ -115,7 +124,7 @@ class Report:
         journey.seconds = self._split()
         self.journeys.append(journey)
         agree = "ok  " if journey.predicted == journey.actual else "FAIL"
-        print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}): "
+        print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}, {journey.job}): "
               f"verify {journey.predicted}, real {journey.actual}: {journey.reason[:300]}", flush=True)
 
     def target(self, stack: str, **facts: Any) -> dict[str, Any]:
@@ -135,11 +144,23 @@ class Report:
     def failures(self) -> int:
         # A journey fails when verify's prediction is not what the engines did; one both call
         # blocked is reported, with the controller's reason, as their agreement.
-        return sum(not s.ok for s in self.scenarios) + sum(j.predicted != j.actual for j in self.journeys)
+        return self.count(FAILED) + sum(j.predicted != j.actual for j in self.journeys)
+
+    def count(self, status: str) -> int:
+        """Scenario rows in this state (ok, failed, skipped)."""
+        return sum(s.status == status for s in self.scenarios)
+
+    def summary(self) -> str:
+        """The run's one line: every row counted by its state, journeys by agreement."""
+        agreed = sum(j.predicted == j.actual for j in self.journeys)
+        return (f"{len(self.scenarios)} scenarios ({self.count(OK)} ok, {self.count(FAILED)} failed, "
+                f"{self.count(SKIPPED)} skipped), {len(self.journeys)} journeys ({agreed} as expected, "
+                f"{len(self.journeys) - agreed} not), {self.failures} failed")
 
     def document(self) -> dict[str, Any]:
         return {"tools": self.tools, "seconds": round(self.seconds, 1), "jobs": self.jobs,
                 "targets": self.targets,
+                "counts": {state: self.count(state) for state in (OK, FAILED, SKIPPED)},
                 "scenarios": [asdict(s) for s in self.scenarios],
                 "journeys": [asdict(j) for j in self.journeys], "timings": self.timings,
                 "components": self.components}

@@ -6,10 +6,10 @@ import json
 import time
 from typing import Any
 
-from e2e import jobs, quota
+from e2e import jobs
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.karpenter import initialized_condition
-from e2e.report import Journey, Report
+from e2e.report import Report
 from e2e.stack import Stack
 
 TENANT_USER = "e2e-tenant-user"
@@ -25,29 +25,10 @@ def tenants(stack: Stack) -> list[str]:
 
 
 def journeys(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
-    """Each tenant submits one reference job per pool and resource verify follows."""
-    submitted: dict[tuple[str, str], dict[str, Any]] = {}
-    label = stack.target.label
-    for journey in stack.journeys:
-        job = jobs.reference_job(journey["tenant"], journey["pool"], journey["resource"],
-                                 topology_level=topology_level(stack, journey["pool"]))
-        refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False,
-                                  **tenant_identity(journey["tenant"]))
-        key = (journey["tenant"], job["metadata"]["name"])
-        submitted[key] = journey
-        if refused.returncode != 0:
-            journey["refused"] = refused.stderr.strip()
-    outcomes = jobs.await_outcomes(cluster, [k for k, j in submitted.items() if "refused" not in j], timeout)
-    spot_reachable(cluster, stack, report, [o for o in outcomes.values() if o.admitted], timeout)
-    for key, journey in submitted.items():
-        predicted = "runs" if journey["ok"] else "blocked"
-        if "refused" in journey:
-            actual, reason = "blocked", f"API server refused the job: {journey['refused']}"
-        else:
-            outcome = outcomes[key]
-            actual, reason = outcome.actual, outcome.reason
-        report.journey(Journey(label, journey["tenant"], journey["pool"], journey["resource"],
-                               predicted, actual, reason))
+    """Every journey the spec allows, each tried with the jobs e2e/expect.py sizes (e2e/journeys.py)."""
+    from e2e import journeys as spec_journeys  # it builds on this module's helpers
+
+    spec_journeys.run(cluster, stack, report, timeout)
 
 
 def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: list[jobs.Outcome],
@@ -58,11 +39,12 @@ def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: lis
     spot = sorted(f["metadata"]["name"] for f in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
                   if f["spec"].get("nodeLabels", {}).get("karpenter.sh/capacity-type") == "spot")
     used = {flavor for outcome in admitted for flavor in outcome.flavors}
-    probes = {}
+    probes, unprobed = {}, []
     for flavor in (f for f in spot if f not in used):
         probe = spot_probe(stack, flavor, f"spot-probe-{flavor}"[:63].rstrip("-"))
         if probe is None:
-            continue  # in no tenant's queue: nothing to reach it with
+            unprobed.append(flavor)  # in no tenant's queue: nothing to reach it with
+            continue
         tenant, job = probe
         refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
         probes[flavor] = (tenant, job["metadata"]["name"], refused.stderr.strip() if refused.returncode else "")
@@ -72,10 +54,18 @@ def spot_reachable(cluster: Cluster, stack: Stack, report: Report, admitted: lis
         outcome = outcomes.get((tenant, name))
         if err or outcome is None or flavor not in outcome.flavors or not outcome.bound:
             unreached.append(f"{flavor}: {err or (outcome.reason if outcome else 'no outcome')}")
-    if spot:
-        report.scenario(stack.target.label, "spot-reachable", not unreached,
-                        "; ".join(unreached) if unreached
-                        else f"default jobs admitted and bound on every spot flavor ({', '.join(spot)})")
+        cluster.kubectl("delete", "job", name, "-n", tenant, "--wait=false", "--ignore-not-found", check=False)
+    label = stack.target.label
+    if not spot:
+        report.skip(label, "spot-reachable", "the stack has no spot flavor")
+        return
+    reached = [f for f in spot if f not in unprobed]
+    report.scenario(label, "spot-reachable", not unreached and bool(reached),
+                    "; ".join(unreached) if unreached
+                    else f"default jobs admitted and bound on spot flavor(s) {', '.join(reached) or 'none'}")
+    if unprobed:
+        report.skip(label, "spot-reachable-unprobed", f"spot flavor(s) {', '.join(unprobed)} in no queue of a tenant "
+                    "the spec allows on the pool: no default job can be sent there")
 
 
 def spot_probe(stack: Stack, flavor: str, name: str) -> tuple[str, dict[str, Any]] | None:
@@ -91,15 +81,18 @@ def spot_probe(stack: Stack, flavor: str, name: str) -> tuple[str, dict[str, Any
 
 
 def _user_of(stack: Stack, flavor: str) -> tuple[str, str, str] | None:
-    """A (tenant, pool, resource) whose ClusterQueue offers `flavor` and that verify follows."""
+    """A (tenant, pool, resource) whose ClusterQueue offers `flavor` and that the spec allows."""
+    from e2e import expect  # it imports the compiler's front end, which this module's users need not
+
+    allowed = {(s.tenant, s.pool, s.resource) for s in expect.slots(expect.spec_model(stack.target))}
     for queue in stack.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"):
         tenant = queue["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
         for group in queue["spec"].get("resourceGroups", []):
             if any(f["name"] == flavor for f in group["flavors"]):
-                for journey in stack.journeys:
-                    if journey["tenant"] == tenant and journey["resource"] in group["coveredResources"] \
-                            and flavor.endswith(f"-{journey['pool']}-spot"):
-                        return tenant, journey["pool"], journey["resource"]
+                for found in sorted(allowed):
+                    if found[0] == tenant and found[2] in group["coveredResources"] \
+                            and flavor.endswith(f"-{found[1]}-spot"):
+                        return found
     return None
 
 
@@ -156,76 +149,89 @@ def isolation(cluster: Cluster, stack: Stack, report: Report) -> None:
                     "; ".join(wrong) or f"{len(names)} tenant(s): own namespace only")
 
 
+# What refuses a privileged hostNetwork pod in a tenant namespace, in its own words: Pod Security
+# (baseline namespaces), or, where a fabric tenant's namespace enforces `privileged`, the
+# platform's ValidatingAdmissionPolicy with its own messages (components/kubernetes/pod_security.py).
+POD_SECURITY_WORDS = 'violates PodSecurity "'
+POLICY_WORDS = ("ValidatingAdmissionPolicy", "must not be privileged", "hostNetwork, hostPID and hostIPC")
+
+
+def refused_by_admission(stderr: str) -> str:
+    """Which admission refused, by its own words ('' when neither Pod Security nor the policy did)."""
+    if POD_SECURITY_WORDS in stderr:
+        return "Pod Security"
+    if POLICY_WORDS[0] in stderr and any(words in stderr for words in POLICY_WORDS[1:]):
+        return "the tenant admission policy"
+    return ""
+
+
 def pod_security(cluster: Cluster, stack: Stack, report: Report) -> None:
-    """What admission must refuse in a tenant namespace, refused by the real API server."""
+    """In every tenant namespace, a privileged hostNetwork pod is refused by Pod Security (or,
+    in a namespace enforcing `privileged` for RDMA, by the platform's admission policy), in its
+    own words: any other refusal (RBAC, a quota) is not this protection."""
     names = tenants(stack)
     if not names:
+        report.skip(stack.target.label, "admission-refuses-privileged", "the stack has no tenant")
         return
-    tenant = names[0]
-    hostile = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": "e2e-privileged", "namespace": tenant},
-               "spec": {"hostNetwork": True, "containers": [{"name": "x", "image": "registry.k8s.io/pause:3.10.2",
-                                                             "securityContext": {"privileged": True}}]}}
-    result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(hostile), check=False,
-                             **tenant_identity(tenant))
-    refused = result.returncode != 0 and ("forbidden" in result.stderr.lower() or "denied" in result.stderr.lower())
-    report.scenario(stack.target.label, "admission-refuses-privileged", refused,
-                    result.stderr.strip()[-300:] if refused else "a privileged hostNetwork pod was admitted")
+    wrong, said = [], []
+    for tenant in names:
+        hostile = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "e2e-privileged", "namespace": tenant},
+                   "spec": {"hostNetwork": True,
+                            "containers": [{"name": "x", "image": "registry.k8s.io/pause:3.10.2",
+                                            "securityContext": {"privileged": True}}]}}
+        result = cluster.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(hostile), check=False,
+                                 **tenant_identity(tenant))
+        # The error, not the warnings kubectl prints before it ("would violate PodSecurity" of
+        # a namespace's warn level): only the refusal's own words count.
+        errors = [line for line in result.stderr.splitlines() if line.startswith("Error")] or [result.stderr.strip()]
+        who = refused_by_admission("\n".join(errors)) if result.returncode else ""
+        if who:
+            said.append(f"{tenant}: {who}: {errors[-1][-200:]}")
+        elif result.returncode:
+            wrong.append(f"{tenant}: refused, but not by Pod Security or the admission policy: {errors[-1][-300:]}")
+        else:
+            wrong.append(f"{tenant}: a privileged hostNetwork pod was admitted")
+    report.scenario(stack.target.label, "admission-refuses-privileged", not wrong, "; ".join(wrong or said))
 
 
 def floor(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
-    """`nodes.min` nodes stand with no job; the floor raised as KEDA would adds nodes."""
-    for deployment in stack.of_type("kubernetes:apps/v1:Deployment"):
-        name = deployment["metadata"]["name"]
-        if not name.startswith("capacity-floor-"):
-            continue
-        pool, namespace = deployment["metadata"]["labels"]["gpuplat.dev/pool"], deployment["metadata"]["namespace"]
-        replicas = int(deployment["spec"]["replicas"])
-        if replicas == 0:
-            continue
+    """Each pool's floor keeps the nodes the spec asks for (`nodes.min`, e2e/expect.py) with no
+    job: the emitted Deployment at that size, its placeholders ready on nodes."""
+    from e2e import expect  # it imports the compiler's front end, which this module's users need not
 
+    label = stack.target.label
+    try:
+        sizes = expect.floor_sizes(expect.spec_model(stack.target))
+    except expect.SpecError as err:
+        report.scenario(label, "capacity-floor", False, str(err))
+        return
+    floors = [d for d in stack.of_type("kubernetes:apps/v1:Deployment")
+              if d["metadata"]["name"].startswith("capacity-floor-")]
+    emitted = {d["metadata"]["labels"].get("gpuplat.dev/pool"): d for d in floors}
+    for pool, (wanted, why) in sizes.items():
+        scenario, deployment = f"capacity-floor-{pool}", emitted.get(pool)
+        if wanted == 0:
+            report.skip(label, scenario, f"the spec keeps no node of pool {pool} with no job ({why})")
+            continue
+        replicas = int(deployment["spec"]["replicas"]) if deployment else 0
+        if replicas != wanted:
+            report.scenario(label, scenario, False, f"the spec keeps {wanted} node(s) ({why}); the stack emits "
+                            + (f"a floor of {replicas}" if deployment else "no floor"))
+            continue
+        assert deployment is not None
+        name, namespace = deployment["metadata"]["name"], deployment["metadata"]["namespace"]
         try:
-            wait_for(lambda n=name, ns=namespace, r=replicas: _ready_replicas(cluster, n, ns, r), timeout,
-                     f"{replicas} floor placeholder(s) of pool {pool} on nodes")
-            report.scenario(stack.target.label, f"capacity-floor-{pool}", True,
-                            f"{replicas} node(s) held for pool {pool} with no job running")
+            wait_for(lambda n=name, ns=namespace, r=wanted: _ready_replicas(cluster, n, ns, r), timeout,
+                     f"{wanted} floor placeholder(s) of pool {pool} on nodes")
+            report.scenario(label, scenario, True, f"{wanted} node(s) held for pool {pool} with no job running ({why})")
         except E2EError as err:
             pods = [p for p in cluster.items("pods", namespace) if p["metadata"]["name"].startswith(name)]
             said = jobs.events_for(cluster, namespace, pods[0]["metadata"]["name"]) if pods else []
-            report.scenario(stack.target.label, f"capacity-floor-{pool}", False, f"{err}: {'; '.join(said[-2:])}")
+            report.scenario(label, scenario, False, f"{err}: {'; '.join(said[-2:])}")
 
 
 def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) -> int | None:
     found = cluster.get("deployment", name, namespace) or {}
     count = int(found.get("status", {}).get("readyReplicas", 0) or 0)
     return count if count >= wanted else None
-
-
-def quota_waits(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
-    """A job asking for one unit more than its tenant can hold in any single flavor of the pool
-    (Kueue gives a pod set one flavor: nominal + what it may borrow there) is held by Kueue."""
-    queues = stack.of_type(quota.CLUSTER_QUEUE)
-    by_tenant = {quota.tenant_of(q): q for q in queues}
-    for journey in stack.journeys[:1]:
-        tenant, pool, resource = journey["tenant"], journey["pool"], journey["resource"]
-        if tenant not in by_tenant:
-            continue
-        ceiling = quota.pool_ceiling(queues, by_tenant[tenant], stack.of_type(quota.FLAVOR), pool, resource)
-        if ceiling is None:
-            continue
-        job = jobs.reference_job(tenant, pool, resource, name="over-quota", topology_level=topology_level(stack, pool))
-        job["spec"]["parallelism"] = job["spec"]["completions"] = ceiling + 1
-        refused = cluster.kubectl("create", "-f", "-", stdin=json.dumps(job), check=False, **tenant_identity(tenant))
-        if refused.returncode != 0:
-            report.scenario(stack.target.label, "quota-waits", False, f"job refused: {refused.stderr.strip()}")
-            continue
-        outcome = wait_for(lambda t=tenant: _reserved_or_held(cluster, t), timeout, "Kueue's verdict on over-quota")
-        held = not outcome.admitted
-        report.scenario(stack.target.label, "quota-waits", held,
-                        f"{ceiling + 1} x {resource} for {tenant} (ceiling {ceiling}): {outcome.reason}")
-        cluster.kubectl("delete", "job", "over-quota", "-n", tenant, "--wait=false", check=False)
-
-
-def _reserved_or_held(cluster: Cluster, namespace: str) -> jobs.Outcome | None:
-    outcome = jobs.observe(cluster, namespace, "over-quota")
-    return outcome if outcome.admitted or "quota" in outcome.reason.lower() else None

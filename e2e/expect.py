@@ -1,0 +1,359 @@
+"""What the suite expects, from the spec alone: the journeys a tenant may make, the jobs each
+journey is tried with, and the quota numbers that must hold them or stop them.
+
+The spec is read as the user wrote it (merged with its overlay) through the compiler's front
+end (`gpuplat.compile`'s model: the spec's facts, defaults filled), never through the plan or
+the emitted objects, which are what the suite checks. The rules it applies are the platform's
+documented promises (docs/tenants.md, components/kubernetes/_quota.py's docstring):
+
+- a tenant may run on every pool its `pools` (or its isolation) allows, asking for the units the
+  pool's sharing mode serves; `check` refuses a spec that strands a tenant on an allowed pool;
+- one job holds at most the tenant's `gpus` worth of one flavor (nominal plus borrowed), so a
+  job one unit larger waits, with Kueue saying so;
+- a tenant's GPUs are spread over its pools' flavors in proportion to their capacity (a pool's
+  `nodes.max` times its GPUs per node); a soft tenant lends what it does not use, a hard one
+  nothing. Where a pool is one flavor (provider kubernetes) this bounds what one job of a tenant
+  can hold there from below and above; on aws a pool's quota is split again over its markets by
+  the procurement plan, which the spec alone does not fix;
+- the namespace quota lets one tenant request, per resource, its `gpus` placed on the allowed
+  pools with the most units of that resource per GPU first, each pool at most its capacity.
+
+A job the spec cannot decide (its size between the bounds, or an aws pool's market split) is
+a row saying why, not a guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from e2e.stack import ROOT, Target
+from gpuplat.catalog.gpus import gpu_model
+from gpuplat.catalog.sharing import HAMI_GPU_RESOURCE, REPLICATED_GPU_RESOURCE, mig_resource_name
+from gpuplat.model import GpuNodePool, Market, Platform, Provider, SharingMode
+
+HOSTNAME = "kubernetes.io/hostname"
+RUNS, WAITS = "runs", "blocked"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+
+
+class SpecError(Exception):
+    """The target's spec does not compile: nothing can be expected of it."""
+
+
+@functools.cache
+def spec_model(target: Target) -> Platform:
+    """The target's spec (and overlay) as the compiler's front end reads it (once per target:
+    the model is immutable)."""
+    from gpuplat.compile import compile_stack
+
+    default_overlay = ROOT / "stacks" / f"{target.stack}.yaml"
+    overlay = target.overlay or (default_overlay if target.spec is None and default_overlay.exists() else None)
+    spec = target.spec or ROOT / "platform" / "platform.yaml"
+    here = Path.cwd()
+    try:
+        os.chdir(ROOT)  # diagnostics and the stack's files are relative to the project
+        compiled = compile_stack(target.stack, str(spec), str(overlay) if overlay else "")
+    finally:
+        os.chdir(here)
+    if compiled.model is None:
+        raise SpecError(f"{target.label}: the spec does not compile: {compiled.diagnostics[:1]}")
+    return compiled.model
+
+
+def units_per_node(pool: GpuNodePool) -> dict[str, int]:
+    """What one node of the pool serves, by the spec's sharing section."""
+    gpus, mode = pool.gpus_per_node, pool.sharing.mode
+    if mode is SharingMode.EXCLUSIVE:
+        return {"nvidia.com/gpu": gpus}
+    if mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
+        return {REPLICATED_GPU_RESOURCE: gpus * (pool.sharing.replicas or 0)}
+    if mode is SharingMode.FRACTIONAL:
+        return {HAMI_GPU_RESOURCE: gpus * (pool.sharing.replicas or 0)}
+    layout = dict(pool.sharing.layout or {})
+    if not layout and pool.sharing.profile:
+        model = gpu_model(pool.gpu_model)
+        layout = model.named_mig_configs().get(pool.sharing.profile, {}) if model else {}
+    return {mig_resource_name(profile): gpus * count for profile, count in layout.items()}
+
+
+def pool_gpus(pool: GpuNodePool) -> int:
+    return pool.nodes.max * pool.gpus_per_node
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One tenant, one pool it may use, one unit the pool serves."""
+
+    tenant: str
+    pool: str
+    resource: str
+    per_gpu: int  # units of `resource` one GPU of the pool serves
+    gpus_per_node: int
+    nodes: int  # the pool's nodes.max
+    tenant_gpus: int
+    sharing: SharingMode
+    # The GPUs one job of the tenant can hold on the pool whatever else the spec leaves open
+    # (None: the spec does not fix it, `why` says why), and the most it may ever hold there.
+    reach: int | None = None
+    why: str = ""
+    topology: tuple[str, ...] = ()  # the Topology's levels, widest first, on a topology-aware pool
+
+    @property
+    def per_node(self) -> int:
+        return self.per_gpu * self.gpus_per_node
+
+    @property
+    def flavor_ceiling(self) -> int:
+        """The most units of one flavor one job of the tenant may hold: its `gpus` worth."""
+        return self.tenant_gpus * self.per_gpu
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def topology_levels(model: Platform, pool: GpuNodePool) -> tuple[str, ...]:
+    """The levels of the Topology a pool's flavor names on provider kubernetes (its nodes are
+    fixed, so Kueue may place its jobs by the fabric), else none. On aws only pools of a fixed
+    size whose instance type EKS labels are placed so; no shipped aws pool is."""
+    fabric = model.network.fabric
+    if (model.target.provider is not Provider.KUBERNETES or fabric is None or not pool.fabric
+            or model.scheduling.queueing != "kueue" or not model.scheduling.topology_aware):
+        return ()
+    return (*fabric.topology_labels, HOSTNAME)
+
+
+def _shares(model: Platform) -> dict[tuple[str, str], float]:
+    """(tenant, pool) -> the tenant's GPUs there by the proportional rule."""
+    by_name = model.pools_by_name
+    found = {}
+    for tenant in model.tenants:
+        pools = [p for p in tenant.pools if units_per_node(by_name[p])]
+        total = sum(pool_gpus(by_name[p]) for p in pools)
+        for name in pools:
+            found[(tenant.name, name)] = tenant.gpus * pool_gpus(by_name[name]) / total if total else 0.0
+    return found
+
+
+def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
+    """(tenant, pool) -> (GPUs one job of the tenant is sure to be able to hold there with the
+    rest of the cohort idle, or None; why not). On provider kubernetes a pool is one flavor:
+    the tenant's share rounded down, plus what the soft tenants lend there (theirs rounded
+    down), at most its `gpus` and the pool's. Not fixed where the shares, rounded up, promise
+    any pool more than it holds (the plan's flow then moves GPUs, through any pool) or on aws
+    (markets)."""
+    shares = _shares(model)
+    isolation = {t.name: t.isolation for t in model.tenants}
+    gpus = {t.name: t.gpus for t in model.tenants}
+    # A pool promised more than it holds makes the plan's flow move GPUs, through any pool.
+    over = [f"{p.name} ({promised} GPUs rounded up of {pool_gpus(p)})" for p in model.pools
+            if (promised := sum(math.ceil(s) for (_, name), s in shares.items() if name == p.name)) > pool_gpus(p)]
+    found: dict[tuple[str, str], tuple[int | None, str]] = {}
+    for (tenant, pool), share in shares.items():
+        if model.target.provider is Provider.AWS:
+            found[(tenant, pool)] = (None, f"on aws pool {pool}'s quota is split over its markets by the "
+                                           "procurement plan, and a job holds one market's: the spec alone does "
+                                           f"not fix how much of {pool} one job of {tenant} holds")
+            continue
+        if over:
+            found[(tenant, pool)] = (None, f"the tenants' proportional shares pass what {', '.join(over)} holds: "
+                                           "the plan's flow moves GPUs between pools")
+            continue
+        capacity = pool_gpus(model.pools_by_name[pool])
+        lent = sum(math.floor(s) for (other, p), s in shares.items()
+                   if p == pool and other != tenant and isolation[other] != "hard")
+        found[(tenant, pool)] = (min(gpus[tenant], capacity, math.floor(share) + lent), "")
+    return found
+
+
+def slots(model: Platform) -> list[Slot]:
+    """Every tenant x allowed pool x unit the pool serves, in the spec's order."""
+    reach = reaches(model)
+    found = []
+    for tenant in model.tenants:
+        for name in tenant.pools:
+            pool = model.pools_by_name[name]
+            for resource, per_node in units_per_node(pool).items():
+                held, why = reach.get((tenant.name, name), (None, f"{name} serves no unit"))
+                found.append(Slot(tenant.name, name, resource, per_node // pool.gpus_per_node, pool.gpus_per_node,
+                                  pool.nodes.max, tenant.gpus, pool.sharing.mode, held, why,
+                                  topology_levels(model, pool)))
+    return found
+
+
+def ceiling_problem(found: list[Slot], tenant: str, pool: str, resource: str, ceiling: int) -> str:
+    """'' when `ceiling` (what Kueue's arithmetic over the emitted queues says one job of the
+    tenant holds in a flavor of the pool) lies within the spec's bounds; else why not."""
+    slot = next((s for s in found if (s.tenant, s.pool, s.resource) == (tenant, pool, resource)), None)
+    if slot is None:
+        return f"the spec does not allow {tenant} {resource} on {pool}"
+    if ceiling > slot.flavor_ceiling:
+        return f"{ceiling} > {tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}, the most the spec allows"
+    if slot.reach is not None and ceiling < slot.reach * slot.per_gpu:
+        return f"{ceiling} < the {slot.reach * slot.per_gpu} the spec guarantees {tenant} on {pool}"
+    return ""
+
+
+def namespace_ceilings(model: Platform) -> dict[str, dict[str, int]]:
+    """tenant -> resource -> the most units its namespace quota lets pods request at once: its
+    `gpus` placed on its pools with the most units of the resource per GPU first, each pool at
+    most its capacity."""
+    ceilings: dict[str, dict[str, int]] = {}
+    for tenant in model.tenants:
+        pools = [model.pools_by_name[p] for p in tenant.pools]
+        per_gpu = {p.name: {r: n // p.gpus_per_node for r, n in units_per_node(p).items()} for p in pools}
+        resources = sorted({r for units in per_gpu.values() for r in units})
+        ceilings[tenant.name] = {}
+        for resource in resources:
+            left, total = tenant.gpus, 0
+            for pool in sorted(pools, key=lambda p: -per_gpu[p.name].get(resource, 0)):
+                units = per_gpu[pool.name].get(resource, 0)
+                take = min(pool_gpus(pool), left) if units else 0
+                total, left = total + take * units, left - take
+            ceilings[tenant.name][resource] = total
+    return ceilings
+
+
+def floor_sizes(model: Platform) -> dict[str, tuple[int, str]]:
+    """pool -> (the placeholders its capacity floor keeps with no job, why): `nodes.min`
+    (docs/provisioned.md), held on capacity that is not taken back: an aws pool without a
+    reserved or on-demand market keeps none."""
+    found = {}
+    for pool in model.pools:
+        held = model.target.provider is Provider.KUBERNETES or any(m is not Market.SPOT for m in pool.markets)
+        if not held:
+            found[pool.name] = (0, f"pool {pool.name} is spot only: its nodes.min cannot be held on capacity "
+                                   "that is taken back")
+        else:
+            found[pool.name] = (pool.nodes.min, f"nodes.min of pool {pool.name}")
+    return found
+
+
+# -- the jobs a journey is tried with ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Shape:
+    """One job of a slot: `pods` pods of `units` each, admitted as one workload (all or none)."""
+
+    slot: Slot
+    name: str  # short, in the job's name and the report: single, node, gang, tas-<level>, ...
+    pods: int
+    units: int
+    expect: str = RUNS  # runs | blocked
+    why: str = ""  # the spec's reason for `expect`
+    skip: str = ""  # non-empty: the suite cannot run it here, and why
+    annotations: dict[str, str] = field(default_factory=dict)
+    # Kueue's words that must explain a blocked job (a fragment of its own message).
+    kueue_says: str = ""
+    # A topology-aware job that runs: the level all its pods must share, the level they must span.
+    within: str = ""
+    spans: str = ""
+
+    @property
+    def total(self) -> int:
+        return self.pods * self.units
+
+    @property
+    def label(self) -> str:
+        placed = "".join(f", {k.rsplit('-', 1)[-1]} {v}" for k, v in self.annotations.items()
+                         if k == REQUIRED_TOPOLOGY)
+        return f"{self.pods} pod{'s' if self.pods > 1 else ''} x {self.units} ({self.name}{placed})"
+
+    @property
+    def job_name(self) -> str:
+        return f"e2e-{slug(self.slot.pool)}-{slug(self.slot.resource.split('/')[-1])}-{self.name}"[:63].rstrip("-")
+
+
+def _sized(slot: Slot, name: str, pods: int, units: int, annotations: dict[str, str] | None = None,
+           within: str = "", spans: str = "") -> Shape:
+    """A job whose expected outcome follows from its size against what the spec fixes."""
+    total = pods * units
+    shape = Shape(slot, name, pods, units, annotations=dict(annotations or {}), within=within, spans=spans)
+    if total > slot.flavor_ceiling:
+        return dataclasses.replace(shape, expect=WAITS, kueue_says="> maximum capacity",
+                                   why=f"{total} > {slot.tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}: one "
+                                       "job holds at most that of one flavor")
+    if total <= slot.per_gpu:
+        return dataclasses.replace(shape, why=f"{total} <= one GPU's worth ({slot.per_gpu}), which `check` guarantees "
+                                              f"{slot.tenant} on {slot.pool} (it refuses a spec that leaves it none)")
+    if slot.reach is None:
+        return dataclasses.replace(shape, skip=slot.why)
+    guaranteed = slot.reach * slot.per_gpu
+    if total <= guaranteed:
+        return dataclasses.replace(shape, why=f"{total} <= the {slot.reach} GPU(s) x {slot.per_gpu} the spec gives "
+                                              f"{slot.tenant} on {slot.pool} with the cohort idle")
+    between = f"what the spec guarantees {slot.tenant} on {slot.pool} ({guaranteed}) and the most it allows"
+    return dataclasses.replace(shape, skip=f"{total} units lie between {between} ({slot.flavor_ceiling}): the plan's "
+                                           "rounding decides")
+
+
+def leaf_nodes(nodes: int) -> int:
+    """Nodes per narrowest fabric domain (leaf) in the suite's sites: four leaves, two per
+    block, so a pool spans several blocks and leaves."""
+    return max(1, nodes // 4)
+
+
+def site_labels(levels: tuple[str, ...], index: int, nodes: int) -> dict[str, str]:
+    """The fabric labels of a pool's `index`th node (levels widest first, hostname excluded):
+    the narrowest level groups `leaf_nodes` nodes, each wider one twice as many."""
+    wide = [level for level in levels if level != HOSTNAME]
+    size = leaf_nodes(nodes)
+    return {level: f"{level.rsplit('/', 1)[-1]}-{index // (size * 2 ** (len(wide) - 1 - depth))}"
+            for depth, level in enumerate(wide)}
+
+
+def per_container(slot: Slot) -> int:
+    """The most units of a node one container can ask for: all of them, except HAMi's vGPUs, of
+    which a container gets at most one per physical GPU."""
+    return slot.gpus_per_node if slot.sharing is SharingMode.FRACTIONAL else slot.per_node
+
+
+def shapes(slot: Slot) -> list[Shape]:
+    """The jobs a slot is tried with: one unit; one pod of a whole node's units; a gang of one
+    such pod on each of two nodes; one unit more than the tenant's `gpus` worth (it waits, in
+    pods of one unit, so no node size is involved); on a topology-aware pool, one pod per node on one node more
+    than a leaf holds, required within a block (it must span leaves) and within a leaf (it must
+    wait)."""
+    placed = {PREFERRED_TOPOLOGY: HOSTNAME} if slot.topology else {}
+    found = [Shape(slot, "single", 1, 1, RUNS, f"{slot.tenant} may use {slot.pool}: `check` refuses a spec that "
+                   "leaves it no GPU there", annotations=placed)]
+    if slot.sharing is SharingMode.MPS:
+        found.append(Shape(slot, "node", 1, slot.per_node, skip="MPS: the device plugin refuses more than one unit "
+                           "per container (failRequestsGreaterThanOne), at container start, which kwok does not play"))
+    else:
+        found.append(_sized(slot, "node", 1, per_container(slot), annotations=placed))
+    if slot.nodes < 2:
+        found.append(Shape(slot, "gang", 2, slot.per_node, skip=f"{slot.pool} has one node at most"))
+    elif slot.sharing is SharingMode.MPS:
+        found.append(_sized(slot, "gang", 2, 1, annotations=placed))
+    else:
+        found.append(_sized(slot, "gang", 2, per_container(slot), annotations=placed))
+    found.append(Shape(slot, "over", slot.flavor_ceiling + 1, 1, WAITS,
+                       f"one unit more than {slot.tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}: one job holds "
+                       "at most that of one flavor", annotations=placed, kueue_says="> maximum capacity"))
+    wide = [level for level in slot.topology if level != HOSTNAME]
+    if wide:
+        size = leaf_nodes(slot.nodes)
+        leaf, block = wide[-1], (wide[-2] if len(wide) > 1 else "")
+        pods = size + 1
+        if pods > slot.nodes:
+            found.append(Shape(slot, "tas-leaf", pods, slot.per_node,
+                               skip=f"{slot.pool}'s {slot.nodes} node(s) make one leaf"))
+        else:
+            over_leaf = _sized(slot, "tas-leaf", pods, slot.per_node, annotations={REQUIRED_TOPOLOGY: leaf})
+            if not over_leaf.skip and over_leaf.expect == RUNS:  # sized to run: a leaf is what stops it
+                over_leaf = Shape(slot, "tas-leaf", pods, slot.per_node, WAITS,
+                                  f"{pods} whole nodes, required within one {leaf} of {size} node(s)",
+                                  annotations={REQUIRED_TOPOLOGY: leaf}, kueue_says="allows to fit only")
+            found.append(over_leaf)
+            if block:
+                found.append(_sized(slot, "tas-block", pods, slot.per_node, annotations={REQUIRED_TOPOLOGY: block},
+                                    within=block, spans=leaf))
+    return found
