@@ -160,7 +160,7 @@ def _market_rows(head: Json, base: Json | None) -> list[list[str]]:
 
 def _owned(plan: Json) -> bool:
     """Nodes the team already owns (provider kubernetes): no pool buys in any market."""
-    return not any(cast("Json", pool).get("allowedMarkets") for pool in cast("list[Json]", plan.get("pools") or []))
+    return not any(pool.get("allowedMarkets") for pool in cast("list[Json]", plan.get("pools") or []))
 
 
 def _pool_rows(head: Json, base: Json | None) -> list[list[str]]:
