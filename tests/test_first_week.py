@@ -215,9 +215,11 @@ def _comment_shows_the_base(provider: str, step: Step, comment: str, base: Json,
 
 
 def _refusal_names_every_protected_resource(provider: str, stderr: str, resources: dict[str, list[Json]]) -> None:
-    refusals = stderr.split("gpuplat preview: refusing the diff")[1:]
-    assert len(refusals) == len(STACKS), stderr
-    for stack, refusal in zip(STACKS, refusals, strict=True):
+    parts = re.split(r"^== stack ([a-z]+) ==\n", stderr, flags=re.M)  # each stack's stderr, headed
+    said = dict(zip(parts[1::2], parts[2::2], strict=True))
+    assert sorted(said) == sorted(STACKS), stderr
+    for stack, refusal in said.items():
+        assert "gpuplat preview: refusing the diff" in refusal, refusal
         replaced = {name: kind for kind, name in re.findall(r"^  replace (\S+) (\S+) \(", refusal, re.M)}
         protected = {r["name"]: r["type"] for r in resources[stack] if r["options"].get("protect")}
         assert replaced == protected, refusal
