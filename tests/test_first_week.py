@@ -143,6 +143,10 @@ WEEK = {
         ),
     ),
 }
+MOVED = {
+    "aws": "(replaced: region eu-west-1 -> us-west-2, the region of provider {name}-aws)",
+    "kubernetes": "| replace | `{name}-k8s` | `pulumi:providers:kubernetes` | `context` (forces replacement",
+}
 WHO = {"NAME": "A Team", "EMAIL": "team@example.com"}
 INIT = {"aws": ("--provider", "aws", "--region", "eu-west-1"), "kubernetes": ("--provider", "kubernetes")}
 
@@ -261,5 +265,7 @@ def test_a_new_team_lives_through_its_first_week(provider: str, team: tuple[Path
             if step.refused:
                 _refusal_names_every_protected_resource(provider, comment.stderr, resources)
                 assert all("> [!CAUTION]" in text for text in sections.values())
+                why = MOVED[provider].format(name=name)  # what moves the provider's resources
+                assert all(why in text for text in sections.values()), why
     finally:
         shutil.rmtree(root / ".venv", ignore_errors=True)  # ~0.5 GB each
