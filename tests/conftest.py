@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from e2e.upstream import UpstreamMissing
+from tests.support_install import dist, house, team, wheel  # noqa: F401  (session fixtures: one wheel, one install)
 
 # verify renders from the chart cache `gpuplat charts pull` fills: the tests' outputs must not
 # depend on what this machine pulled, so they see an empty one unless a test names its own.

@@ -175,6 +175,14 @@ def test_the_pull_request_comment_names_the_region_and_each_estimate() -> None:
     assert "- estimated, pool train: us-east-1 list price; p5.48xlarge was not offered in eu-west-1" in section
     assert "- estimated, FSx for Lustre hot, PERSISTENT_2 1000 MB/s/TiB: us-east-1 list price" in section
     assert "NAT gateways (2, one per zone)" not in section  # Ireland's NAT price is a list price
+    # Each estimate is an item of a list of its own under the sentence that counts them (the first
+    # was glued to that sentence, `...list prices):- estimated, ...`, and rendered as its text).
+    lines = section.splitlines()
+    (intro,) = [i for i, line in enumerate(lines) if line.startswith("Prices for `eu-west-1`; ")]
+    announced = int(lines[intro].split("; ", 1)[1].split(" ", 1)[0])
+    assert lines[intro].endswith("(not eu-west-1 list prices):") and lines[intro + 1] == ""
+    items = lines[intro + 2 : intro + 2 + announced]
+    assert len(items) == announced and all(item.startswith("- estimated, ") for item in items), items
 
 
 def test_a_p5e_block_pool_is_marked_twice() -> None:

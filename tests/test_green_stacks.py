@@ -211,3 +211,19 @@ def test_all_stacks_is_one_exit_code_and_refuses_a_stack_of_its_own(
     assert out.endswith("3 stack(s): dev ok, prod ok, staging ok\n")
     code, _, err = _run(capsys, "verify", "--all-stacks", "--stack", "dev")
     assert code == 2 and "--all-stacks" in err
+
+
+def test_all_stacks_heads_each_stacks_stderr_when_stdout_is_a_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON and markdown keep stdout for the document; what one stack says on stderr (a warning of
+    dev's overlay here, a refusal of the diff gate in a pull request) is headed with its stack."""
+    root = _init(tmp_path, monkeypatch, capsys, "aws")
+    overlay = root / "stacks" / "dev.yaml"
+    overlay.write_text(
+        overlay.read_text().replace("  endpoint: public", "  publicAccessCidrs: [0.0.0.0/0]\n  endpoint: public")
+    )
+    code, out, err = _run(capsys, "plan", "--all-stacks", "--format", "json")
+    assert code == 0 and [s["stack"] for s in json.loads(out)["stacks"]] == sorted(STACKS)
+    assert err.startswith("== stack dev ==\nstacks/dev.yaml:3:23: warning GP306 "), err
+    assert "== stack prod ==" not in err and "== stack staging ==" not in err

@@ -7,12 +7,13 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from gpuplat.compile import compile_stack
 from gpuplat.render.comment import SERVICES_LABEL, usd, usd_delta
@@ -278,3 +279,29 @@ def test_broken_journeys_come_from_verify() -> None:
     )
     fine = Journey("product", "dev", "nvidia.com/gpu.shared", (Step("queue", True, "ok"),))
     assert failing_lines([broken, fine]) == ["research → infer (`nvidia.com/mig-1g.10gb`) breaks at capacity"]
+
+
+def test_owned_nodes_show_each_pools_nodes_and_gpus_not_empty_markets() -> None:
+    """Provider kubernetes buys in no market: the section had only the header of the per-market
+    table (every market row zero, so skipped) and a fleet row of zero markets."""
+    from gpuplat.model import build_model
+    from gpuplat.plan import build_plan
+    from gpuplat.render.comment import _capacity_section  # pyright: ignore[reportPrivateUsage]
+    from tests.support_k8s import KUBERNETES_EXAMPLE
+
+    def plan_of(edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        doc = YAML(typ="safe").load(KUBERNETES_EXAMPLE.read_text(encoding="utf-8"))
+        edit(doc)
+        model = build_model(doc)
+        plan = build_plan(model).plan
+        assert plan is not None
+        return plan_json(model, plan)
+
+    base = plan_of(lambda doc: None)
+    head = plan_of(lambda doc: doc["gpuNodePools"][2]["nodes"].update(max=5))  # lab: 3 -> 5 nodes of 4 GPUs
+    section = _capacity_section(head, base)
+    assert "every pool at max size (base → head); the nodes are already owned, bought in no market." in section
+    assert "| train | 16 | 128 |" in section and "| infer | 4 | 32 |" in section
+    assert "| lab | 3 → 5 | 12 → 20 |" in section
+    assert f"| fleet GPUs |\n| ---: |\n| {base['fleet']['gpus']} → {head['fleet']['gpus']} |" in section
+    assert "spot" not in section and "on-demand" not in section

@@ -11,47 +11,19 @@ from a wheelhouse of this environment's own distributions (tests/support_wheelho
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shutil
-import subprocess
-import sys
 import tarfile
 import tomllib
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gpuplat import __version__
-from tests.support_wheelhouse import wheelhouse
+from tests.support_install import installed_from, run, set_up_block
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "staging", "prod")
-
-
-@pytest.fixture(scope="session")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What the release workflow's `make dist` builds (its venv taken as set up)."""
-    out = tmp_path_factory.mktemp("dist")
-    make = ["make", "--no-print-directory", "-o", ".venv/.installed", "dist", f"DIST={out}"]
-    done = subprocess.run([*make, f"BIN={Path(sys.executable).parent}"], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
-
-
-@pytest.fixture(scope="session")
-def house(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
-
-
-@pytest.fixture(scope="session")
-def wheel(dist: Path) -> Path:
-    (built,) = dist.glob("gpuplat-*.whl")
-    return built
 
 
 def test_the_release_is_an_sdist_and_a_wheel_of_the_one_version(dist: Path) -> None:
@@ -84,80 +56,36 @@ def test_the_wheel_carries_the_schema_templates_and_components(wheel: Path) -> N
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
-def _offline_env(bin_dir: Path, house: Path) -> dict[str, str]:
-    """No index, the wheelhouse, and `python3` this interpreter (the wheelhouse's ABI)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_FIND_LINKS")}
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    # PIP_NO_COMPILE=0 is pip's inverted spelling of --no-compile: bytecode of 400 MB of SDKs would
-    # take most of the test's minutes, and Python writes what it imports on first use anyway.
-    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house), "PIP_NO_COMPILE": "0"}
-    return {**env, **offline, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-
-
-@pytest.fixture(scope="session")
-def team(wheel: Path, house: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A team's machine: gpuplat installed from the wheel into an empty virtualenv outside the
-    repository (its directory, its environment); removed afterwards (the venvs hold ~1 GB)."""
-    home = tmp_path_factory.mktemp("team")
-    env = _offline_env(home / "bin", house)
-    tool = home / "tool"
-    assert _run(["python3", "-m", "venv", str(tool)], home, env).returncode == 0
-    done = _run([str(tool / "bin" / "pip"), "install", "--quiet", f"{wheel}[verify]"], home, env)
-    assert done.returncode == 0, done.stderr
-    env["PATH"] = f"{tool / 'bin'}{os.pathsep}{env['PATH']}"  # `gpuplat` is the wheel's
-    yield home, env
-    shutil.rmtree(home, ignore_errors=True)
-
-
-def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-
-
-def _set_up_block(readme: str) -> str:
-    """The shell block of the README's "Set up" section, as written."""
-    section = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert match, "the README's Set up section has no sh block"
-    return match[1]
-
-
-def _installed_from(venv: Path) -> str:
-    (info,) = (venv / "lib").glob("python3*/site-packages/gpuplat-*.dist-info")
-    return json.loads((info / "direct_url.json").read_text())["url"]
-
-
 @pytest.mark.parametrize("provider", ["aws", "kubernetes"])
 def test_a_new_team_installs_gpuplat_and_its_project_as_the_readme_says(
     provider: str, wheel: Path, team: tuple[Path, dict[str, str]]
 ) -> None:
     home, env = team
-    assert _run(["gpuplat", "--version"], home, env).stdout == f"gpuplat {__version__}\n"
-    done = _run(["gpuplat", "init", provider, "--provider", provider], home, env)
+    assert run(["gpuplat", "--version"], home, env).stdout == f"gpuplat {__version__}\n"
+    done = run(["gpuplat", "init", provider, "--provider", provider], home, env)
     assert done.returncode == 0, done.stderr
     project = home / provider
     vendored = project / "vendor" / wheel.name
     assert vendored.read_bytes() == wheel.read_bytes()  # the wheel it was installed from, in the project
     assert f"./vendor/{wheel.name}[verify]" in (project / "requirements.txt").read_text().splitlines()
 
-    script = _set_up_block((project / "README.md").read_text())
-    done = _run(["bash", "-euc", script], project, env)  # exactly the README's lines, from the project's root
+    script = set_up_block((project / "README.md").read_text())
+    done = run(["bash", "-euc", script], project, env)  # exactly the README's lines, from the project's root
     assert done.returncode == 0, done.stdout + done.stderr
     venv = project / ".venv"
-    assert _installed_from(venv) == vendored.resolve().as_uri()  # gpuplat from what init wrote
+    assert installed_from(venv) == vendored.resolve().as_uri()  # gpuplat from what init wrote
     gpuplat = str(venv / "bin" / "gpuplat")
     for stack in STACKS:
         for command in ("check", "plan"):
-            done = _run([gpuplat, command, "--stack", stack], project / "stacks", env)
+            done = run([gpuplat, command, "--stack", stack], project / "stacks", env)
             assert done.returncode == 0, f"{command} --stack {stack}: {done.stdout}{done.stderr}"
             assert "warning" not in done.stderr.lower() and str(ROOT) not in done.stdout + done.stderr
     for command in ("preview", "verify", "policy"):  # the installed components, on the stack CI deploys first
-        done = _run([gpuplat, command, "--stack", "dev"], project, env)
+        done = run([gpuplat, command, "--stack", "dev"], project, env)
         assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}{done.stderr}"
     # The documentation of the installed package, with no repository around it.
-    explained = _run([gpuplat, "explain", "GP201"], project, env).stdout
+    explained = run([gpuplat, "explain", "GP201"], project, env).stdout
     assert explained.startswith("GP201 mig-profile-valid: error") and "fix:    " in explained
     assert "rules:  none known for this installation" in explained  # a local wheel names no page
-    assert _run([gpuplat, "docs", "spec"], project, env).stdout == (ROOT / "docs" / "spec.md").read_text()
+    assert run([gpuplat, "docs", "spec"], project, env).stdout == (ROOT / "docs" / "spec.md").read_text()
     shutil.rmtree(venv)

@@ -2,7 +2,8 @@
 
 The stacks are the project's: every `stacks/<stack>.yaml` overlay and every `stacks/Pulumi.<stack>.yaml`
 settings file, in name order. Each stack runs as `--stack <stack>` would, its output under a
-heading (text, markdown) or its JSON document in `{"stacks": [{"stack", "exitCode", "result"}]}`.
+heading (text), one after the other (markdown, github) or its JSON document in
+`{"stacks": [{"stack", "exitCode", "result"}]}`; with those formats its stderr is headed there.
 The exit code is the worst of them (0 ok, 1 invalid / violations / refused, 2 usage or IO).
 """
 
@@ -34,15 +35,22 @@ def project_stacks(root: Path = Path()) -> list[str]:
     return stacks
 
 
-def _one(run: Callable[[argparse.Namespace], int], args: argparse.Namespace, stack: str) -> tuple[int, str]:
+def _one(
+    run: Callable[[argparse.Namespace], int], args: argparse.Namespace, stack: str, headed: bool
+) -> tuple[int, str]:
     own = argparse.Namespace(**{**vars(args), "stack": stack})
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    out, err = io.StringIO(), io.StringIO()
+    # Text heads each stack on stdout, before its stderr; other formats keep stdout for the document,
+    # so what a stack says on stderr (a refusal, an error) is headed there, or a log of three
+    # identical refusals would not say whose each is.
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(sys.stderr if headed else err):
         try:
             code = run(own)
-        except UnknownStackError as err:
-            sys.stderr.write(f"gpuplat: error: {err}\n")
+        except UnknownStackError as error:
+            sys.stderr.write(f"gpuplat: error: {error}\n")
             code = EXIT_USAGE
+    if err.getvalue():
+        sys.stderr.write(f"== stack {stack} ==\n{err.getvalue()}")
     return code, out.getvalue()
 
 
@@ -57,7 +65,7 @@ def run_all_stacks(run: Callable[[argparse.Namespace], int], args: argparse.Name
         if headed:
             sys.stdout.write(f"== stack {stack} ==\n")
             sys.stdout.flush()  # before the command's stderr, so a terminal shows them in order
-        code, out = _one(run, args, stack)
+        code, out = _one(run, args, stack, headed)
         result: Any = out
         if args.format == "json":
             with contextlib.suppress(json.JSONDecodeError):  # else kept as text: it failed before its document

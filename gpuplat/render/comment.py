@@ -159,6 +159,30 @@ def _market_rows(head: Json, base: Json | None) -> list[list[str]]:
     return rows
 
 
+def _owned(plan: Json) -> bool:
+    """Nodes the team already owns (provider kubernetes): no pool buys in any market."""
+    return not any(pool.get("allowedMarkets") for pool in cast("list[Json]", plan.get("pools") or []))
+
+
+def _pool_rows(head: Json, base: Json | None) -> list[list[str]]:
+    """Nodes and GPUs of each pool at max size, for nodes that are owned rather than bought."""
+
+    def sizes(plan: Json) -> dict[str, tuple[int, int]]:
+        pools = cast("list[Json]", plan.get("pools") or [])
+        return {str(p["name"]): (int(p["nodes"]["max"]), int(p["nodes"]["max"]) * int(p["gpusPerNode"])) for p in pools}
+
+    now, before = sizes(head), sizes(base) if base is not None else None
+    rows: list[list[str]] = []
+    for pool in [*now, *(p for p in (before or {}) if p not in now)]:
+        if before is None:
+            rows.append([pool, str(now[pool][0]), str(now[pool][1])])
+            continue
+        label = pool + (" (new)" if pool not in before else "") + (" (removed)" if pool not in now else "")
+        a, b = now.get(pool, (0, 0)), before.get(pool, (0, 0))
+        rows.append([label, _arrow(b[0], a[0]), _arrow(b[1], a[1])])
+    return rows
+
+
 def _fleet_row(head: Json, base: Json | None) -> list[str]:
     fleet_now = cast("Json", head.get("fleet") or {})
     fleet_before = cast("Json", (base or {}).get("fleet") or {})
@@ -178,13 +202,20 @@ def _fleet_row(head: Json, base: Json | None) -> list[str]:
 def _capacity_section(head: Json, base: Json | None) -> str:
     storage = _storage_rows(head, base)
     knock_on = cast("list[Json]", plan_delta(head, base)["knockOn"]) if base else []
+    if _owned(head):  # no markets to split the pools into: each pool's nodes and GPUs, and the fleet's
+        pools = _table(["pool", "nodes", "GPUs"], _pool_rows(head, base), right=2)
+        fleet = _table(["fleet GPUs"], [_fleet_row(head, base)[:1]], right=1)
+    else:
+        pools = _table(["pool", "market", "nodes", "GPUs"], _market_rows(head, base), right=2)
+        fleet = _table(["fleet GPUs", *(m for _, m in MARKETS)], [_fleet_row(head, base)], right=3)
     return render(
         "comment_capacity.md.j2",
         knock_on=[str(k["message"]) for k in knock_on],
         compared=bool(base),
-        chart=capacity_chart(head, base, MARKETS) if base else None,
-        pools=block(_table(["pool", "market", "nodes", "GPUs"], _market_rows(head, base), right=2)),
-        fleet=block(_table(["fleet GPUs", *(m for _, m in MARKETS)], [_fleet_row(head, base)], right=3)),
+        chart=capacity_chart(head, base, MARKETS) if base and not _owned(head) else None,
+        owned=_owned(head),
+        pools=block(pools),
+        fleet=block(fleet),
         storage=block(_table(["storage tier", "capacity"], storage, right=1)) if storage else None,
     )
 
