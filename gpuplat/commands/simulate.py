@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.diagnostics import Diagnostic
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
-from gpuplat.simulate import NoTenantsError, Options, Result, TraceError, load_trace, simulate
+from gpuplat.input_files import InputUnreadable
+from gpuplat.simulate import NoTenantsError, Options, Result, TenantMapError, TraceError, load_trace, simulate
 from gpuplat.simulate.blocks import block_pools, load_blocks
 from gpuplat.simulate.render import render_json, render_markdown, render_text
 
@@ -56,14 +58,32 @@ def configured_trace(stack: str, root: Path = Path(), key: str = TRACE_CONFIG_KE
     return str(root / value) if isinstance(value, str) and value else None
 
 
-def _tenant_map(pairs: list[str]) -> dict[str, str]:
+def _tenant_map(pairs: list[str], tenants: list[str]) -> dict[str, str]:
+    """`--tenant-map TRACE=SPEC` pairs; a usage error for a malformed pair, a trace tenant mapped
+    twice, or a tenant the spec does not have."""
     out: dict[str, str] = {}
     for pair in pairs:
         trace_tenant, sep, tenant = pair.partition("=")
         if not sep or not trace_tenant or not tenant:
             raise BaseError(f"--tenant-map {pair!r}: expected TRACE_TENANT=SPEC_TENANT")
+        if trace_tenant in out:
+            raise BaseError(
+                f"--tenant-map {pair!r}: trace tenant {trace_tenant!r} is already mapped to {out[trace_tenant]!r}; "
+                "map each trace tenant once"
+            )
+        if tenant not in tenants:
+            known = ", ".join(tenants) or "none: add a tenant to the spec"
+            raise BaseError(f"--tenant-map {pair!r}: the spec has no tenant {tenant!r} (its tenants: {known})")
         out[trace_tenant] = tenant
     return out
+
+
+def _report(diagnostics: list[Diagnostic], fmt: str) -> int:
+    """Bad input, positioned as the spec's diagnostics are (and as JSON on stdout under --format json)."""
+    if fmt == "json":
+        sys.stdout.write(diagnostics_json(diagnostics))
+    sys.stderr.write(diagnostics_text(diagnostics))
+    return EXIT_INVALID
 
 
 def _git_show(ref: str, path: Path, into: Path) -> Path | None:
@@ -108,30 +128,35 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok or compiled.model is None or compiled.plan is None:
-        sys.stdout.write(diagnostics_json(compiled.diagnostics)) if args.format == "json" else None
-        sys.stderr.write(diagnostics_text(compiled.diagnostics))
-        return EXIT_INVALID
+        return _report(compiled.diagnostics, args.format)
     blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
+        tenant_map = _tenant_map(args.tenant_map, [t.name for t in compiled.model.tenants])
         trace = load_trace(trace_path)
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
             seed=args.seed,
             autoscaling=not args.static,
-            tenant_map=_tenant_map(args.tenant_map),
+            tenant_map=tenant_map,
             lookahead=1 if args.strict_fifo else Options.lookahead,
             capacity_blocks=blocks,
         )
         result = simulate(compiled.model, compiled.plan, trace, options)
         base = _base_result(args, trace_path, options) if args.base else None
+    except InputUnreadable as err:
+        sys.stderr.write(f"gpuplat simulate: error: {err}\n")
+        return EXIT_USAGE
     except OSError as err:
         sys.stderr.write(f"gpuplat simulate: error: cannot read {err.filename or 'the trace'}: {err.strerror or err}\n")
         return EXIT_USAGE
     except TraceError as err:
-        sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))
-        return EXIT_INVALID
+        return _report(err.diagnostics, args.format)
     except BaseError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
+        return EXIT_USAGE
+    except TenantMapError as err:
+        where = f" at --base {args.base}" if args.base else ""
+        sys.stderr.write(f"gpuplat simulate: error: --tenant-map: {err}{where}\n")
         return EXIT_USAGE
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result
-from gpuplat.simulate.run import NoTenantsError, simulate
+from gpuplat.simulate.run import NoTenantsError, TenantMapError, simulate
 from gpuplat.simulate.trace import Trace, TraceError, load_trace
 
-__all__ = ["NoTenantsError", "Options", "Result", "Trace", "TraceError", "load_trace", "simulate"]
+__all__ = ["NoTenantsError", "Options", "Result", "TenantMapError", "Trace", "TraceError", "load_trace", "simulate"]

@@ -29,6 +29,10 @@ class NoTenantsError(ValueError):
     """The spec has no tenant: no queue, so no job of a trace can be submitted anywhere."""
 
 
+class TenantMapError(ValueError):
+    """A tenant map names a tenant the spec (perhaps the base's) does not have: a usage error."""
+
+
 def tenant_mapping(jobs: tuple[Job, ...], tenants: list[SimTenant], given: dict[str, str]) -> dict[str, str]:
     """The trace's tenants -> the spec's: as given, the rest by job count round-robin over the
     spec's tenants by quota (the busiest trace tenant to the largest spec tenant)."""
@@ -38,6 +42,12 @@ def tenant_mapping(jobs: tuple[Job, ...], tenants: list[SimTenant], given: dict[
         )
     counts = Counter(j.tenant for j in jobs)
     names = [t.name for t in sorted(tenants, key=lambda t: -sum(t.nominal.values()))]
+    unknown = sorted({v for v in given.values() if v not in names})
+    if unknown:
+        raise TenantMapError(
+            f"the tenant map names {', '.join(map(repr, unknown))}, which the spec does not have "
+            f"(its tenants: {', '.join(sorted(names))})"
+        )
     out = {k: v for k, v in given.items() if k in counts}
     rest = [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if k not in out]
     for i, name in enumerate(rest):
