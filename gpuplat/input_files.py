@@ -256,6 +256,47 @@ def parse_json(text: str, file: str, what: str) -> Any:
     return document
 
 
+def _ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def locate(text: str, path: tuple[str | int, ...]) -> int:
+    """The line of the JSON value at `path` (keys and indices) in `text`."""
+    return locate_at(text, path)[0]
+
+
+def locate_at(text: str, path: tuple[str | int, ...]) -> tuple[int, int]:
+    """The line of the JSON value at `path` (keys and indices) in `text`, a document parse_json
+    accepted. Only bad input pays for this walk: json.loads keeps no positions."""
+    decoder = json.JSONDecoder()
+    i = _ws(text, 0)
+    try:
+        for step in path:
+            if text[i] == "{":
+                i = _ws(text, i + 1)
+                while text[i] != "}":
+                    key, i = decoder.raw_decode(text, i)  # a key is a JSON string
+                    i = _ws(text, _ws(text, i) + 1)  # past the colon
+                    if key == step:
+                        break
+                    i = _ws(text, decoder.raw_decode(text, i)[1])
+                    i = _ws(text, i + 1) if text[i] == "," else i
+                else:
+                    break
+            elif text[i] == "[" and isinstance(step, int):
+                i = _ws(text, i + 1)
+                for _ in range(step):
+                    i = _ws(text, decoder.raw_decode(text, i)[1])
+                    i = _ws(text, i + 1) if text[i] == "," else i
+            else:
+                break
+    except (IndexError, ValueError):
+        pass
+    return _position(text, min(i, len(text)))
+
+
 def read_json(path: str | Path, what: str, limit: int, display: str | None = None) -> tuple[Any, str]:
     """(document, text) of the JSON file at `path`; the text places later complaints."""
     file = display or str(path)

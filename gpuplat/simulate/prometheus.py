@@ -30,7 +30,6 @@ and the pods of one multi-pod job (each is a job).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from bisect import bisect_right
@@ -39,7 +38,7 @@ from contextlib import suppress
 from operator import sub
 from typing import Any, cast
 
-from gpuplat.input_files import parse_json
+from gpuplat.input_files import locate, parse_json
 from gpuplat.scaling import DCGM_METRICS
 from gpuplat.simulate.job import LATEST_UNIX_SECONDS, MAX_ERRORS, Job
 
@@ -159,42 +158,6 @@ class _Reader:
 
 
 # ---------------------------------------------------------------- the range-query JSON
-def _ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def locate(text: str, path: tuple[str | int, ...]) -> int:
-    """The line of the JSON value at `path` (keys and indices). Only bad input pays for this walk:
-    the document itself is read by json.loads, which keeps no positions."""
-    decoder = json.JSONDecoder()
-    i = _ws(text, 0)
-    try:
-        for step in path:
-            if text[i] == "{":
-                i = _ws(text, i + 1)
-                while text[i] != "}":
-                    key, i = decoder.raw_decode(text, i)  # a key is a JSON string
-                    i = _ws(text, _ws(text, i) + 1)  # past the colon
-                    if key == step:
-                        break
-                    i = _ws(text, decoder.raw_decode(text, i)[1])
-                    i = _ws(text, i + 1) if text[i] == "," else i
-                else:
-                    break
-            elif text[i] == "[" and isinstance(step, int):
-                i = _ws(text, i + 1)
-                for _ in range(step):
-                    i = _ws(text, decoder.raw_decode(text, i)[1])
-                    i = _ws(text, i + 1) if text[i] == "," else i
-            else:
-                break
-    except (IndexError, ValueError):
-        pass
-    return text.count("\n", 0, min(i, len(text))) + 1
-
-
 def _whole_series(into: _Series, values: list[Any], scale: float) -> bool:
     """Adds a series' samples list-wide when every one is good (the common case, and several
     times faster than sample by sample); False, adding nothing, when the slow path must find and
