@@ -108,7 +108,8 @@ def load_facts(path: Path) -> AccountFacts:
 
 def _str_map(value: object, where: tuple[str | int, ...]) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _Bad(where, "must be an object" if where else "the document must be an object (as preflight --save writes)")
+        message = "must be an object" if where else "the document must be an object (preflight --save writes one)"
+        raise _Bad(where, message)
     return {str(k): v for k, v in cast(dict[object, object], value).items()}
 
 
