@@ -268,12 +268,14 @@ def locate(text: str, path: tuple[str | int, ...]) -> int:
 
 
 def locate_at(text: str, path: tuple[str | int, ...]) -> tuple[int, int]:
-    """The line of the JSON value at `path` (keys and indices) in `text`, a document parse_json
-    accepted. Only bad input pays for this walk: json.loads keeps no positions."""
+    """(line, column) of the JSON value at `path` (keys and indices) in `text`, a document
+    parse_json accepted, or of the object that lacks its key. Only bad input pays for this walk:
+    json.loads keeps no positions."""
     decoder = json.JSONDecoder()
     i = _ws(text, 0)
     try:
         for step in path:
+            start = i
             if text[i] == "{":
                 i = _ws(text, i + 1)
                 while text[i] != "}":
@@ -284,6 +286,7 @@ def locate_at(text: str, path: tuple[str | int, ...]) -> tuple[int, int]:
                     i = _ws(text, decoder.raw_decode(text, i)[1])
                     i = _ws(text, i + 1) if text[i] == "," else i
                 else:
+                    i = start  # no such key: the object that lacks it
                     break
             elif text[i] == "[" and isinstance(step, int):
                 i = _ws(text, i + 1)
