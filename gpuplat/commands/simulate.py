@@ -98,6 +98,12 @@ def _git_show(ref: str, path: Path, into: Path) -> Path | None:
 
 
 def _base_result(args: argparse.Namespace, trace_path: str, options: Options) -> Result:
+    from gpuplat.preview.checkout import BaseRefError, resolve_ref  # git only: no pulumi there
+
+    try:
+        resolve_ref(args.base)  # a bad ref, or one a shallow clone lacks, said as preview and plan say it
+    except BaseRefError as err:
+        raise BaseError(str(err)) from None
     sources = resolve_sources(args.stack, args.spec, args.overlay)
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -106,7 +112,10 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         except ValueError as err:
             raise BaseError(f"--base {args.base}: the spec is outside this checkout ({err})") from None
         if spec is None:
-            raise BaseError(f"--base {args.base}: no {sources.spec} at that ref (or not a git ref)")
+            raise BaseError(
+                f"--base {args.base}: {sources.spec} does not exist at that commit (the spec was added or moved "
+                "since), so there is no base to compare with; give a ref that has it"
+            )
         compiled = compile_sources(type(sources)(spec, overlay))
         if not compiled.ok or compiled.model is None or compiled.plan is None:
             raise BaseError(f"--base {args.base}: the base spec does not compile")
