@@ -266,7 +266,7 @@ def test_verify_of_any_edited_recording_is_a_verdict_or_positioned(
         try:
             load_recording(str(path), "dev")
         except RecordingInvalid as err:
-            assert err.diagnostic.line >= 1 and err.diagnostic.code in {"GP035", "GP036"}
+            assert err.diagnostic.line >= 1 and err.diagnostic.code in {"GP031", "GP035", "GP036"}
         code = main(["verify", "--stack", "dev", "--recording", str(path)])
     finally:
         path.unlink()
