@@ -358,10 +358,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cli_out(argv: list[str]) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert cli(argv) == 0
-    return out.getvalue()
+    """A command's output from a process of its own: a fork after pulumi's gRPC threads started in
+    this one would leave the workers waiting on a lock forever."""
+    import subprocess
+
+    command = [sys.executable, "-c", "import sys; from gpuplat.cli import main; sys.exit(main(sys.argv[1:]))", *argv]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace, wall: float, peak_mib: int) -> None:
