@@ -99,6 +99,14 @@ def _prometheus(rng: random.Random) -> tuple[str, bytes]:
 
 def make_trace(rng: random.Random) -> tuple[str, bytes]:
     kind = rng.random()
+    if kind < 0.3:  # a valid canonical trace, perhaps one cell hostile: the replay runs
+        rows = [f"{rng.randint(0, 86400 * 2)},{rng.randint(1, 86400)},{rng.choice([0, 1, 2, 4, 8])},"
+                f"{rng.choice('abc')}" for _ in range(rng.randint(1, 12))]  # fmt: skip
+        if rng.random() < 0.5:
+            cells = rows[0].split(",")
+            cells[rng.randrange(4)] = rng.choice(_HOSTILE)
+            rows[0] = ",".join(cells)
+        return ".csv", ("submit,duration,gpus,tenant\n" + "\n".join(rows) + "\n").encode("utf-8", "surrogatepass")
     if kind < 0.55:
         rows = [",".join(_cell(rng) for _ in range(rng.randint(1, 7))) for _ in range(rng.randint(1, 6))]
         return ".csv", (rng.choice(_HEADERS) + "\n" + "\n".join(rows) + "\n").encode("utf-8", "surrogatepass")
@@ -150,8 +158,8 @@ def make_recording(rng: random.Random, recording: dict[str, Any]) -> bytes:
         other = f"urn:pulumi:{rng.choice(['prod', 'x'])}::"
         victim["urn"] = str(victim.get("urn", "")).replace("urn:pulumi:dev::", other)
     elif kind < 0.75:
-        victim = rng.choice(resources)
-        victim.update(_mutate(victim, rng) if rng.random() < 0.9 else {"inputs": rng.choice([[], 1, None, "x"])})
+        at = rng.randrange(len(resources))
+        resources[at] = _mutate(resources[at], rng)  # a resource, or what replaced it
     elif kind < 0.9:
         return _edit_text(json.dumps(document, indent=1), rng).encode("utf-8", "surrogatepass")
     else:
@@ -160,11 +168,14 @@ def make_recording(rng: random.Random, recording: dict[str, Any]) -> bytes:
 
 
 def make_init(rng: random.Random) -> dict[str, Any]:
-    def text() -> str:
+    def text(sensible: str) -> str:
+        if rng.random() < 0.7:
+            return sensible
         return rng.choice([*_HOSTILE, "ml-platform", "atlas", "gpu", 'x", owner: "evil', "a: b", "- x", "?0",
                            "{a}", "#c", "yes", "0000", "\x1b", "\x85", "é", "a\nb: 1"])  # fmt: skip
 
-    return {"name": text(), "team": text(), "cost_center": text(), "pool": text(), "region": text()}
+    return {"name": text("atlas"), "team": text("ml-platform"), "cost_center": text("0000"), "pool": text("gpu"),
+            "region": text("us-east-1")}  # fmt: skip
 
 
 def _choices(values: dict[str, Any]) -> Choices:
