@@ -244,7 +244,8 @@ def run_one(seed: int, index: int, ctx: dict[str, Any], tmp: Path, cli_every: in
             path.write_bytes(data)
             try:
                 trace = load_trace(path)
-                _strict_json(render_json(simulate(*ctx["prod"], trace)))
+                model, plan = ctx["prod"]
+                _strict_json(render_json(simulate(model, plan, trace)))
             except TraceError as err:
                 positioned = err.problems and all(line >= 1 for line, _ in err.problems) and err.code.startswith("GP03")
                 outcome["outcome"] = "rejected" if positioned else "unpositioned"
@@ -253,7 +254,8 @@ def run_one(seed: int, index: int, ctx: dict[str, Any], tmp: Path, cli_every: in
         elif surface == "facts":
             path.write_bytes(make_facts(rng))
             try:
-                preflight_problems(*ctx["prod"], load_facts(path))
+                model, plan = ctx["prod"]
+                preflight_problems(model, plan, load_facts(path))
             except FactsError as err:
                 outcome["outcome"] = "rejected" if POSITIONED.match(str(err)) else "unpositioned"
             if through_cli:
@@ -263,7 +265,8 @@ def run_one(seed: int, index: int, ctx: dict[str, Any], tmp: Path, cli_every: in
         elif surface == "recording":
             path.write_bytes(make_recording(rng, ctx["recording"]))
             try:
-                verify(*ctx["dev"], load_recording(str(path), "dev"))
+                model, plan = ctx["dev"]
+                verify(model, plan, load_recording(str(path), "dev"))
             except RecordingInvalid as err:
                 outcome["outcome"] = "rejected" if err.diagnostic.line >= 1 else "unpositioned"
             if through_cli:

@@ -22,9 +22,9 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from gpuplat.diagnostics import Diagnostic, Level
 
@@ -155,7 +155,7 @@ class _LimitedText:
                 return
 
 
-def text_lines(path: str | Path, what: str, limit: int, display: str | None = None) -> Iterator[str]:
+def text_lines(path: str | Path, what: str, limit: int, display: str | None = None) -> Generator[str]:
     """The file's lines (with their endings, `\\r\\n` kept for csv), read as they are needed."""
     file = display or str(path)
     fd = _open_regular(path, file, limit, what)
@@ -226,13 +226,13 @@ def _find(text: str, token: str | None, depth: int | None) -> int:
 
 
 def _too_deep(document: Any) -> bool:
-    stack: list[tuple[Any, int]] = [(document, 1)]
+    stack: list[tuple[Any, int]] = [(document, 1)] if isinstance(document, dict | list) else []
     while stack:
         node, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
             return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        children: Iterable[Any] = cast("dict[str, Any]", node).values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))  # pyright: ignore[reportUnknownArgumentType]
     return False
 
 
@@ -250,7 +250,7 @@ def parse_json(text: str, file: str, what: str) -> Any:
     except RecursionError:
         line, col = _position(text, _find(text, None, MAX_JSON_DEPTH))
         raise InputInvalid("GP031", file, depth_message, line, col) from None
-    if isinstance(document, dict | list) and _too_deep(document):
+    if _too_deep(document):
         line, col = _position(text, _find(text, None, MAX_JSON_DEPTH))
         raise InputInvalid("GP031", file, depth_message, line, col)
     return document

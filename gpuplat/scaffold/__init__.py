@@ -97,9 +97,9 @@ def kubernetes_version() -> str:
 
 
 def _emitted(value: Any, style: str | None) -> str:
-    yaml = YAML(typ="safe", pure=True)
+    yaml: Any = YAML(typ="safe", pure=True)
     yaml.default_flow_style = True
-    yaml.default_style = style  # type: ignore[assignment]
+    yaml.default_style = style
     yaml.allow_unicode = False  # every character past ASCII (and NEL, LS, PS) as an escape
     yaml.width = 1 << 20  # one line, however long
     out = io.StringIO()
@@ -110,7 +110,8 @@ def _emitted(value: Any, style: str | None) -> str:
 def _reads_back(text: str, value: Any) -> bool:
     """`text` means `value` in each place a template puts it: a flow mapping, a block value."""
     try:
-        loaded: Any = YAML(typ="safe").load(f"a: {text}\nb: {{k: {text}, j: 1}}\nc: [{text}, 1]\n")
+        yaml: Any = YAML(typ="safe")
+        loaded: Any = yaml.load(f"a: {text}\nb: {{k: {text}, j: 1}}\nc: [{text}, 1]\n")
     except YAMLError:
         return False
     return loaded == {"a": value, "b": {"k": value, "j": 1}, "c": [value, 1]}
@@ -132,8 +133,8 @@ def _comment(value: Any) -> str:
 
 def _environment() -> Environment:
     env = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    env.filters["yaml"] = yaml_value
-    env.filters["comment"] = _comment
+    filters: dict[str, Any] = env.filters  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    filters.update(yaml=yaml_value, comment=_comment)
     return env
 
 

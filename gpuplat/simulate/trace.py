@@ -245,7 +245,7 @@ def _read(name: str, path: str | Path) -> tuple[str, list[tuple[int, Job | None]
     if not looks_like_prometheus("".join(head)):
         return _read_csv(name, itertools.chain(head, lines))
     if is_json_export("".join(head)):
-        lines.close()
+        lines.close()  # the file is read whole below; this handle closed now
         text = read_text(path, "Prometheus export", MAX_JSON_TRACE_BYTES, name)
         shape, exported, problems = read_prometheus(text, name)
     else:
