@@ -37,7 +37,7 @@ from e2e.cluster import Cluster  # noqa: E402
 from e2e.deploy import NetworkOperatorReport, kubeconfig_for  # noqa: E402
 from e2e.engine import PROJECT, Engine, local_charts_setting, stand_in_charts  # noqa: E402
 from e2e.stack import Stack, Target, run_gpuplat  # noqa: E402
-from e2e.suite import agent_pools, existing_gpu_nodes  # noqa: E402
+from e2e.suite import device_model, existing_gpu_nodes  # noqa: E402
 from e2e.tools import build  # noqa: E402
 
 PAUSE = "gc.disable()\n"
@@ -112,7 +112,7 @@ def run(size: str, up: bool) -> dict[str, Any]:
             _, wall, cpu = timed(lambda e=engine: e.run("preview", timeout=7200))
             rows.append(row(name, wall, cpu, count))
         if up:
-            with nodes.NodeAgents(cluster, agent_pools(stack)), NetworkOperatorReport(cluster):
+            with nodes.NodeAgents(cluster, device_model(stack, cluster.tools)), NetworkOperatorReport(cluster):
                 _, wall, cpu = timed(lambda: shipped.run("up", "--yes", "--skip-preview", timeout=7200))
                 rows.append(row("pulumi up (collector paused, as shipped)", wall, cpu, count))
     finally:

@@ -1,4 +1,5 @@
-"""Time `gpuplat simulate` on the whole Philly trace: loading, the static fleet, the autoscaled one;
+"""Time `gpuplat simulate` on the whole Philly trace: loading, the static fleet, the autoscaled one
+(one seed, then the default report's seeds, printing each seed's headline numbers);
 and reading a Prometheus / DCGM export (a range-query response the bench writes from Philly's
 jobs over `--export-days` days from day `--export-from`: one DCGM_FI_DEV_GPU_UTIL series per GPU
 of each job, 60 s step).
@@ -26,7 +27,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gpuplat.compile import load_for_stack  # noqa: E402
-from gpuplat.simulate import Options, Trace, load_trace, simulate  # noqa: E402
+from gpuplat.simulate import Options, Trace, load_trace, simulate, simulate_seeds  # noqa: E402
+from gpuplat.simulate.bands import DEFAULT_SEEDS  # noqa: E402
+from gpuplat.simulate.report import headline  # noqa: E402
 
 EXPORT_STEP = 60
 
@@ -55,11 +58,21 @@ def _timed(run):  # type: ignore[no-untyped-def]
     return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
+def _timed_children(run):  # type: ignore[no-untyped-def]
+    """Wall seconds, and CPU seconds of this process and its finished children (the workers)."""
+    wall, before = time.perf_counter(), os.times()
+    run()
+    after = os.times()
+    cpu = sum(getattr(after, k) - getattr(before, k) for k in ("user", "system", "children_user", "children_system"))
+    return time.perf_counter() - wall, cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(ROOT.parent / "shared" / "traces" / "philly-jobs.csv"))
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="seeds of the default report")
     parser.add_argument("--export-from", type=float, default=40.0, help="first day of the export (a busy stretch)")
     parser.add_argument("--export-days", type=float, default=3.0)
     args = parser.parse_args()
@@ -74,6 +87,11 @@ def main() -> int:
             (_timed(lambda o=options: simulate(model, plan, trace, o)) for _ in range(args.repeat)), key=lambda r: r[2]
         )
         rows.append((name, best[1], best[2]))
+    runs, wall, cpu = _timed(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds))
+    rows.append((f"autoscaled x{args.seeds}", wall, cpu))
+    workers = os.cpu_count() or 1
+    forked = _timed_children(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds, workers))
+    rows.append((f"x{args.seeds}, {workers} workers", forked[0], forked[1]))
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "dcgm-range.json"
         samples = write_export(trace, args.export_from, args.export_days, export)
@@ -83,6 +101,11 @@ def main() -> int:
     span = f"{args.export_days:g} days from day {args.export_from:g}"
     print(f"export: {samples:,} samples, {span} ({export.name}) -> {len(exported.jobs):,} jobs")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average {load:.1f}")
+    first = runs[0]
+    print(f"replayed {100 * first.coverage.share:.2f} % of {first.coverage.trace_gpu_h:,.0f} GPU-hours")
+    for key in ("waste %", "mean wait s", "cost USD / month"):
+        values = [headline(r)[key] for r in runs]
+        print(f"{key}: " + ", ".join(f"{v:,.2f}" for v in values))
     print(f"{'stage':<14} {'wall s':>8} {'cpu s':>8}")
     for name, wall, cpu in rows:
         print(f"{name:<14} {wall:>8.2f} {cpu:>8.2f}")

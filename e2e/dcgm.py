@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from e2e.objects import UPSTREAM
+from e2e import upstream
 
 VALUES = Path("charts") / "dcgm-exporter" / "values.yaml"
 _LINE = re.compile(r"^\s*#\s*(DCGM_FI_[A-Z0-9_]+)\s*,\s*(gauge|counter)\s*,\s*(.+?)\s*$")
@@ -40,9 +40,9 @@ class Counter:
 
 
 @cache
-def default_counters(upstream: Path = UPSTREAM) -> tuple[Counter, ...]:
-    """dcgm-exporter's default counters, from its chart's values.yaml (upstream data)."""
-    path = upstream / VALUES
+def default_counters(path: Path | None = None) -> tuple[Counter, ...]:
+    """dcgm-exporter's default counters, from its chart's values.yaml (upstream data, or `path`)."""
+    path = path or upstream.resolve(VALUES.as_posix())
     found = tuple(Counter(*m.groups()) for m in map(_LINE.match, path.read_text().splitlines()) if m)
     if not found:
         raise ValueError(f"{path}: no DCGM counter list in the customMetrics example")

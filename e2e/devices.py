@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from e2e import migparted
+from e2e import migparted, upstream
 from e2e.cluster import E2EError
-from e2e.objects import UPSTREAM, load_yaml_documents
+from e2e.objects import load_yaml_documents
 from e2e.operands import (
     DEVICE_PLUGIN_CONFIG,
     DEVICE_PLUGIN_DEPLOY,
@@ -69,9 +69,10 @@ COMPONENTS = {
 
 
 def chart_defaults(chart: str) -> dict[str, Any]:
-    path = UPSTREAM / "charts" / chart / "values.yaml"
-    if not path.is_file():
-        raise E2EError(f"{path}: the chart's values.yaml is needed to render its release's values")
+    try:
+        path = upstream.resolve(f"charts/{chart}/values.yaml")
+    except upstream.UpstreamMissing as err:
+        raise E2EError(f"the chart's values.yaml is needed to render its release's values: {err}") from err
     documents = load_yaml_documents(path)
     return documents[0] if documents else {}
 

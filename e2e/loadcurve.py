@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from e2e.objects import ROOT
+from e2e.upstream import ROOT
 
 TRACES = Path(os.environ.get("GPUPLAT_TRACES") or ROOT.parent / "shared" / "traces")
 TRACE = "philly-jobs.csv"

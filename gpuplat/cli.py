@@ -13,10 +13,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from gpuplat import __version__
-from gpuplat.commands import ABOUT, EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from gpuplat.cli_package import Parser, add_package_commands, command, init_parser
+from gpuplat.commands import EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
 from gpuplat.project import enter, find_project
 
@@ -27,22 +28,6 @@ _PROGRAM_COMMANDS = ("preview", "policy", "verify")
 # project, no stack.
 _PACKAGE_COMMANDS = ("init", "explain", "docs", "charts")
 _PATH_ARGS = ("spec", "overlay", "config")
-
-
-def _command(sub: Any, name: str) -> argparse.ArgumentParser:  # argparse keeps its subparsers type private
-    summary, detail = ABOUT[name]
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary[0].upper()}{summary[1:]}. {detail}",
-        epilog=EXIT_CODES,
-    )
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"gpuplat: error: {message}\n")
 
 
 def _stack_name(text: str) -> str:
@@ -116,7 +101,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _plan_parser(sub: Any) -> None:  # argparse keeps its subparsers type private
-    plan = _command(sub, "plan")
+    plan = command(sub, "plan")
     _common(plan, ["text", "json"], every_stack=True)
     plan.add_argument(
         "--base", metavar="GIT_REF", help="compare with the plan of the stack at GIT_REF: what changed, and why"
@@ -156,52 +141,6 @@ def _account_facts(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _init(args: argparse.Namespace) -> int:
-    from gpuplat.commands.init import cmd_init
-
-    return cmd_init(args, __version__)
-
-
-def _init_parser(sub: argparse._SubParsersAction[_Parser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    init = _command(sub, "init")
-    init.add_argument("dir", nargs="?", default=".", help="directory of the new project (default: .)")
-    init.add_argument("--name", help="platform name, prefixes resource names (default: the directory's name)")
-    init.add_argument(
-        "--provider", choices=["aws", "kubernetes"], default="aws", help="aws or kubernetes (default: aws)"
-    )
-    init.add_argument("--region", default="us-east-1", help="aws region (default: us-east-1)")
-    init.add_argument("--pool", default="gpu", help="name of the first GPU pool (default: gpu)")
-    init.add_argument(
-        "--instance-type",
-        help="aws: the first pool's instance type (default: the first of g6e.12xlarge, g6.12xlarge, g5.12xlarge "
-        "the catalog lists in the region)",
-    )
-    init.add_argument("--gpu-model", default="L40S-48GB", help="kubernetes: the first pool's GPU (default: L40S-48GB)")
-    init.add_argument(
-        "--gpus-per-node", type=int, default=8, help="kubernetes: GPUs per node of the first pool (default: 8)"
-    )
-    init.add_argument("--nodes-max", type=int, default=4, help="the first pool's largest size (default: 4)")
-    init.add_argument("--team", default="ml-platform", help="team tag and first tenant (default: ml-platform)")
-    init.add_argument("--cost-center", default="0000", help="cost-center tag (default: 0000)")
-    init.add_argument(
-        "--runner-cidr",
-        action="append",
-        metavar="CIDR",
-        help="aws: the network staging and prod are deployed from, let in to their private API endpoint "
-        "(repeatable; default: the VPC's own CIDR, for the self-hosted runner inside it)",
-    )
-    init.add_argument(
-        "--gpuplat-from",
-        default="auto",
-        metavar="auto|wheel|vcs|index|PATH|URL",
-        help="what requirements.txt installs gpuplat from: wheel (a copy in vendor/ of the wheel this gpuplat came "
-        "from, or one built from its source tree), vcs (its VCS URL at the installed commit), index "
-        "(gpuplat==VERSION), a wheel or source tree to vendor, or a URL; auto: how this gpuplat was installed, in a "
-        "form CI can install (default: auto)",
-    )
-    init.set_defaults(run=_init)
-
-
 def _graph(args: argparse.Namespace) -> int:
     from gpuplat.commands.graph import cmd_graph
 
@@ -215,7 +154,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
-    simulate = _command(sub, "simulate")
+    simulate = command(sub, "simulate")
     _common(simulate, ["text", "json", "markdown"])
     simulate.add_argument(
         "--trace",
@@ -229,8 +168,32 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
         help="booked Capacity Block windows (CSV pool,start,days,instances); "
         "default: the stack's gpuplat:simulateCapacityBlocks",
     )
+    simulate.add_argument(
+        "--utilization",
+        metavar="FILE|SHARE",
+        help="distribution of a job's busy share where the trace gives none: a CDF CSV "
+        "(cumulative_percent,gpu_util_percent), a DCGM / Prometheus export, or one share 0..1; "
+        "default: Philly's per-minute GPU utilisation",
+    )
+    simulate.add_argument(
+        "--workers", type=int, metavar="N", help="replay the seeds in N processes (default: one per CPU)"
+    )
+    simulate.add_argument(
+        "--signals",
+        metavar="LIST",
+        help="what-if: the floor's pressure from these signals only (utilization, memory; empty: none); "
+        "default: both, as the emitted rule",
+    )
     simulate.add_argument("--if-configured", action="store_true", help="print nothing when the stack names no trace")
-    simulate.add_argument("--seed", type=int, default=0, help="seed of the spot interruptions (default: 0)")
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="first seed of the spot interruptions and busy-share draws (default: 0)"
+    )
+    simulate.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="replay N seeds for the intervals of every number and delta (default: 5, gpuplat.simulate.bands)",
+    )
     simulate.add_argument("--base", metavar="GIT_REF", help="also replay the stack's spec as it is at GIT_REF")
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
     simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
@@ -240,83 +203,20 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     simulate.set_defaults(run=_simulate)
 
 
-def _charts(args: argparse.Namespace) -> int:
-    from gpuplat.commands.charts import cmd_charts
-
-    return cmd_charts(args)
-
-
-def _add_charts(sub: Any) -> None:  # argparse keeps its subparsers type private
-    charts = _command(sub, "charts")
-    actions = charts.add_subparsers(dest="charts_command", parser_class=_Parser, metavar="pull",
-                                    help="pull: fetch the charts into the chart cache")
-    pull = actions.add_parser("pull", help="fetch the charts", epilog=EXIT_CODES,
-                              description="Fetch the catalog's charts at their pinned versions into the chart cache.")
-    pull.add_argument("keys", nargs="*", metavar="KEY", help="catalog chart keys (default: every chart of the catalog)")
-    pull.add_argument("--repo", metavar="URL", help="fetch every chart from this repository instead of its own: an "
-                      "HTTP chart repository, or oci://HOST/PATH holding each at oci://HOST/PATH/<chart> "
-                      "(default: $GPUPLAT_CHART_REPO, else each chart's repository)")
-    pull.add_argument("--plain-http", action="store_true", help="talk plain HTTP to an OCI registry")
-    pull.add_argument("--cache", metavar="DIR", help="the chart cache, DIR/<key>/<version> (default: "
-                      "$GPUPLAT_CHART_CACHE, else $XDG_CACHE_HOME/gpuplat/charts or ~/.cache/gpuplat/charts)")
-    pull.add_argument("--into", metavar="DIR", help="also copy each chart to DIR/<key>, the layout of the stack "
-                      "setting gpuplat:localCharts and verify --charts (never replacing another chart)")
-    pull.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
-    charts.set_defaults(run=_charts, charts_command=None)
-
-
-def _explain(args: argparse.Namespace) -> int:
-    from gpuplat.commands.explain import cmd_explain
-
-    return cmd_explain(args)
-
-
-def _code(text: str) -> str:
-    from gpuplat.commands.explain import code_argument
-
-    return code_argument(text)
-
-
-def _docs(args: argparse.Namespace) -> int:
-    from gpuplat.commands.docs import cmd_docs
-
-    return cmd_docs(args)
-
-
-def _schema(args: argparse.Namespace) -> int:
-    from gpuplat.commands.schema import cmd_schema
-
-    return cmd_schema(args)
-
-
-def _add_reference(sub: Any) -> None:  # argparse keeps its subparsers type private
-    explain = _command(sub, "explain")
-    explain.add_argument("code", metavar="CODE", type=_code, help="a diagnostic code, e.g. GP201")
-    explain.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
-    explain.set_defaults(run=_explain)
-    docs = _command(sub, "docs")
-    docs.add_argument("topic", choices=["spec", "rules", "catalog"], help="which page")
-    docs.set_defaults(run=_docs)
-    schema = _command(sub, "schema")
-    schema.add_argument("--spec", default=None, metavar="PATH", help="the spec whose editor line names the file "
-                        "(default: platform/platform.yaml of the project)")
-    schema.set_defaults(run=_schema)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="gpuplat",
         description="Validate, plan and preview a GPU platform spec. `gpuplat COMMAND --help` describes a command.",
         epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"gpuplat {__version__}", help="print the version")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _init_parser(sub)
-    check = _command(sub, "check")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    init_parser(sub)
+    check = command(sub, "check")
     _common(check, ["text", "json", "github"], every_stack=True)
     check.set_defaults(run=_check)
     _plan_parser(sub)
-    preview = _command(sub, "preview")
+    preview = command(sub, "preview")
     _common(preview, ["text", "json", "markdown"], every_stack=True)
     preview.add_argument("--show-inputs", action="store_true", help="text format: print each resource's inputs")
     preview.add_argument("--base", metavar="GIT_REF", help="also compile the stack at GIT_REF and print the diff")
@@ -327,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _account_facts(preview)
     preview.set_defaults(run=_preview)
-    policy = _command(sub, "policy")
+    policy = command(sub, "policy")
     _common(policy, ["text", "json"], every_stack=True)
     policy.add_argument(
         "--config",
@@ -335,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="policy settings, as for pulumi's --policy-pack-config (default policy/config.json if present)",
     )
     policy.set_defaults(run=_policy)
-    verify = _command(sub, "verify")
+    verify = command(sub, "verify")
     _common(verify, ["text", "json"], every_stack=True)
     verify.add_argument(
         "--charts",
@@ -350,17 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this recorded preview (what `preview --format json` writes) instead of recording the stack",
     )
     verify.set_defaults(run=_verify)
-    preflight = _command(sub, "preflight")
+    preflight = command(sub, "preflight")
     _common(preflight, ["text", "json"])
     _account_facts(preflight)
     preflight.add_argument("--save", metavar="FILE", help="write the facts read, for preview --account-facts")
     preflight.set_defaults(run=_preflight)
-    graph = _command(sub, "graph")
+    graph = command(sub, "graph")
     _common(graph, ["mermaid", "json"])
     graph.set_defaults(run=_graph)
     _add_simulate(sub)
-    _add_charts(sub)
-    _add_reference(sub)
+    add_package_commands(sub)
     return parser
 
 

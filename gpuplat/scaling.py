@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 POLLING_SECONDS = 30  # KEDA's pollingInterval; also the rule evaluation interval it reads
 HPA_TOLERANCE = 0.1  # the HPA controller's default --horizontal-pod-autoscaler-tolerance
 HPA_MAX_WINDOW_SECONDS = 3600  # the HPA API's cap on a stabilisation window
+# What the decision reads (step 1), in the emitted rule and the simulator alike; the rest of
+# DCGM_METRICS is recorded for people (dashboards, alerts), and the pending requests act through
+# Karpenter, outside the floor.
+DRIVING_SIGNALS = ("utilization", "memory")
 
 
 @dataclass(frozen=True)
@@ -113,13 +117,16 @@ def signal_record(window: str) -> str:
 
 
 def pressure_expr(pool: str, window: str) -> str:
-    """max(utilisation, memory): both series carry only the pool label, so `max by` joins them."""
-    names = f"{utilization_record(window)}|{memory_record(window)}"
+    """max(utilisation, memory): both series carry only the pool label, so `max by` joins them.
+    The signals are DRIVING_SIGNALS, the ones `pressure` reads in the simulator."""
+    records = {"utilization": utilization_record, "memory": memory_record}
+    names = "|".join(records[signal](window) for signal in DRIVING_SIGNALS)
     return f'max by (pool) ({{__name__=~"{names}", pool="{pool}"}})'
 
 
-def pressure(utilization: float, memory: float) -> float:
-    return max(utilization, memory)
+def pressure(utilization: float, memory: float, driving: frozenset[str] = frozenset(DRIVING_SIGNALS)) -> float:
+    """The emitted rule's max(utilisation, memory); `driving` leaves one out (the simulator's what-if)."""
+    return max(utilization if "utilization" in driving else 0.0, memory if "memory" in driving else 0.0)
 
 
 def signal_expr(series: str, up: float, down: float) -> str:

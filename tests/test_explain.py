@@ -16,7 +16,7 @@ from gpuplat.commands.explain import rules_page
 from gpuplat.input_codes import INPUT_CODES
 from gpuplat.plan.codes import PLAN_CODES
 from gpuplat.scaffold.source import Origin
-from gpuplat.validate.registry import RULES
+from gpuplat.validate.registry import RULES, STACK_RULES
 from gpuplat.vocabulary import SCHEMA_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def _emitted_codes() -> set[str]:
 def test_every_code_gpuplat_reports_can_be_explained_with_a_fix() -> None:
     rows = {r.code: r for r in docs.rule_rows()}
     assert _emitted_codes() <= set(rows)
-    assert set(rows) == set(INPUT_CODES) | set(RULES) | set(PLAN_CODES)
+    assert set(rows) == set(INPUT_CODES) | set(RULES) | set(PLAN_CODES) | set(STACK_RULES)
     assert set(INPUT_CODES) <= _emitted_codes()  # no entry for a code nothing reports
     for row in rows.values():
         assert row.fix and row.rationale and row.name, row.code

@@ -216,7 +216,7 @@ class Project:
 
 
 # Recordings by the content of the recorded tree: shared by every test module using make_project.
-_RECORDINGS: dict[tuple[str, ...], list[RecordedResource]] = {}
+_RECORDINGS: dict[tuple[str | bool, ...], list[RecordedResource]] = {}
 CAPACITY = (
     ("nodes: {min: 0, max: 4}", "nodes: {min: 0, max: 8}"),
     ("capacityTiB: 4.8", "capacityTiB: 9.6"),

@@ -25,7 +25,6 @@ from e2e.tools import build
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.scaling import DCGM_METRICS
-from tests.upstream import upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = {
@@ -64,7 +63,7 @@ def run(tmp_path: Path, platform: Platform, groups: list[dict[str, Any]]) -> sub
 
 
 def test_the_collected_dcgm_metrics_are_ones_the_exporter_emits_by_default() -> None:
-    counters = {c.name: c for c in dcgm.default_counters(upstream())}
+    counters = {c.name: c for c in dcgm.default_counters()}
     assert {m.series for m in DCGM_METRICS} <= set(counters)
     # The rules scale percentages to ratios: the exporter's own help text says which are percent.
     assert {m.series for m in DCGM_METRICS if m.scale == 0.01} == {m.series for m in DCGM_METRICS

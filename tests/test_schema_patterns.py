@@ -72,7 +72,7 @@ def test_digits_of_other_scripts_are_not_digits() -> None:
     [
         ("cooldown: 10m", 'cooldown: "10m\\n"'),
         ("vpcCidr: 10.40.0.0/16", "vpcCidr: |\n    10.40.0.0/16"),
-        ('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.33\\n"'),
+        ('kubernetesVersion: "1.36"', 'kubernetesVersion: "1.36\\n"'),
         ("name: atlas", 'name: "atlas\\n"'),
         ("{name: product,", '{name: "product\\n",'),
         ("  - name: dev\n", "  - name: >\n      dev\n"),

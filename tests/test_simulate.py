@@ -17,7 +17,7 @@ from gpuplat.compile import Sources, compile_sources, load_for_stack
 from gpuplat.model import Platform
 from gpuplat.plan import Plan, build_plan
 from gpuplat.simulate import Options, Trace, TraceError, load_trace, simulate
-from gpuplat.simulate.render import render_json
+from gpuplat.simulate.report import render_json
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 PHILLY = TRACES / "philly-jobs.csv"

@@ -4,30 +4,47 @@ The trace is `--trace`, else the stack's own (`gpuplat:simulateTrace` in
 `stacks/Pulumi.<stack>.yaml`, a path from the project directory). `--if-configured` prints
 nothing when the stack names no trace: the pull-request workflow adds the "what this change does
 to waste, waiting and cost" table for the stacks that do.
+`--utilization` gives the distribution a job's busy share is drawn from where the trace has no
+`utilization` column (gpuplat/simulate/utilization.py; default: Philly's).
 `--capacity-blocks FILE` (or `gpuplat:simulateCapacityBlocks`) gives the booked Capacity Block
 windows of capacity-block pools (gpuplat/simulate/blocks.py).
-With `--base REF` the stack's spec files as they are at REF (git show) are compiled by this
-checkout's compiler and replayed on the same trace and seed: the deltas are the spec change's.
+`--seeds N` replays seeds `--seed` .. `--seed`+N-1 and gives each headline number its 95 %
+interval. With `--base REF` the stack's spec files as they are at REF (git show) are compiled by
+this checkout's compiler (the report says so) and replayed on the same trace and seeds: each delta
+is paired seed by seed, with its interval, and marked where it is inside the noise.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+from gpuplat.commands.base import REQUIREMENTS, running_version, version_note
 from gpuplat.compile import compile_sources, resolve_sources
 from gpuplat.diagnostics import Diagnostic
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
 from gpuplat.input_files import InputUnreadable
-from gpuplat.simulate import NoTenantsError, Options, Result, TenantMapError, TraceError, load_trace, simulate
+from gpuplat.scaling import DRIVING_SIGNALS
+from gpuplat.simulate import (
+    NoTenantsError,
+    Options,
+    Result,
+    TraceError,
+    UnknownTenantError,
+    load_distribution,
+    load_trace,
+    simulate_seeds,
+)
+from gpuplat.simulate.bands import DEFAULT_SEEDS
 from gpuplat.simulate.blocks import block_pools, load_blocks
-from gpuplat.simulate.render import render_json, render_markdown, render_text
+from gpuplat.simulate.report import render_json, render_markdown, render_text
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
@@ -58,9 +75,8 @@ def configured_trace(stack: str, root: Path = Path(), key: str = TRACE_CONFIG_KE
     return str(root / value) if isinstance(value, str) and value else None
 
 
-def _tenant_map(pairs: list[str], tenants: list[str]) -> dict[str, str]:
-    """`--tenant-map TRACE=SPEC` pairs; a usage error for a malformed pair, a trace tenant mapped
-    twice, or a tenant the spec does not have."""
+def _tenant_map(pairs: list[str]) -> dict[str, str]:
+    """`--tenant-map TRACE=SPEC` pairs; a usage error for a malformed pair or a trace tenant mapped twice."""
     out: dict[str, str] = {}
     for pair in pairs:
         trace_tenant, sep, tenant = pair.partition("=")
@@ -71,10 +87,7 @@ def _tenant_map(pairs: list[str], tenants: list[str]) -> dict[str, str]:
                 f"--tenant-map {pair!r}: trace tenant {trace_tenant!r} is already mapped to {out[trace_tenant]!r}; "
                 "map each trace tenant once"
             )
-        if tenant not in tenants:
-            known = ", ".join(tenants) or "none: add a tenant to the spec"
-            raise BaseError(f"--tenant-map {pair!r}: the spec has no tenant {tenant!r} (its tenants: {known})")
-        out[trace_tenant] = tenant
+        out[trace_tenant] = tenant  # a tenant the spec lacks: UnknownTenantError, here and at --base
     return out
 
 
@@ -84,6 +97,14 @@ def _report(diagnostics: list[Diagnostic], fmt: str) -> int:
         sys.stdout.write(diagnostics_json(diagnostics))
     sys.stderr.write(diagnostics_text(diagnostics))
     return EXIT_INVALID
+
+
+def _signals(text: str) -> frozenset[str]:
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(DRIVING_SIGNALS))
+    if unknown:
+        raise BaseError(f"--signals {text!r}: {', '.join(unknown)} is not one of {', '.join(DRIVING_SIGNALS)}")
+    return names
 
 
 def _git_show(ref: str, path: Path, into: Path) -> Path | None:
@@ -97,7 +118,8 @@ def _git_show(ref: str, path: Path, into: Path) -> Path | None:
     return target
 
 
-def _base_result(args: argparse.Namespace, trace_path: str, options: Options) -> Result:
+def _base_result(args: argparse.Namespace, trace_path: str, options: Options) -> tuple[list[Result], str]:
+    """The base's replays, and which gpuplat compiled it (this one; and what the base pins if another)."""
     from gpuplat.preview.checkout import BaseRefError, resolve_ref  # git only: no pulumi there
 
     try:
@@ -106,6 +128,10 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         raise BaseError(str(err)) from None
     sources = resolve_sources(args.stack, args.spec, args.overlay)
     with tempfile.TemporaryDirectory() as tmp:
+        _git_show(args.base, Path(REQUIREMENTS), Path(tmp))
+        compiler = f"gpuplat {running_version()}, this change's"
+        pinned = version_note(Path(tmp))
+        compiler += f" ({pinned})" if pinned else ""
         try:
             spec = _git_show(args.base, sources.spec, Path(tmp))
             overlay = _git_show(args.base, sources.overlay, Path(tmp)) if sources.overlay else None
@@ -123,10 +149,18 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         pools = block_pools(compiled.model, compiled.plan)
         blocks = tuple(b for b in options.capacity_blocks if b.pool in pools)
         base_options = dataclasses.replace(options, capacity_blocks=blocks)
-        return simulate(compiled.model, compiled.plan, load_trace(trace_path), base_options)
+        runs = simulate_seeds(
+            compiled.model, compiled.plan, load_trace(trace_path), base_options, args.seeds, args.workers
+        )
+        return runs, compiler
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    args.seeds = DEFAULT_SEEDS if args.seeds is None else args.seeds
+    args.workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    if args.seeds < 1:
+        sys.stderr.write(f"gpuplat simulate: error: --seeds {args.seeds}: at least one seed\n")
+        return EXIT_USAGE
     trace_path: str | None = args.trace or configured_trace(args.stack)
     if trace_path is None:
         if args.if_configured:
@@ -140,7 +174,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _report(compiled.diagnostics, args.format)
     blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
-        tenant_map = _tenant_map(args.tenant_map, [t.name for t in compiled.model.tenants])
+        tenant_map = _tenant_map(args.tenant_map)
         trace = load_trace(trace_path)
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
@@ -150,8 +184,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             lookahead=1 if args.strict_fifo else Options.lookahead,
             capacity_blocks=blocks,
         )
-        result = simulate(compiled.model, compiled.plan, trace, options)
-        base = _base_result(args, trace_path, options) if args.base else None
+        if args.utilization:
+            options = dataclasses.replace(options, utilization=load_distribution(args.utilization))
+        if args.signals is not None:
+            options = dataclasses.replace(options, signals=_signals(args.signals))
+        result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
+        base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
     except InputUnreadable as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
@@ -160,16 +198,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except TraceError as err:
         return _report(err.diagnostics, args.format)
-    except BaseError as err:
+    except (BaseError, UnknownTenantError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
-        return EXIT_USAGE
-    except TenantMapError as err:
-        where = f" at --base {args.base}" if args.base else ""
-        sys.stderr.write(f"gpuplat simulate: error: --tenant-map: {err}{where}\n")
         return EXIT_USAGE
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_INVALID
     render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
-    sys.stdout.write(render(result, base))
+    sys.stdout.write(render(result, base, compiler))
     return EXIT_OK

@@ -40,13 +40,10 @@ def _hpa(pool: SimPool, signal: float, auto: Autoscaling, t: float, stabilize: f
     low, high = pool.bounds
     ready = min(pool.floor, sum(f.ready for f in pool.steady))
     raw = scaling.hpa_desired(ready, signal, auto.scale_up_above) if ready > 0 else pool.floor
-    times, values = pool.rec_times, pool.rec_values
-    times.append(t)
-    values.append(raw)
-    while times[0] < t - stabilize:
-        times.popleft()
-        values.popleft()
-    up, down = min(values), max(values)
+    window = pool.recommendations
+    window.add(t, raw)
+    window.expire(t - stabilize)
+    up, down = window.lowest, window.highest
     current = pool.floor
     wanted = up if current < up else down if current > down else current
     pool.floor = max(low, min(high, wanted))
@@ -81,8 +78,8 @@ def _settled(pool: SimPool, t: float) -> bool:
     """Nothing changed for longer than every window the poll reads, and nothing is pending."""
     if t - pool.last_change <= pool.span + pool.poll or any(f.empty_since is not None for f in pool.flavors):
         return False
-    values = pool.rec_values
-    return not values or (min(values) == max(values) == pool.floor)
+    window = pool.recommendations
+    return not window.low or (window.lowest == window.highest == pool.floor)
 
 
 def tick(engine: Engine, auto: Autoscaling, t: float, stabilize: float) -> None:
@@ -91,7 +88,8 @@ def tick(engine: Engine, auto: Autoscaling, t: float, stabilize: float) -> None:
             continue
         averages = _window(pool, t, auto.window_seconds)
         if pool.bounds is not None and averages is not None:
-            signal = scaling.signal_value(scaling.pressure(*averages), auto.scale_up_above, auto.scale_down_below)
+            pressure = scaling.pressure(*averages, driving=engine.options.signals)
+            signal = scaling.signal_value(pressure, auto.scale_up_above, auto.scale_down_below)
             _hpa(pool, signal, auto, t, stabilize)
             hold_floor(pool, engine, t)
         consolidate(pool, engine, t, auto.cooldown_seconds)

@@ -1,6 +1,6 @@
 """The event loop: a heap of (time, sequence, kind, a, b); one Random(seed) draws every spot
-interruption, so a seed fixes the replay. Jobs, Kueue admission, pods and nodes; the
-autoscaler's 30-second poll is autoscale.py's.
+interruption and another each job's busy share (utilization.py), so a seed fixes the replay.
+Jobs, Kueue admission, pods and nodes; the autoscaler's 30-second poll is autoscale.py's.
 
 Admission (Kueue): each tenant's queue in order of priority then submission; BestEffortFIFO
 looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of its tenant's
@@ -48,6 +48,10 @@ class Engine:
         self.seq = 0
         n = len(jobs)
         self.remaining = [j.duration for j in jobs]
+        self.busy_share = options.utilization.draws(options.seed, jobs)
+        self.drawn = [j.utilization is None for j in jobs]
+        # Allocated and busy GPU-seconds of the jobs whose share was drawn: the sensitivity line's inputs.
+        self.drawn_alloc_gpu_s = self.drawn_busy_gpu_s = 0.0
         self.started = [-1.0] * n  # first start
         self.run_start = [0.0] * n
         self.runs = [0] * n  # invalidates a FINISH after an eviction
@@ -166,8 +170,7 @@ class Engine:
         self.audit(flavor)
 
     def utilization(self, job: int) -> float:
-        util = self.jobs[job].utilization
-        return self.options.utilization if util is None else util
+        return self.busy_share[job]
 
     def stop(self, job: int, t: float, *, done: bool) -> Flavor:
         """Take a running job off its flavor; not done: its work since the last checkpoint is lost."""
@@ -181,6 +184,9 @@ class Engine:
         del self.running[flavor.key][job]
         self.runs[job] += 1
         ran = t - self.run_start[job]
+        if self.drawn[job]:
+            self.drawn_alloc_gpu_s += ran * units / flavor.per_gpu
+            self.drawn_busy_gpu_s += ran * units / flavor.per_gpu * self.busy_share[job]
         if done:
             self.remaining[job] = 0.0
         else:

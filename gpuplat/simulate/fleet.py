@@ -97,14 +97,48 @@ class Flavor:
 
 
 @dataclass(slots=True, eq=False)
+class Recommendations:
+    """The HPA's recommendations in its stabilisation window, oldest first, with the window's
+    lowest and highest kept as they come (monotonic queues: each poll adds and expires in O(1)
+    amortised instead of scanning the window)."""
+
+    low: deque[tuple[float, int]] = field(default_factory=lambda: deque())  # values rising from the lowest
+    high: deque[tuple[float, int]] = field(default_factory=lambda: deque())  # values falling from the highest
+    last: int | None = None
+
+    def add(self, t: float, value: int) -> None:
+        while self.low and self.low[-1][1] >= value:
+            self.low.pop()
+        self.low.append((t, value))
+        while self.high and self.high[-1][1] <= value:
+            self.high.pop()
+        self.high.append((t, value))
+        self.last = value
+
+    def expire(self, before: float) -> None:
+        """Forget the recommendations made before `before`."""
+        while self.low and self.low[0][0] < before:
+            self.low.popleft()
+        while self.high and self.high[0][0] < before:
+            self.high.popleft()
+
+    @property
+    def lowest(self) -> int:
+        return self.low[0][1]
+
+    @property
+    def highest(self) -> int:
+        return self.high[0][1]
+
+
+@dataclass(slots=True, eq=False)
 class SimPool:
     name: str
     flavors: list[Flavor]
     bounds: tuple[int, int] | None  # the capacity floor's (min, max); None: no floor
     floor: int = 0
     samples: deque[tuple[float, float, float, float]] = field(default_factory=lambda: deque())
-    rec_times: deque[float] = field(default_factory=lambda: deque())  # the HPA's recommendations in its window
-    rec_values: deque[int] = field(default_factory=lambda: deque())
+    recommendations: Recommendations = field(default_factory=Recommendations)
     steady: list[Flavor] = field(default_factory=lambda: [])  # where placeholders stand, in Karpenter's order
     last_change: float = 0.0
     # A pool whose state has not changed for longer than every window it reads would decide the
@@ -130,15 +164,15 @@ class SimPool:
         r_busy = sum(f.busy for f in self.flavors)
         r_alloc = sum(f.alloc / f.per_gpu for f in self.flavors)
         r_ready = sum(f.ready * f.gpus_per_node for f in self.flavors)
-        value = self.rec_values[-1] if self.rec_values else self.floor
+        last = self.recommendations.last
+        value = self.floor if last is None else last
         x = self.quiet_since + self.poll
         start = t - self.span - self.poll
         while x < t:
             if x >= start:
                 back = t - x
                 self.samples.append((x, busy - r_busy * back, alloc - r_alloc * back, ready - r_ready * back))
-                self.rec_times.append(x)
-                self.rec_values.append(value)
+                self.recommendations.add(x, value)
             x += self.poll
         self.quiet_since = None
 

@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate.blocks import Block
+from gpuplat.simulate.utilization import PHILLY, Distribution
 
-# Philly's median GPU utilisation (per-minute nvidia-smi samples; Jeon et al., USENIX ATC 2019):
-# the busy share of a job whose trace row gives none.
-DEFAULT_UTILIZATION = 0.486
 DEFAULT_BOOT_SECONDS = 300.0  # launch to Ready of a GPU node (AMI with drivers, no image pulls)
 DEFAULT_CHECKPOINT_SECONDS = 1800.0  # a job loses the work since its last checkpoint when stopped
 DEFAULT_LOOKAHEAD = 16  # BestEffortFIFO: queue heads tried per tenant and pass
@@ -21,7 +20,7 @@ class Options:
     seed: int = 0
     autoscaling: bool = True  # False: every pool at nodes.max from the start, nothing removed
     boot_seconds: float = DEFAULT_BOOT_SECONDS
-    utilization: float = DEFAULT_UTILIZATION
+    utilization: Distribution = PHILLY  # a job's busy share where its trace row gives none
     checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS
     lookahead: int = DEFAULT_LOOKAHEAD  # 1: StrictFIFO
     spot: bool = True  # spot interruptions
@@ -30,4 +29,6 @@ class Options:
     # Booked Capacity Block windows (blocks.py); a capacity-block pool without any keeps its
     # reserved nodes around the clock, as the plan prices it.
     capacity_blocks: tuple[Block, ...] = ()
+    # The signals the floor's pressure reads: both, as the emitted rule; one alone is a what-if.
+    signals: frozenset[str] = frozenset(DRIVING_SIGNALS)
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)

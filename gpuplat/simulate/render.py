@@ -1,10 +1,10 @@
-"""The replay's report: text, one JSON document, and the pull-request comment's markdown."""
+"""One replay's numbers in words and JSON; report.py puts seeds and a base around them."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate.result import PERCENTILES, Result
 
 
@@ -22,12 +22,14 @@ def result_json(r: Result) -> dict[str, Any]:
         "assumptions": {
             "autoscaling": o.autoscaling,
             "bootSeconds": o.boot_seconds,
-            "utilizationDefault": o.utilization,
+            "busyShare": busy_share_json(r),
             "checkpointSeconds": o.checkpoint_seconds,
             "lookahead": o.lookahead,
             "spotInterruptions": o.spot,
+            "drivingSignals": sorted(o.signals),
             "capacityBlockWindows": r.windows,
         },
+        "coverage": coverage_json(r),
         "signal": r.signal,
         "hours": r.hours,
         "gpuHours": {k: r.total(f"{k}_gpu_h") for k in ("provisioned", "allocated", "busy")},
@@ -56,6 +58,51 @@ def result_json(r: Result) -> dict[str, Any]:
     }
 
 
+def coverage_json(r: Result) -> dict[str, Any]:
+    c = r.coverage
+    return {
+        "traceGpuHours": c.trace_gpu_h,
+        "replayedGpuHours": c.replayed_gpu_h,
+        "replayedShare": c.share,
+        "notReplayed": [{"why": why, "jobs": n, "gpuHours": h} for why, (n, h) in c.not_replayed.items()],
+    }
+
+
+def busy_share_json(r: Result) -> dict[str, Any]:
+    b = r.busy_share
+    return {
+        "source": b.source,
+        "mean": b.mean,
+        "p25": b.p25,
+        "p75": b.p75,
+        "drawnJobs": b.drawn_jobs,
+        "traceJobs": b.own_jobs,
+        "wasteAtP25": b.waste_at_p25,
+        "wasteAtP75": b.waste_at_p75,
+    }
+
+
+def coverage_lines(r: Result) -> list[str]:
+    c = r.coverage
+    lines = [
+        f"replayed {_hours(c.replayed_gpu_h)} of the trace's {_hours(c.trace_gpu_h)} GPU-hours "
+        f"({100 * c.share:.1f} %)" + ("" if c.not_replayed else ": the whole trace")
+    ]
+    lines += [f"  not replayed: {n:,} jobs, {_hours(h)} GPU-h: {why}" for why, (n, h) in c.not_replayed.items()]
+    return lines
+
+
+def busy_share_lines(r: Result) -> list[str]:
+    b = r.busy_share
+    drawn = f"drawn for {b.drawn_jobs:,} jobs from {b.source} (mean {100 * b.mean:.1f} %)"
+    own = f", the trace's own for {b.own_jobs:,}" if b.own_jobs else ""
+    return [
+        f"busy share: {drawn}{own}",
+        f"  waste with every drawn job at its p25 ({100 * b.p25:.0f} %) / p75 ({100 * b.p75:.0f} %): "
+        f"{100 * b.waste_at_p25:.1f} % / {100 * b.waste_at_p75:.1f} %",
+    ]
+
+
 def cost_json(r: Result) -> dict[str, Any]:
     busy = r.total("busy_gpu_h")
     on_demand = r.total("all_on_demand_usd")
@@ -75,39 +122,15 @@ def cost_json(r: Result) -> dict[str, Any]:
     }
 
 
-def render_json(r: Result, base: Result | None = None) -> str:
-    doc = result_json(r)
-    if base is not None:
-        doc = {"head": doc, "base": result_json(base), "delta": deltas(base, r)}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-
-
-def headline(r: Result) -> dict[str, float]:
-    """The numbers a change moves: waste, waiting, cost."""
-    c = cost_json(r)
-    waits = [w for w in r.waits]
-    jobs = sum(w.jobs for w in waits) or 1
-    return {
-        "waste %": 100 * r.waste["total"],
-        "unallocated %": 100 * r.waste["unallocated"],
-        "mean wait s": sum(w.mean_seconds * w.jobs for w in waits) / jobs,
-        "worst p95 wait s": max((w.seconds[95] for w in waits), default=0.0),
-        "cost USD / month": r.monthly_usd,
-        "USD per busy GPU-h": c["perBusyGpuHour"] or 0.0,
-    }
-
-
-def deltas(base: Result, head: Result) -> dict[str, dict[str, float]]:
-    b, h = headline(base), headline(head)
-    return {k: {"base": b[k], "head": h[k], "delta": h[k] - b[k]} for k in b}
-
-
-def render_text(r: Result, base: Result | None = None) -> str:
+def detail_lines(r: Result) -> list[str]:
+    """One replay in full: pools, waste, waiting per tenant, interruptions, cost."""
     c = cost_json(r)
     lines = [
         f"trace {r.trace} ({r.shape}): {r.jobs:,} jobs over {r.hours / 24:,.1f} days, seed {r.seed}, "
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
-        f"scaling signal: {r.signal}",
+        f"scaling signal: {r.signal}, from the pressure max({', '.join(sorted(r.options.signals)) or 'nothing'})"
+        + ("" if r.options.signals == frozenset(DRIVING_SIGNALS) else " (a what-if: the emitted rule reads both)"),
+        *coverage_lines(r),
         "",
         f"{'pool':<12} {'provisioned GPU-h':>18} {'allocated':>12} {'busy':>12} {'cost USD':>14}",
     ]
@@ -121,6 +144,7 @@ def render_text(r: Result, base: Result | None = None) -> str:
         "",
         f"waste {100 * w['total']:.1f} % of provisioned GPU-hours: unallocated {100 * w['unallocated']:.1f} %, "
         f"allocated but idle {100 * w['idle']:.1f} %",
+        *busy_share_lines(r),
         "",
         f"{'tenant':<12} {'priority':<9} {'jobs':>8} " + " ".join(f"{'p' + str(p) + ' wait':>11}" for p in PERCENTILES),
     ]
@@ -146,18 +170,7 @@ def render_text(r: Result, base: Result | None = None) -> str:
             f"jobs that never ran to the end: {r.stranded:,} (admitted onto a Capacity Block flavor after its last "
             "window, or queued behind its quota)"
         )
-    if r.unplaceable:
-        lines.append(
-            "jobs no pool of their tenant can hold (not replayed): "
-            + ", ".join(f"{t} {n:,}" for t, n in r.unplaceable.items())
-        )
-    if base is not None:
-        lines += ["", "against the base:", *(_delta_line(k, v) for k, v in deltas(base, r).items())]
-    return "\n".join(lines) + "\n"
-
-
-def _delta_line(name: str, v: dict[str, float]) -> str:
-    return f"  {name:<20} {v['base']:>14,.2f} -> {v['head']:>14,.2f} ({v['delta']:+,.2f})"
+    return lines
 
 
 def _duration(seconds: float) -> str:
@@ -166,18 +179,3 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
     return f"{seconds / 3600:.1f}h"
-
-
-def render_markdown(r: Result, base: Result | None = None) -> str:
-    """The pull-request table: what this change does to waste, waiting and cost."""
-    title = (
-        "### What this change does to waste, waiting and cost\n\n"
-        f"Replay of `{r.trace}` ({r.jobs:,} jobs, seed {r.seed}).\n\n"
-    )
-    if base is None:
-        rows = "".join(f"| {k} | {v:,.2f} |\n" for k, v in headline(r).items())
-        return title + "| metric | value |\n|---|---:|\n" + rows
-    rows = "".join(
-        f"| {k} | {v['base']:,.2f} | {v['head']:,.2f} | {v['delta']:+,.2f} |\n" for k, v in deltas(base, r).items()
-    )
-    return title + "| metric | base | this change | delta |\n|---|---:|---:|---:|\n" + rows

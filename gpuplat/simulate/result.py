@@ -9,6 +9,7 @@ from gpuplat.catalog.prices import HOURS_PER_MONTH
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import utilization_record
+from gpuplat.simulate.mapping import gpu_hours
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Trace
 
@@ -38,6 +39,33 @@ class WaitResult:
 
 
 @dataclass(frozen=True)
+class Coverage:
+    """How much of the trace the replay ran: GPU-hours as the trace asks them (duration x GPUs)."""
+
+    trace_gpu_h: float
+    replayed_gpu_h: float  # of the jobs that ran to their end
+    not_replayed: dict[str, tuple[int, float]]  # why -> (jobs, GPU-hours)
+
+    @property
+    def share(self) -> float:
+        return self.replayed_gpu_h / self.trace_gpu_h if self.trace_gpu_h else 1.0
+
+
+@dataclass(frozen=True)
+class BusyShare:
+    """Where each job's busy share came from, and what waste would be at the distribution's quartiles."""
+
+    source: str
+    mean: float
+    p25: float
+    p75: float
+    drawn_jobs: int
+    own_jobs: int  # the trace's own utilisation column
+    waste_at_p25: float
+    waste_at_p75: float
+
+
+@dataclass(frozen=True)
 class Result:
     trace: str
     shape: str  # canonical, philly, helios, prometheus-json, prometheus-text
@@ -57,6 +85,8 @@ class Result:
     stranded: int  # jobs that never finished: admitted onto a block flavor after its last window
     windows: dict[str, int]  # capacity-block pool -> booked windows replayed (absent: around the clock)
     static_usd: float  # every pool at nodes.max for the same hours, as the plan prices it
+    coverage: Coverage
+    busy_share: BusyShare
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)
@@ -127,13 +157,14 @@ def summarise(
     engine: Engine,
     options: Options,
     mapping: dict[str, str],
-    unplaceable: list[int],
+    unplaceable: dict[int, str],
     horizon: float,
     stranded: int = 0,
 ) -> Result:
     lost: dict[str, int] = {}
     for i in unplaceable:
         lost[engine.jobs[i].tenant] = lost.get(engine.jobs[i].tenant, 0) + 1
+    pools = _pools(engine, plan, horizon)
     static = plan.cost.monthly_usd * (horizon / 3600) / HOURS_PER_MONTH if plan.cost else 0.0
     return Result(
         trace=trace.path,
@@ -143,7 +174,7 @@ def summarise(
         options=options,
         signal=utilization_record(model.autoscaling.window).replace("utilization", "floor_signal"),
         hours=horizon / 3600,
-        pools=_pools(engine, plan, horizon),
+        pools=pools,
         waits=_waits(engine),
         unplaceable=dict(sorted(lost.items())),
         mapping=dict(sorted(mapping.items())),
@@ -154,7 +185,42 @@ def summarise(
         stranded=stranded,
         windows={f.pool: len(f.blocks) for f in engine.flavors if f.blocks},
         static_usd=static,
+        coverage=_coverage(engine, unplaceable),
+        busy_share=_busy_share(engine, options, pools),
     )
 
 
-__all__ = ["Market", "PoolResult", "Result", "WaitResult", "percentile", "summarise"]
+def _coverage(engine: Engine, unplaceable: dict[int, str]) -> Coverage:
+    total = replayed = 0.0
+    why: dict[str, tuple[int, float]] = {}
+    for i, job in enumerate(engine.jobs):
+        hours = gpu_hours(job)
+        total += hours
+        reason = unplaceable.get(i)
+        if reason is None and engine.remaining[i] > 0:
+            reason = "stranded: admitted onto a Capacity Block flavor after its last window"
+        if reason is None:
+            replayed += hours
+            continue
+        key = f"{job.tenant} -> {engine.tenants[engine.tenant_of[i]].name}: {reason}"
+        jobs, gpu_h = why.get(key, (0, 0.0))
+        why[key] = (jobs + 1, gpu_h + hours)
+    ordered = dict(sorted(why.items(), key=lambda kv: -kv[1][1]))
+    return Coverage(total, replayed, ordered)
+
+
+def _busy_share(engine: Engine, options: Options, pools: tuple[PoolResult, ...]) -> BusyShare:
+    dist = options.utilization
+    prov = sum(p.provisioned_gpu_h for p in pools) * 3600
+    busy = sum(p.busy_gpu_h for p in pools) * 3600
+    own = busy - engine.drawn_busy_gpu_s  # the busy time of jobs with their own share stays
+
+    def waste_at(share: float) -> float:
+        return 1 - (own + share * engine.drawn_alloc_gpu_s) / prov if prov > 0 else 0.0
+
+    p25, p75 = dist.quantile(0.25), dist.quantile(0.75)
+    drawn = sum(engine.drawn)
+    return BusyShare(dist.source, dist.mean, p25, p75, drawn, len(engine.jobs) - drawn, waste_at(p25), waste_at(p75))
+
+
+__all__ = ["BusyShare", "Coverage", "Market", "PoolResult", "Result", "WaitResult", "percentile", "summarise"]

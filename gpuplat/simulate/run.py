@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
-from collections import Counter
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from gpuplat.model import Platform, Provider
@@ -11,83 +13,29 @@ from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
 from gpuplat.simulate.engine import ARRIVE, BLOCK, FINISH, INTERRUPT, READY, TICK, Engine
-from gpuplat.simulate.fleet import (
-    PRIORITY_RANK,
-    SPOT_TOLERANT_BELOW,
-    Flavor,
-    SimTenant,
-    build_flavors,
-    build_pools,
-    build_tenants,
-)
+from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
+from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
-from gpuplat.simulate.trace import Job, Trace
+from gpuplat.simulate.trace import Trace
+
+__all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate", "simulate_seeds"]
 
 
-class NoTenantsError(ValueError):
-    """The spec has no tenant: no queue, so no job of a trace can be submitted anywhere."""
-
-
-class TenantMapError(ValueError):
-    """A tenant map names a tenant the spec (perhaps the base's) does not have: a usage error."""
-
-
-def tenant_mapping(jobs: tuple[Job, ...], tenants: list[SimTenant], given: dict[str, str]) -> dict[str, str]:
-    """The trace's tenants -> the spec's: as given, the rest by job count round-robin over the
-    spec's tenants by quota (the busiest trace tenant to the largest spec tenant)."""
-    if not tenants and jobs:
-        raise NoTenantsError(
-            "the spec has no tenants, so the trace's jobs have no queue to be submitted to: add a tenant"
-        )
-    counts = Counter(j.tenant for j in jobs)
-    names = [t.name for t in sorted(tenants, key=lambda t: -sum(t.nominal.values()))]
-    unknown = sorted({v for v in given.values() if v not in names})
-    if unknown:
-        raise TenantMapError(
-            f"the tenant map names {', '.join(map(repr, unknown))}, which the spec does not have "
-            f"(its tenants: {', '.join(sorted(names))})"
-        )
-    out = {k: v for k, v in given.items() if k in counts}
-    rest = [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if k not in out]
-    for i, name in enumerate(rest):
-        out[name] = names[i % len(names)]
-    return out
-
-
-def _units(job: Job, flavor: Flavor) -> int | None:
-    """Units the job asks of a flavor's pool, or None where its shape does not go."""
-    if job.fraction < 1:
-        return max(1, round(job.fraction * flavor.per_gpu)) if flavor.per_gpu > 1 else 1
-    return job.gpus if flavor.per_gpu == 1 else None
-
-
-def placements(job: Job, rank: int, tenant: SimTenant, by_key: dict[str, Flavor]) -> list[tuple[Flavor, int]]:
-    out: list[tuple[Flavor, int]] = []
-    for key in tenant.flavors:
-        flavor = by_key[key]
-        units = _units(job, flavor)
-        if units is None or units > min(flavor.cap, tenant.limit[key]):
-            continue
-        if flavor.hazard > 0 and rank >= SPOT_TOLERANT_BELOW:
-            continue  # only preemptible work tolerates the spot taint
-        out.append((flavor, units))
-    return out
-
-
-def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], list[int]]:
+def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], dict[int, str]]:
+    """The engine, the tenant mapping and the jobs no flavor of their tenant can hold (-> why)."""
     flavors = build_flavors(model, plan, options.capacity_blocks)
     pools = build_pools(model, plan, flavors)
     tenants = build_tenants(model, plan, flavors)
-    mapping = tenant_mapping(trace.jobs, tenants, dict(options.tenant_map))
+    by_key: dict[str, Flavor] = {f.key: f for f in flavors}
+    mapping = tenant_mapping(trace.jobs, tenants, dict(options.tenant_map), by_key)
     index = {t.name: i for i, t in enumerate(tenants)}
-    by_key = {f.key: f for f in flavors}
     jobs = list(trace.jobs)
     tenant_of = [index[mapping[j.tenant]] for j in jobs]
     ranks = [PRIORITY_RANK[j.priority] if j.priority else tenants[tenant_of[i]].rank for i, j in enumerate(jobs)]
     places = [placements(j, ranks[i], tenants[tenant_of[i]], by_key) for i, j in enumerate(jobs)]
     engine = Engine(jobs, ranks, places, tenants, tenant_of, pools, options)
-    unplaceable = [i for i, p in enumerate(places) if not p]
+    unplaceable = {i: why_not(jobs[i], ranks[i], tenants[tenant_of[i]], by_key) for i, p in enumerate(places) if not p}
     return engine, mapping, unplaceable
 
 
@@ -138,7 +86,7 @@ class Replay:
 
     engine: Engine
     mapping: dict[str, str]
-    unplaceable: list[int]
+    unplaceable: dict[int, str]  # job -> why no flavor of its tenant can hold it
     horizon: float
     stranded: int  # jobs that never finished: nothing left could run them
 
@@ -200,3 +148,37 @@ def simulate(model: Platform, plan: Plan, trace: Trace, options: Options | None 
     return summarise(
         model, plan, trace, done.engine, options, done.mapping, done.unplaceable, done.horizon, stranded=done.stranded
     )
+
+
+# The replay's inputs for forked workers (set only while a pool runs): they inherit it, so
+# nothing large is pickled on the way in.
+_FORKED: dict[str, tuple[Platform, Plan, Trace, Options]] = {}
+
+
+def _one_seed(seed: int) -> Result:
+    model, plan, trace, options = _FORKED["inputs"]
+    result = simulate(model, plan, trace, dataclasses.replace(options, seed=seed))
+    # The options' read-only tenant map does not pickle; the parent puts the options back.
+    return dataclasses.replace(result, options=dataclasses.replace(options, tenant_map={}))
+
+
+def simulate_seeds(
+    model: Platform, plan: Plan, trace: Trace, options: Options, seeds: int, workers: int = 1
+) -> list[Result]:
+    """One replay per seed, `options.seed` and the next `seeds - 1`: a base replayed with the same
+    options draws the same numbers (common random numbers). `workers` > 1 replays seeds in that
+    many forked processes (each replay is single-threaded), where the platform can fork."""
+    numbers = [options.seed + i for i in range(seeds)]
+    if workers <= 1 or seeds <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [simulate(model, plan, trace, dataclasses.replace(options, seed=n)) for n in numbers]
+    _FORKED["inputs"] = (model, plan, trace, options)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, seeds), mp_context=context) as pool:
+            results = list(pool.map(_one_seed, numbers))
+    finally:
+        _FORKED.clear()
+    return [
+        dataclasses.replace(r, options=dataclasses.replace(options, seed=n))
+        for r, n in zip(results, numbers, strict=True)
+    ]

@@ -141,6 +141,8 @@ def _own(data: Data) -> Iterator[tuple[int, Data, dict[Market, float]]]:
     "pool-procurement-sums-to-100",
     Level.ERROR,
     "A pool's own procurement splits 100 % of that pool's GPU capacity between spot, reserved and on-demand.",
+    fix="Make the pool's spot, reserved and onDemand add up to 100 (a market left out counts 0), or remove the "
+    "pool's procurement to have the fleet-wide mix split it.",
 )
 def pool_procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     for i, pool, shares in _own(data):
@@ -161,6 +163,7 @@ def pool_procurement_sums_to_100(data: Data) -> Iterator[Finding]:
     Level.ERROR,
     "A pool buys capacity only in the markets its Karpenter NodePools allow (its markets).",
     source="https://karpenter.sh/docs/concepts/nodepools/",
+    fix="Add the market to the pool's markets, or set that market's share of the pool's procurement to 0.",
 )
 def pool_procurement_market_allowed(data: Data) -> Iterator[Finding]:
     for i, pool, shares in _own(data):
