@@ -36,6 +36,7 @@ MAX_JSON_TRACE_BYTES = 64 * 1024 * 1024
 MAX_SCHEDULE_BYTES = 1024 * 1024
 MAX_FACTS_BYTES = 16 * 1024 * 1024
 MAX_RECORDING_BYTES = 64 * 1024 * 1024
+MAX_POLICY_CONFIG_BYTES = 1024 * 1024
 # The deepest JSON gpuplat reads is a recording's Helm values (about 15 levels); Python's own
 # parser fails past about 1,000 and everything that walks the document recursively before that.
 MAX_JSON_DEPTH = 64
