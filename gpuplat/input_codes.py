@@ -80,9 +80,10 @@ _CODES = (
               "yaml-language-server line names; a copy of another gpuplat's schema accepts fields this one "
               "rejects, or the reverse.", "Run `gpuplat schema`: it writes the installed gpuplat's schema where "
               "the line points.", "project"),
-    InputCode("GP030", "input-not-text", _E, "A trace, Capacity Block schedule, account-facts file or recording is "
-              "a UTF-8 text file within its size limit (a trace 256 MiB, a JSON export 64 MiB, a recording 64 MiB, "
-              "account facts 16 MiB, a schedule 1 MiB); binary input is refused at its first block.",
+    InputCode("GP030", "input-not-text", _E, "A trace, utilisation CDF, Capacity Block schedule, account-facts file, "
+              "recording or policy configuration is a UTF-8 text file within its size limit (a trace 256 MiB, a JSON "
+              "export 64 MiB, a recording 64 MiB, account facts 16 MiB, a schedule or policy configuration 1 MiB); "
+              "binary input is refused at its first block.",
               "Give the file itself, uncompressed UTF-8 text (a CSV, the JSON a command wrote); split a trace "
               "past the limit into the periods to replay.", "input"),
     InputCode("GP031", "json-past-limits", _E, "JSON inputs are read by one reader with limits: strict JSON, at "
