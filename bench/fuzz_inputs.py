@@ -58,7 +58,7 @@ from gpuplat.preflight.facts import FactsError, load_facts  # noqa: E402
 from gpuplat.scaffold import Choices, render  # noqa: E402
 from gpuplat.scaffold.source import Source  # noqa: E402
 from gpuplat.simulate import TraceError, load_trace, simulate  # noqa: E402
-from gpuplat.simulate.render import render_json  # noqa: E402
+from gpuplat.simulate.report import render_json  # noqa: E402
 from gpuplat.verify.journeys import verify  # noqa: E402
 from gpuplat.verify.recording import RecordingInvalid, load_recording  # noqa: E402
 
