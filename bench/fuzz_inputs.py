@@ -250,7 +250,7 @@ def run_one(seed: int, index: int, ctx: dict[str, Any], tmp: Path, cli_every: in
                 positioned = err.problems and all(line >= 1 for line, _ in err.problems) and err.code.startswith("GP03")
                 outcome["outcome"] = "rejected" if positioned else "unpositioned"
             if through_cli:
-                _cli(["simulate", "--stack", "prod", "--trace", str(path), "--format", "json"], ROOT)
+                _cli(["simulate", "--stack", "prod", "--trace", str(path), "--format", "json", "--workers", "1"], ROOT)
         elif surface == "facts":
             path.write_bytes(make_facts(rng))
             try:
