@@ -25,6 +25,8 @@ Counted: accepted (valid, warnings allowed), rejected with every diagnostic posi
 line >= 1, col >= 1, a JSON path), rejected without a position (a defect), crashes (an exception
 out of compile or the renderers: a defect, each written to --crash-dir with its traceback), and
 inputs over 5 s. Prints a markdown table for bench/results.md. Not part of the test run.
+The inputs beside the spec (traces, account facts, recordings, init arguments) have their own
+run, bench/fuzz_inputs.py, which reuses this file's mutations.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The diagnostic codes that come before the rules: reading a file (GP00x), merging an overlay
-(GP01x), what the project adds around the spec (GP02x) and the schema pass (GP1xx).
+(GP01x), what the project adds around the spec (GP02x), the inputs beside the spec (GP03x:
+traces, Capacity Block schedules, account facts, recordings) and the schema pass (GP1xx).
 
 The semantic rules carry their codes in their registry (gpuplat/validate/registry.py) and the
 planner's findings in gpuplat/plan/codes.py; this table gives these the same fields, so
@@ -24,7 +25,7 @@ class InputCode:
     level: Level
     rationale: str
     fix: str
-    stage: str  # read | merge | project | schema
+    stage: str  # read | merge | project | input | schema
     source: str = ""
 
 
@@ -79,6 +80,37 @@ _CODES = (
               "yaml-language-server line names; a copy of another gpuplat's schema accepts fields this one "
               "rejects, or the reverse.", "Run `gpuplat schema`: it writes the installed gpuplat's schema where "
               "the line points.", "project"),
+    InputCode("GP030", "input-not-text", _E, "A trace, utilisation CDF, Capacity Block schedule, account-facts file, "
+              "recording or policy configuration is a UTF-8 text file within its size limit (a trace 256 MiB, a JSON "
+              "export 64 MiB, a recording 64 MiB, account facts 16 MiB, a schedule or policy configuration 1 MiB); "
+              "binary input is refused at its first block.",
+              "Give the file itself, uncompressed UTF-8 text (a CSV, the JSON a command wrote); split a trace "
+              "past the limit into the periods to replay.", "input"),
+    InputCode("GP031", "json-past-limits", _E, "JSON inputs are read by one reader with limits: strict JSON, at "
+              "most 64 levels deep, integers of at most 20 digits, no NaN or Infinity, no number past a double's "
+              "range. No input gpuplat reads needs more, and each would otherwise fail deep in a command.",
+              "Fix the JSON at the position given; regenerate the file with the command that writes it "
+              "(`preflight --save`, `preview --format json`, a Prometheus query_range).", "input",
+              "https://www.rfc-editor.org/rfc/rfc8259"),
+    InputCode("GP032", "input-value", _E, "Each value of a trace or schedule has its type, is finite and in its "
+              "range: GPUs whole, times within 10^10 s, durations and the whole trace within 366 days of the "
+              "first submission, which bounds a replay's time.", "Correct the value at the line given "
+              "(docs/simulate.md lists each column's range); split a trace longer than 366 days.", "input"),
+    InputCode("GP033", "input-shape", _E, "A trace is one of the shapes docs/simulate.md lists (a header naming "
+              "its columns, or a Prometheus export) and holds at least one GPU job; a schedule has its columns.",
+              "Give the header the columns the message lists (no spaces inside a name), or export the "
+              "DCGM series docs/simulate.md names.", "input"),
+    InputCode("GP034", "facts-shape", _E, "Account facts are the object `gpuplat preflight --save` writes: each "
+              "key of its type, counts whole and within range.", "Save the facts again with `gpuplat preflight "
+              "--save`, or correct the key the message names.", "input"),
+    InputCode("GP035", "recording-shape", _E, "A recording is what `gpuplat preview --format json` writes: "
+              "resources with a type and inputs, each URN once.", "Record it again with `gpuplat preview "
+              "--format json`, or fix the resource the message names (an edit that copied a resource keeps its "
+              "URN: give the copy its own).", "input"),
+    InputCode("GP036", "recording-other-stack", _E, "verify follows the journeys of the stack it is asked "
+              "about; a recording of another stack or project would judge that one's resources against this "
+              "stack's plan.", "Pass the recording of this stack (`gpuplat preview --stack STACK --format json`), "
+              "or verify the stack the recording is of.", "input"),
     InputCode("GP101", "unknown-key", _E, "Every mapping of the schema is closed (additionalProperties: false): an "
               "unknown key is a typo or a field of another version.", "Fix the key (the message suggests the "
               "nearest allowed one); `gpuplat docs spec` lists the fields.", "schema", _SCHEMA),

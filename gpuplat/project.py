@@ -11,6 +11,9 @@ import os
 from pathlib import Path
 
 MARKERS = ("Pulumi.yaml", "Pulumi.yml")
+# Pulumi.yaml's `name` in every gpuplat project (the namespace of its stack settings,
+# gpu-platform:...): part of every URN a recording holds.
+PULUMI_PROJECT = "gpu-platform"
 
 
 def find_project(start: Path) -> Path | None:

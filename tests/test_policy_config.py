@@ -194,3 +194,19 @@ def test_the_comment_uses_the_same_settings(tmp_path: Path, monkeypatch: pytest.
     assert ("gpu-budget", "advisory") in [(v.policy, v.level) for v in result.violations or []]
     settings.write_text("[")
     assert "policy configuration not readable" in (policy_result([], "dev", gpu_monthly_usd=1.0).note or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"policies": {"budget": {"monthlyUsd": NaN}}}', ":1:40: error GP031 $: NaN is not a number JSON allows"),
+        ('{"policies": ' + "[" * 100_000, ":1:77: error GP031 $: the JSON nests more than 64 levels deep"),
+        ("\x00", ":1:1: error GP030 $: the file is binary"),
+    ],
+)
+def test_a_policy_configuration_past_the_json_limits_is_positioned(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PolicyConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}{says}")

@@ -154,18 +154,31 @@ def test_facts_of_another_region_are_refused() -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("not json", "not a JSON account-facts file"),
-        ("[]", "the document must be an object"),
-        ('{"readAt": "x"}', "region must be a string"),
-        ('{"region": "us-east-1", "offerings": {"p5.48xlarge": "us-east-1a"}}', "offerings.p5.48xlarge must be"),
-        ('{"region": "us-east-1", "quotas": {"ec2/L-417A185B": "many"}}', "quotas.ec2/L-417A185B must be a number"),
+        ("not json", ":1:1: error GP031 $: not JSON: Expecting value"),
+        ("[]", ":1:1: error GP034 $: the document must be an object"),
+        ('{"readAt": "x"}', ":1:1: error GP034 $: region must be a string"),
+        ('{"region": "us-east-1", "offerings": {"p5.48xlarge": "us-east-1a"}}',
+         ':1:54: error GP034 $.offerings["p5.48xlarge"]: must be a list of strings'),
+        ('{"region": "us-east-1", "quotas": {"ec2/L-417A185B": "many"}}',
+         ':1:54: error GP034 $.quotas["ec2/L-417A185B"]: must be a number'),
+        ('{"region": "us-east-1",\n "quotas": {"q": 1' + "0" * 40 + "}}", ":2:18: error GP031 $: the integer of 41"),
+        ('{"region": "us-east-1", "quotas": {"q": 1e19}}', ':1:41: error GP034 $.quotas.q: 1e+19 is not within 0'),
+        ('{"region": "r", "capacityBlocks": [{"id": "c", "instanceType": "p5.48xlarge", "zone": "z",\n'
+         ' "instances": NaN}]}', ":2:15: error GP031 $: NaN is not a number JSON allows"),
+        ('{"region": "r", "capacityBlocks": [{"id": "c", "instanceType": "p5.48xlarge", "zone": "z",\n'
+         ' "instances": 1e999}]}', ":2:15: error GP031 $: the number 1e999 is beyond the range of a double"),
+        ('{"region": "r", "capacityBlocks": [{"id": "c", "instanceType": "p5.48xlarge", "zone": "z",\n'
+         ' "instances": 2.5}]}', ':2:15: error GP034 $.capacityBlocks[0].instances: 2.5 is not a whole number'),
+        ("[" * 200_000 + "]" * 200_000, ":1:65: error GP031 $: the JSON nests more than 64 levels deep"),
+        ("\x00" * 100, ":1:1: error GP030 $: the file is binary"),
     ],
 )
-def test_bad_facts_files_are_sentences(tmp_path: Path, text: str, says: str) -> None:
+def test_bad_facts_files_are_positioned_sentences(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "facts.json"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(FactsError, match=says):
+    with pytest.raises(FactsError) as err:
         load_facts(path)
+    assert str(err.value).startswith(f"{path}{says}")
 
 
 def test_preflight_command_stops_with_the_sentence_and_saves_the_facts(

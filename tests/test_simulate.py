@@ -179,7 +179,7 @@ def test_cli_reports_and_refuses_bad_traces(tmp_path: Path, capsys: pytest.Captu
     bad = tmp_path / "bad.csv"
     bad.write_text("submit,duration,gpus\n0,60,one\n")
     assert main(["simulate", "--stack", "prod", "--trace", str(bad)]) == 1
-    assert f"{bad}:2: error: " in capsys.readouterr().err
+    assert f"{bad}:2:1: error GP032 " in capsys.readouterr().err
     assert main(["simulate", "--stack", "prod", "--trace", str(tmp_path / "missing.csv")]) == 2
     binary = tmp_path / "binary.csv"
     binary.write_bytes(b"\xff\xfe\x00garbage")

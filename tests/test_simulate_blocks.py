@@ -199,7 +199,7 @@ def test_cli_replays_the_windows_and_refuses_a_pool_without_blocks(
     blocks.write_text(f"pool,start,days,instances\nbatch,{DAY},7,4\n")
     assert main(args) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"{blocks}:2: error: pool 'batch'") and "Traceback" not in err
+    assert err.startswith(f"{blocks}:2:1: error GP032 $: pool 'batch'") and "Traceback" not in err
 
 
 def test_a_stack_can_name_its_booked_windows(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def test_a_tenant_map_onto_no_tenant_is_refused(tmp_path: Path, capsys: pytest.C
     bad = tmp_path / "cdf.csv"
     bad.write_text("cumulative_percent,gpu_util_percent\n0,x\n")
     assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--utilization", str(bad)]) == 1
-    assert f"{bad}:2: error: " in capsys.readouterr().err
+    assert f"{bad}:2:1: error GP032 $: " in capsys.readouterr().err
 
 
 @needs_traces

@@ -138,4 +138,4 @@ def test_cli_reads_an_export_and_refuses_a_bad_one(tmp_path: Path, capsys: pytes
     bad.write_text(RANGE.read_text().replace('"90"', '"x"', 1))
     assert main(["simulate", "--stack", "prod", "--trace", str(bad)]) == 1
     err, line = capsys.readouterr().err, _line_of(bad.read_text(), '"x"')
-    assert err.startswith(f"{bad}:{line}: error: ") and "Traceback" not in err
+    assert err.startswith(f"{bad}:{line}:1: error GP032 ") and "Traceback" not in err

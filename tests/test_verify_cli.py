@@ -120,12 +120,14 @@ def test_cli_checks_a_recorded_preview_and_its_edits(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ('{"resources": [', ":1:16: error $: not JSON: Expecting value"),
-        ('{"changes": []}', ': error $: expected an object with a "resources" list'),
-        ('{"resources": [{"type": "kubernetes:core/v1:Namespace", "inputs": []}]}', "$.resources[0].inputs:"),
-        ('{"resources": [{"inputs": {}}]}', "$.resources[0].type: expected a string"),
-        ("[" * 100_000, "nested too deeply"),
-        ("\udcff garbage", "$: not UTF-8 text (byte 0)"),
+        ('{"resources": [', ":1:16: error GP031 $: not JSON: Expecting value"),
+        ('{"changes": []}', ':1:1: error GP035 $: expected an object with a "resources" list'),
+        ('{"resources": [{"type": "kubernetes:core/v1:Namespace", "inputs": []}]}',
+         ":1:67: error GP035 $.resources[0].inputs: expected an object"),
+        ('{"resources": [{"inputs": {}}]}', ":1:16: error GP035 $.resources[0].type: expected a string"),
+        ("[" * 100_000, ":1:65: error GP031 $: the JSON nests more than 64 levels deep"),
+        ("\udcff garbage", ":1:1: error GP030 $: the recording is not UTF-8 text (byte 0)"),
+        ('{"resources": [{"type": "t", "inputs": {}, "urn": 1e999}]}', ":1:51: error GP031 $: the number 1e999"),
     ],
 )
 def test_cli_bad_recording_is_a_positioned_diagnostic(
@@ -135,7 +137,24 @@ def test_cli_bad_recording_is_a_positioned_diagnostic(
     path.write_bytes(content.encode("utf-8", "surrogateescape"))
     assert main(["verify", "--stack", "dev", "--recording", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"{path}" in err and expected in err and "Traceback" not in err
+    assert err.startswith(f"gpuplat verify: {path}{expected}") and "Traceback" not in err
+
+
+def test_cli_a_recording_of_another_stack_or_with_a_urn_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _preview_json(capsys, tmp_path)  # dev's
+    assert main(["verify", "--stack", "prod", "--recording", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "error GP036 $.resources[0].urn: this is a recording of stack 'dev', not of 'prod'" in err
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["resources"].append(document["resources"][3])
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    assert main(["verify", "--stack", "dev", "--recording", str(path)]) == 1
+    err = capsys.readouterr().err
+    last = len(document["resources"]) - 1
+    assert f"error GP035 $.resources[{last}].urn: URN {document['resources'][3]['urn']} is also the URN of " \
+        "resources[3]; each resource has its own" in err
 
 
 def test_cli_unreadable_recording_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from gpuplat.compile import OVERLAY_ENV, SPEC_ENV, UnknownStackError, compile_stack
+from gpuplat.compile import DEFAULT_SPEC, OVERLAY_ENV, SPEC_ENV, UnknownStackError, compile_stack
 from gpuplat.preview.checkout import BaseRefError, resolve_ref
 from gpuplat.render.plan import plan_json
 from gpuplat.render.plan_delta import PlanResult
@@ -88,7 +88,16 @@ def base_sources(args: argparse.Namespace, root: Path) -> tuple[str | None, str 
     """--spec / --overlay (or their environment variables) as the base checkout's files."""
     spec = args.spec or os.environ.get(SPEC_ENV) or None
     overlay = args.overlay if args.overlay is not None else os.environ.get(OVERLAY_ENV)
-    return in_base("--spec", spec, root, args.base), in_base("--overlay", overlay, root, args.base)
+    spec_at, overlay_at = in_base("--spec", spec, root, args.base), in_base("--overlay", overlay, root, args.base)
+    wanted = Path(spec_at) if spec_at else root / DEFAULT_SPEC
+    if not wanted.is_file():
+        shown = os.path.relpath(wanted, root)
+        raise BaseRefError(
+            f"--base {args.base}: {shown} does not exist at that commit (the spec was added or moved since), "
+            "so there is no base to compare with; give a ref that has it",
+            2,
+        )
+    return spec_at, overlay_at
 
 
 def base_plan(root: Path, stack: str, spec: str | None, overlay: str | None) -> PlanResult:

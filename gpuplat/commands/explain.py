@@ -23,6 +23,7 @@ STAGES = {
     "read": "reading the file",
     "merge": "merging the overlay",
     "project": "the project around the spec",
+    "input": "an input beside the spec (a trace, schedule, account facts, recording)",
     "schema": "the schema pass",
     "validate": "a semantic rule over the merged spec",
     "plan": "a finding of the planner",

@@ -7,6 +7,7 @@ validator's diagnostics and writes nothing (exit 2: the flags, not a spec, were 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -17,7 +18,7 @@ from gpuplat.commands import EXIT_OK, EXIT_USAGE
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_text
 from gpuplat.preflight.runner import ApiAccessError, cidrs
-from gpuplat.scaffold import STACKS, Choices, existing, render, write
+from gpuplat.scaffold import STACKS, Choices, UnsafeTarget, existing, linked, render, write
 from gpuplat.scaffold.source import Source, SourceError, installed_origin, source
 
 # Four GPUs a node, newest first: the default pool of a new project, in a type its region offers.
@@ -63,7 +64,24 @@ def _problems(rendered: dict[str, str]) -> str:
             compiled = compile_sources(Sources(root / "platform/platform.yaml", root / "stacks" / f"{stack}.yaml"))
             if compiled.diagnostics:
                 text += render_text(compiled.diagnostics).replace(f"{root}/", "")
-        return text
+        return "".join(dict.fromkeys(text.splitlines(keepends=True)))  # the base spec's, once for all stacks
+
+
+def _target_problem(root: Path) -> str | None:
+    """Why `root` cannot hold a new project, or None: a name no file system takes, a file where
+    the directory or one of its parents would be."""
+    for part in root.parts:
+        if len(os.fsencode(part)) > 255:
+            return f"the name {part[:40]}... is {len(os.fsencode(part))} bytes; a file name is at most 255"
+    for above in (root, *root.parents):
+        if os.path.lexists(above):
+            if not above.is_dir():
+                return (
+                    f"{above} is a file, not a directory" if above == root
+                    else f"{above} is a file: no directory can be made under it"
+                )
+            return None
+    return None
 
 
 def _where(gpuplat: Source) -> str:
@@ -74,6 +92,10 @@ def _where(gpuplat: Source) -> str:
 
 def cmd_init(args: argparse.Namespace, version: str) -> int:
     root = Path(args.dir)
+    unfit = _target_problem(root)
+    if unfit is not None:
+        sys.stderr.write(f"gpuplat init: error: {unfit}; nothing written\n")
+        return EXIT_USAGE
     if args.runner_cidr and args.provider != "aws":
         sys.stderr.write("gpuplat init: error: --runner-cidr is for provider aws (kubernetes uses a kubeconfig)\n")
         return EXIT_USAGE
@@ -93,6 +115,13 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
     if clashes:
         sys.stderr.write(f"gpuplat init: error: {root} already has {', '.join(clashes)}; init never overwrites\n")
         return EXIT_USAGE
+    links = linked(root, [*rendered, *binary])
+    if links:
+        sys.stderr.write(
+            f"gpuplat init: error: {', '.join(links)} in {root} is a link or a file; init writes only inside "
+            "the directory and follows no link out of it; nothing written\n"
+        )
+        return EXIT_USAGE
     problems = _problems(rendered)
     if problems:
         sys.stderr.write(problems)
@@ -100,7 +129,13 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
             "gpuplat init: error: the spec these options make is not valid without warnings; nothing written\n"
         )
         return EXIT_USAGE
-    write(root, rendered, binary)
+    try:
+        write(root, rendered, binary)
+    except (UnsafeTarget, OSError) as err:  # a race with another writer, or the file system's refusal
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+        sys.stderr.write(f"gpuplat init: error: cannot write the project in {root}: {reason}{where}\n")
+        return EXIT_USAGE
     sys.stdout.write(f"wrote platform {choices.name} in {root}:\n")
     for path in sorted([*rendered, *binary]):
         sys.stdout.write(f"  {path}\n")

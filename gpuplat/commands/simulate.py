@@ -29,8 +29,10 @@ from typing import Any, cast
 
 from gpuplat.commands.base import REQUIREMENTS, running_version, version_note
 from gpuplat.compile import compile_sources, resolve_sources
+from gpuplat.diagnostics import Diagnostic
 from gpuplat.diagnostics import render_json as diagnostics_json
 from gpuplat.diagnostics import render_text as diagnostics_text
+from gpuplat.input_files import InputUnreadable
 from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate import (
     NoTenantsError,
@@ -76,13 +78,27 @@ def configured_trace(stack: str, root: Path = Path(), key: str = TRACE_CONFIG_KE
 
 
 def _tenant_map(pairs: list[str]) -> dict[str, str]:
+    """`--tenant-map TRACE=SPEC` pairs; a usage error for a malformed pair or a trace tenant mapped twice."""
     out: dict[str, str] = {}
     for pair in pairs:
         trace_tenant, sep, tenant = pair.partition("=")
         if not sep or not trace_tenant or not tenant:
             raise BaseError(f"--tenant-map {pair!r}: expected TRACE_TENANT=SPEC_TENANT")
-        out[trace_tenant] = tenant
+        if trace_tenant in out:
+            raise BaseError(
+                f"--tenant-map {pair!r}: trace tenant {trace_tenant!r} is already mapped to {out[trace_tenant]!r}; "
+                "map each trace tenant once"
+            )
+        out[trace_tenant] = tenant  # a tenant the spec lacks: UnknownTenantError, here and at --base
     return out
+
+
+def _report(diagnostics: list[Diagnostic], fmt: str) -> int:
+    """Bad input, positioned as the spec's diagnostics are (and as JSON on stdout under --format json)."""
+    if fmt == "json":
+        sys.stdout.write(diagnostics_json(diagnostics))
+    sys.stderr.write(diagnostics_text(diagnostics))
+    return EXIT_INVALID
 
 
 def _signals(text: str) -> frozenset[str]:
@@ -106,6 +122,12 @@ def _git_show(ref: str, path: Path, into: Path) -> Path | None:
 
 def _base_result(args: argparse.Namespace, trace_path: str, options: Options) -> tuple[list[Result], str]:
     """The base's replays, and which gpuplat compiled it (this one; and what the base pins if another)."""
+    from gpuplat.preview.checkout import BaseRefError, resolve_ref  # git only: no pulumi there
+
+    try:
+        resolve_ref(args.base)  # a bad ref, or one a shallow clone lacks, said as preview and plan say it
+    except BaseRefError as err:
+        raise BaseError(str(err)) from None
     sources = resolve_sources(args.stack, args.spec, args.overlay)
     with tempfile.TemporaryDirectory() as tmp:
         _git_show(args.base, Path(REQUIREMENTS), Path(tmp))
@@ -118,7 +140,10 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
         except ValueError as err:
             raise BaseError(f"--base {args.base}: the spec is outside this checkout ({err})") from None
         if spec is None:
-            raise BaseError(f"--base {args.base}: no {sources.spec} at that ref (or not a git ref)")
+            raise BaseError(
+                f"--base {args.base}: {sources.spec} does not exist at that commit (the spec was added or moved "
+                "since), so there is no base to compare with; give a ref that has it"
+            )
         compiled = compile_sources(type(sources)(spec, overlay))
         if not compiled.ok or compiled.model is None or compiled.plan is None:
             raise BaseError(f"--base {args.base}: the base spec does not compile")
@@ -148,17 +173,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok or compiled.model is None or compiled.plan is None:
-        sys.stdout.write(diagnostics_json(compiled.diagnostics)) if args.format == "json" else None
-        sys.stderr.write(diagnostics_text(compiled.diagnostics))
-        return EXIT_INVALID
+        return _report(compiled.diagnostics, args.format)
     blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
+        tenant_map = _tenant_map(args.tenant_map)
         trace = load_trace(trace_path)
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = Options(
             seed=args.seed,
             autoscaling=not args.static,
-            tenant_map=_tenant_map(args.tenant_map),
+            tenant_map=tenant_map,
             lookahead=1 if args.strict_fifo else Options.lookahead,
             capacity_blocks=blocks,
         )
@@ -168,12 +192,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             options = dataclasses.replace(options, signals=_signals(args.signals))
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
         base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
+    except InputUnreadable as err:
+        sys.stderr.write(f"gpuplat simulate: error: {err}\n")
+        return EXIT_USAGE
     except OSError as err:
         sys.stderr.write(f"gpuplat simulate: error: cannot read {err.filename or 'the trace'}: {err.strerror or err}\n")
         return EXIT_USAGE
     except TraceError as err:
-        sys.stderr.write("".join(f"{err.path}:{line}: error: {msg}\n" for line, msg in err.problems))
-        return EXIT_INVALID
+        return _report(err.diagnostics, args.format)
     except (BaseError, UnknownTenantError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE

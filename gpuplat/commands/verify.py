@@ -36,7 +36,7 @@ class _Unrecordable(Exception):
 
 def _recorded(args: argparse.Namespace, facts: AccountFacts | None) -> list[dict[str, Any]]:
     if args.recording:
-        return load_recording(args.recording)
+        return load_recording(args.recording, args.stack)
     # Recording drives pulumi: imported only when the stack is recorded here.
     from gpuplat.preview.stack import PreviewError, record_stack
 

@@ -16,7 +16,6 @@ Unset, `team` and `cost-center` are required and there is no GPU budget.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,12 +92,16 @@ def parse_config(data: Any, known: frozenset[str] | None = None) -> PolicyConfig
 
 
 def load_config(path: Path, known: frozenset[str] | None = None) -> PolicyConfig:
+    # Read as every JSON input is (gpuplat/input_files.py): size, depth and number limits, positioned.
+    from gpuplat.diagnostics import render_text
+    from gpuplat.input_files import MAX_POLICY_CONFIG_BYTES, InputInvalid, InputUnreadable, read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise PolicyConfigError(f"{path}: {err.strerror or err}") from err
-    except json.JSONDecodeError as err:
-        raise PolicyConfigError(f"{path}: not JSON: {err}") from err
+        data = read_json(path, "policy configuration", MAX_POLICY_CONFIG_BYTES)[0]
+    except InputUnreadable as err:
+        raise PolicyConfigError(str(err)) from err
+    except InputInvalid as err:
+        raise PolicyConfigError(render_text([err.diagnostic]).rstrip("\n")) from err
     try:
         return parse_config(data, known)
     except PolicyConfigError as err:

@@ -42,7 +42,14 @@ def resolve_ref(ref: str, cwd: Path = Path()) -> tuple[Path, str, str]:
     prefix = _git(["rev-parse", "--show-prefix"], cwd).stdout.strip()
     commit = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
     if commit.returncode != 0 or not commit.stdout.strip():
-        raise BaseRefError(f"--base {ref}: not a commit, branch or tag of this repository", 2)
+        shallow = _git(["rev-parse", "--is-shallow-repository"], cwd).stdout.strip() == "true"
+        hint = (
+            "; this clone is shallow (actions/checkout fetches one commit by default): fetch the base, "
+            f"`git fetch --deepen=50 origin` or `git fetch origin {ref}`, or check out with fetch-depth: 0"
+            if shallow
+            else ""
+        )
+        raise BaseRefError(f"--base {ref}: not a commit, branch or tag of this repository{hint}", 2)
     return Path(top.stdout.strip()), prefix, commit.stdout.strip()
 
 

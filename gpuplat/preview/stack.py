@@ -19,10 +19,11 @@ from ruamel.yaml import YAML
 from gpuplat.compile import OVERLAY_ENV, SPEC_ENV
 from gpuplat.preflight import PREFLIGHT_SETTING, REPORT
 from gpuplat.preflight.facts import AccountFacts
+from gpuplat.project import PULUMI_PROJECT
 
 from .engine import DuplicateUrnError, RecordedResource, RecordingError, record_main
 
-PROJECT = "gpu-platform"  # Pulumi.yaml `name`; part of every URN
+PROJECT = PULUMI_PROJECT
 
 
 class PreviewError(Exception):

@@ -9,12 +9,17 @@ validator's own diagnostics and leaves the directory untouched.
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, StrictUndefined
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from gpuplat.catalog.charts import CHARTS
 from gpuplat.catalog.eks import EKS_CALENDAR_AS_OF, EKS_VERSIONS, support_phase
@@ -91,8 +96,46 @@ def kubernetes_version() -> str:
     return max(standard, key=lambda m: tuple(int(p) for p in m.split(".")))
 
 
+def _emitted(value: Any, style: str | None) -> str:
+    yaml: Any = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = True
+    yaml.default_style = style
+    yaml.allow_unicode = False  # every character past ASCII (and NEL, LS, PS) as an escape
+    yaml.width = 1 << 20  # one line, however long
+    out = io.StringIO()
+    yaml.dump([value], out)
+    return out.getvalue().strip()[1:-1]  # the one item of the flow list
+
+
+def _reads_back(text: str, value: Any) -> bool:
+    """`text` means `value` in each place a template puts it: a flow mapping, a block value."""
+    try:
+        yaml: Any = YAML(typ="safe")
+        loaded: Any = yaml.load(f"a: {text}\nb: {{k: {text}, j: 1}}\nc: [{text}, 1]\n")
+    except YAMLError:
+        return False
+    return loaded == {"a": value, "b": {"k": value, "j": 1}, "c": [value, 1]}
+
+
+def yaml_value(value: Any) -> str:
+    """`value` as YAML flow text written by ruamel's emitter: plain where that reads back as the
+    value in a flow mapping, a flow list and a block alike, else double-quoted with escapes. A choice
+    such as `x", owner: "evil` stays one string, `0000` stays a string."""
+    plain = _emitted(value, None)
+    return plain if _reads_back(plain, value) else _emitted(value, '"')
+
+
+def _comment(value: Any) -> str:
+    """Text inside a `#` comment: a line break or a control character (which YAML refuses even in
+    a comment) written as its escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(value))
+
+
 def _environment() -> Environment:
-    return Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    env = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    filters: dict[str, Any] = env.filters  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    filters.update(yaml=yaml_value, comment=_comment)
+    return env
 
 
 def render(choices: Choices) -> dict[str, str]:
@@ -125,17 +168,57 @@ def render(choices: Choices) -> dict[str, str]:
     return out
 
 
+class UnsafeTarget(Exception):
+    """A path init would write is not a plain new file inside its directory."""
+
+
+def _is_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
 def existing(root: Path, paths: Iterable[str]) -> list[str]:
-    """The files init would overwrite: it never does."""
-    return sorted(path for path in paths if (root / path).exists())
+    """The files init would overwrite, or write through a link: it never does. A dangling link
+    counts (`exists()` would follow it and say no)."""
+    return sorted(path for path in paths if os.path.lexists(root / path))
+
+
+def linked(root: Path, paths: Iterable[str]) -> list[str]:
+    """The directories inside `root` on the way to a path that are links or files: writing
+    there would leave the project (a `stacks` link to another folder) or fail."""
+    found: set[str] = set()
+    for path in paths:
+        parts = Path(path).parts[:-1]
+        for depth in range(1, len(parts) + 1):
+            below = root.joinpath(*parts[:depth])
+            if os.path.lexists(below) and not _is_dir(below):
+                found.add(Path(*parts[:depth]).as_posix())
+                break
+    return sorted(found)
+
+
+def _write_new(target: Path, data: bytes) -> None:
+    """Creates `target`, never through a link and never over a file (O_EXCL | O_NOFOLLOW)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _make_dirs(root: Path, relative: Path) -> None:
+    current = root
+    for part in relative.parts:
+        current = current / part
+        if not os.path.lexists(current):
+            current.mkdir()
+        elif not _is_dir(current):
+            raise UnsafeTarget(f"{current} is a link or a file; init writes only plain files inside its directory")
 
 
 def write(root: Path, rendered: Mapping[str, str], binary: Mapping[str, bytes] | None = None) -> None:
-    for path, text in rendered.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    for path, data in (binary or {}).items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+    """Every file, created new inside `root`: UnsafeTarget (or FileExistsError) rather than
+    following a link out of it or replacing what is there; OSError for the file system's own refusals."""
+    files_ = {**{p: t.encode("utf-8") for p, t in rendered.items()}, **(binary or {})}
+    root.mkdir(parents=True, exist_ok=True)
+    for path, data in files_.items():
+        _make_dirs(root, Path(path).parent)
+        _write_new(root / path, data)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuplat.catalog.capacity_blocks import BLOCK_DAYS, BLOCK_INSTANCE_COUNTS, BLOCK_TERMINATION_LEAD_SECONDS
+from gpuplat.input_files import MAX_SCHEDULE_BYTES, InputInvalid, text_lines
 from gpuplat.model import Market, Platform, ReservationKind
 from gpuplat.plan import Plan
 from gpuplat.simulate.trace import MAX_ERRORS, TraceError, parse_time
@@ -67,7 +68,7 @@ def _row(row: dict[str, str], pools: dict[str, int], origin: float) -> Block:
         raise ValueError(f"{days} days is not a Capacity Block length (1-14 days, or 7-day steps up to 182)")
     if instances not in BLOCK_INSTANCE_COUNTS:
         raise ValueError(f"{instances} instances: a Capacity Block holds {', '.join(map(str, BLOCK_INSTANCE_COUNTS))}")
-    start = parse_time((row.get("start") or "").strip()) - origin
+    start = parse_time((row.get("start") or "").strip(), "start") - origin
     return Block(pool, start, start + days * 86400.0, instances, (row.get("id") or "").strip())
 
 
@@ -78,23 +79,24 @@ def load_blocks(path: str | Path, model: Platform, plan: Plan, origin: float) ->
     pools = block_pools(model, plan)
     problems: list[tuple[int, str]] = []
     blocks: list[Block] = []
-    with open(path, newline="", encoding="utf-8", errors="strict") as handle:
-        try:
-            reader = csv.DictReader(handle)
-            missing = [c for c in COLUMNS if c not in {h.strip() for h in reader.fieldnames or []}]
-            if missing:
-                raise TraceError(name, [(1, f"a Capacity Block schedule needs the columns {', '.join(COLUMNS)}")])
-            for row in reader:
-                if not any((v or "").strip() for v in row.values()):
-                    continue
-                try:
-                    blocks.append(_row({k.strip(): v for k, v in row.items() if k}, pools, origin))
-                except ValueError as err:
-                    problems.append((reader.line_num, str(err)))
-                    if len(problems) >= MAX_ERRORS:
-                        break
-        except (UnicodeDecodeError, csv.Error) as err:
-            raise TraceError(name, [(1, f"not a CSV text file ({err})")]) from None
+    try:
+        reader = csv.DictReader(text_lines(path, "Capacity Block schedule", MAX_SCHEDULE_BYTES, name))
+        missing = [c for c in COLUMNS if c not in {h.strip() for h in reader.fieldnames or []}]
+        if missing:
+            raise TraceError(name, [(1, f"a Capacity Block schedule needs the columns {', '.join(COLUMNS)}")], "GP033")
+        for row in reader:
+            if not any((v or "").strip() for k, v in row.items() if isinstance(v, str) and k):
+                continue
+            try:
+                blocks.append(_row({k.strip(): v or "" for k, v in row.items() if k}, pools, origin))
+            except ValueError as err:
+                problems.append((reader.line_num, str(err)))
+                if len(problems) >= MAX_ERRORS:
+                    break
+    except InputInvalid as err:
+        raise TraceError.of(err) from None
+    except csv.Error as err:
+        raise TraceError(name, [(1, f"not a CSV text file ({err})")], "GP033") from None
     if problems:
         raise TraceError(name, problems)
     return tuple(sorted(blocks, key=lambda b: (b.pool, b.start)))

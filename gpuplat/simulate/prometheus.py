@@ -30,17 +30,17 @@ and the pods of one multi-pod job (each is a job).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from operator import sub
 from typing import Any, cast
 
+from gpuplat.input_files import locate, parse_json
 from gpuplat.scaling import DCGM_METRICS
-from gpuplat.simulate.job import MAX_ERRORS, Job
+from gpuplat.simulate.job import LATEST_UNIX_SECONDS, MAX_ERRORS, Job
 
 GAP_STEPS = 2
 MIG_SLICES = 7  # compute slices of an A100 / H100 / H200 / B200 (A30: 4, named in modelName)
@@ -83,6 +83,9 @@ def looks_like_prometheus(head: str) -> bool:
     first = head.lstrip()
     if first.startswith(("{", "#")):
         return True
+    line = first.split("\n", 1)[0]
+    if "," in line and "{" not in line:
+        return False  # a CSV header, perhaps with spaces in its column names
     match = _NAME.match(first)
     return match is not None and first[match.end() : match.end() + 1] in ("{", " ", "\t")
 
@@ -145,7 +148,9 @@ class _Reader:
         except ValueError:
             return f"sample value {value!r} is not a number"
         util = number * _SCALE[name]
-        if not math.isfinite(t) or not math.isfinite(util) or not -1e-9 <= util <= 1 + 1e-9:
+        if not math.isfinite(t) or not 0 < t <= LATEST_UNIX_SECONDS:
+            return f"sample time {t:g} is not unix seconds up to {LATEST_UNIX_SECONDS:g} (the year 2286)"
+        if not math.isfinite(util) or not -1e-9 <= util <= 1 + 1e-9:
             return f"{name} sample {value} at {t} is not a utilisation (0..{1 / _SCALE[name]:g})"
         into.times.append(t)
         into.utils.append(min(max(util, 0.0), 1.0))
@@ -153,42 +158,6 @@ class _Reader:
 
 
 # ---------------------------------------------------------------- the range-query JSON
-def _ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def locate(text: str, path: tuple[str | int, ...]) -> int:
-    """The line of the JSON value at `path` (keys and indices). Only bad input pays for this walk:
-    the document itself is read by json.loads, which keeps no positions."""
-    decoder = json.JSONDecoder()
-    i = _ws(text, 0)
-    try:
-        for step in path:
-            if text[i] == "{":
-                i = _ws(text, i + 1)
-                while text[i] != "}":
-                    key, i = decoder.raw_decode(text, i)  # a key is a JSON string
-                    i = _ws(text, _ws(text, i) + 1)  # past the colon
-                    if key == step:
-                        break
-                    i = _ws(text, decoder.raw_decode(text, i)[1])
-                    i = _ws(text, i + 1) if text[i] == "," else i
-                else:
-                    break
-            elif text[i] == "[" and isinstance(step, int):
-                i = _ws(text, i + 1)
-                for _ in range(step):
-                    i = _ws(text, decoder.raw_decode(text, i)[1])
-                    i = _ws(text, i + 1) if text[i] == "," else i
-            else:
-                break
-    except (IndexError, ValueError):
-        pass
-    return text.count("\n", 0, min(i, len(text))) + 1
-
-
 def _whole_series(into: _Series, values: list[Any], scale: float) -> bool:
     """Adds a series' samples list-wide when every one is good (the common case, and several
     times faster than sample by sample); False, adding nothing, when the slow path must find and
@@ -196,12 +165,14 @@ def _whole_series(into: _Series, values: list[Any], scale: float) -> bool:
     try:
         times = [t + 0.0 for t, _ in values]  # TypeError for a time that is no number
         utils = [float(v) * scale for _, v in values]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     if not times:
         return True
     # JSON true / false pass `+ 0.0` as 1.0 / 0.0: such times go the slow way, which refuses them.
-    if min(times) <= 1.0 or not (math.isfinite(math.fsum(times)) and math.isfinite(math.fsum(utils))):
+    if min(times) <= 1.0 or max(times) > LATEST_UNIX_SECONDS:
+        return False
+    if not (math.isfinite(math.fsum(times)) and math.isfinite(math.fsum(utils))):
         return False
     low, high = min(utils), max(utils)
     if not -1e-9 <= low <= high <= 1 + 1e-9:
@@ -211,12 +182,8 @@ def _whole_series(into: _Series, values: list[Any], scale: float) -> bool:
     return True
 
 
-def _read_json(text: str, reader: _Reader) -> None:
-    try:
-        doc: Any = json.loads(text)
-    except json.JSONDecodeError as err:
-        reader.problem(err.lineno, f"not JSON: {err.msg} (column {err.colno})")
-        return
+def _read_json(text: str, reader: _Reader, file: str) -> None:
+    doc: Any = parse_json(text, file, "Prometheus export")  # InputInvalid past the JSON limits
 
     def where(*path: str | int) -> int:  # positions only on the error path
         return locate(text, path)
@@ -277,8 +244,8 @@ def _labels(text: str) -> dict[str, str] | None:
     return out
 
 
-def _read_text(text: str, reader: _Reader) -> None:
-    for line_no, raw in enumerate(text.splitlines(), start=1):
+def _read_text(lines: Iterable[str], reader: _Reader) -> None:
+    for line_no, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -299,9 +266,11 @@ def _read_text(text: str, reader: _Reader) -> None:
             reader.problem(line_no, "a sample without a timestamp is one instant, not a trace over time")
             continue
         try:
+            if len(stamp) > 30:
+                raise ValueError(stamp)  # no time has 30 digits; Python converts long ones slowly
             t = float(stamp) if "." in stamp else int(stamp) / 1000
-        except ValueError:
-            reader.problem(line_no, f"timestamp {stamp!r} is not a number")
+        except (ValueError, OverflowError):
+            reader.problem(line_no, f"timestamp {stamp[:40]!r} is not a time (milliseconds, or seconds with a dot)")
             continue
         bad = reader.sample(into, labels["__name__"], t, match.group("value"))
         if bad is not None:
@@ -369,12 +338,21 @@ def _jobs(samples: Samples, fractions: dict[str, float], step: float) -> list[Jo
     return jobs
 
 
-def read_prometheus(text: str) -> tuple[str, list[Job], Problems]:
-    """(shape, jobs, problems) of an export's text; problems are (line, message), jobs in no order."""
+def is_json_export(head: str) -> bool:
+    return _is_json(head)
+
+
+def read_prometheus(text: str | Iterable[str], file: str = "<export>") -> tuple[str, list[Job], Problems]:
+    """(shape, jobs, problems) of an export: the whole text, or its lines as they are read;
+    problems are (line, message), jobs in no order. InputInvalid for JSON past the limits."""
     reader = _Reader()
-    shape = "prometheus-json" if _is_json(text) else "prometheus-text"
+    whole = text if isinstance(text, str) else None
+    shape = "prometheus-json" if whole is not None and _is_json(whole) else "prometheus-text"
     with suppress(_Full):
-        (_read_json if shape == "prometheus-json" else _read_text)(text, reader)
+        if whole is not None and shape == "prometheus-json":
+            _read_json(whole, reader, file)
+        else:
+            _read_text(whole.splitlines() if whole is not None else text, reader)
     if reader.problems:
         return shape, [], reader.problems
     if not reader.series:

@@ -19,6 +19,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from gpuplat.catalog.utilization import PHILLY_GPU_UTIL, PHILLY_GPU_UTIL_SOURCE, PHILLY_GPU_UTIL_STEP
+from gpuplat.input_files import MAX_JSON_TRACE_BYTES, InputInvalid, read_text
 from gpuplat.simulate.job import MAX_ERRORS, Job
 from gpuplat.simulate.prometheus import looks_like_prometheus, read_prometheus
 from gpuplat.simulate.trace import TraceError
@@ -95,7 +96,7 @@ def _cdf(name: str, reader: csv.DictReader[str]) -> Distribution:
 
 
 def _export(name: str, text: str) -> Distribution:
-    _, jobs, problems = read_prometheus(text)
+    _, jobs, problems = read_prometheus(text, name)
     if problems:
         raise TraceError(name, problems)
     values = sorted(j.utilization for j in jobs if j.utilization is not None)
@@ -108,7 +109,7 @@ def _export(name: str, text: str) -> Distribution:
 
 def load_distribution(spec: str) -> Distribution:
     """`--utilization`: a number in [0, 1], a CDF CSV or a Prometheus / DCGM export;
-    OSError when unreadable, TraceError (with lines) on bad content."""
+    InputUnreadable when unreadable, TraceError (with lines) on bad content."""
     try:
         value = float(spec)
     except ValueError:
@@ -117,18 +118,19 @@ def load_distribution(spec: str) -> Distribution:
         if not 0 <= value <= 1:
             raise TraceError("--utilization", [(1, f"{value:g} is not a busy share in [0, 1]")])
         return constant(value)
-    path = Path(spec)
-    with open(path, newline="", encoding="utf-8", errors="strict") as handle:
-        try:
-            text = handle.read()
-            if looks_like_prometheus(text[:4096]):
-                return _export(spec, text)
-            reader = csv.DictReader(text.splitlines())
-            if not set(CDF_COLUMNS) <= {h.strip() for h in reader.fieldnames or []}:
-                raise TraceError(
-                    spec,
-                    [(1, f"a utilisation CDF needs the columns {', '.join(CDF_COLUMNS)} (or give a DCGM export)")],
-                )
-            return _cdf(spec, reader)
-        except (UnicodeDecodeError, csv.Error) as err:
-            raise TraceError(spec, [(1, f"not a text file of a CDF or an export ({err})")]) from None
+    try:  # read as a trace is (gpuplat/input_files.py): InputUnreadable is a usage error
+        text = read_text(Path(spec), "utilisation CDF or export", MAX_JSON_TRACE_BYTES, spec)
+        if looks_like_prometheus(text[:4096]):
+            return _export(spec, text)
+        reader = csv.DictReader(text.splitlines())
+        if not set(CDF_COLUMNS) <= {h.strip() for h in reader.fieldnames or []}:
+            raise TraceError(
+                spec,
+                [(1, f"a utilisation CDF needs the columns {', '.join(CDF_COLUMNS)} (or give a DCGM export)")],
+                "GP033",
+            )
+        return _cdf(spec, reader)
+    except InputInvalid as err:
+        raise TraceError.of(err) from None
+    except csv.Error as err:
+        raise TraceError(spec, [(1, f"not a text file of a CDF or an export ({err})")], "GP033") from None
