@@ -116,13 +116,16 @@ def tail(done: subprocess.CompletedProcess[str], chars: int = 400) -> str:
     return (done.stdout + done.stderr).strip()[-chars:]
 
 
-# The engine refusing a protected resource: "unable to replace resource \"URN\"" (delete alike).
+# The engine refusing a protected resource: "unable to replace resource \"URN\"" (step_generator.go),
+# or, for a delete, "resource \"URN\" cannot be deleted because it is protected" (step.go).
 _PROTECTED = re.compile(r'unable to (replace|delete) resource \\?"(urn:pulumi:[^"\\]+)')
+_DELETE_PROTECTED = re.compile(r'resource \\?"(urn:pulumi:[^"\\]+)\\?" cannot be deleted')
 
 
 def engine_refusals(output: str) -> dict[str, str]:
     """URN -> the operation the engine refuses on it because it is protected."""
-    return {urn: op for op, urn in _PROTECTED.findall(output)}
+    found = {urn: "delete" for urn in _DELETE_PROTECTED.findall(output)}
+    return found | {urn: op for op, urn in _PROTECTED.findall(output)}
 
 
 def _compare(name: str, predicted: dict[str, str], steps: list[dict[str, Any]]) -> list[str]:

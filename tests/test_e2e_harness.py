@@ -453,3 +453,14 @@ def test_the_emitted_namespace_quotas_name_their_namespace() -> None:
 
     quotas = objects(recorded("dev")[2], "ResourceQuota")
     assert quotas and all(q["metadata"]["namespace"] and q["spec"]["hard"] for q in quotas)
+
+
+def test_the_engines_refusals_are_read_in_both_of_its_wordings() -> None:
+    """pulumi refuses a protected replace in the step generator's words and a protected delete in
+    the delete step's (pkg/resource/deploy step.go), also inside --json output's escaped strings."""
+    from e2e.edits import engine_refusals
+
+    urn = "urn:pulumi:dev::p::gpuplat:index:Tenant$kubernetes:core/v1:Namespace::a-ns"
+    deleted = f'error: resource "{urn}" cannot be deleted\nbecause it is protected.'
+    replaced = f'{{"message": "unable to replace resource \\"{urn}x\\"\\nas it is currently marked"}}'
+    assert engine_refusals(deleted + replaced) == {urn: "delete", f"{urn}x": "replace"}
