@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from e2e.ports import pod_cidr
+
 T = TypeVar("T")
 
 # The kwok controller manages (keeps Ready) only nodes carrying this label: e2e/nodes.py says why.
@@ -98,12 +100,14 @@ class Cluster:
             raise E2EError(f"kwokctl create cluster failed: {result.stderr.strip()[-2000:]}")
 
     def _kwokctl_configuration(self) -> Path:
-        """Nodes become Ready only once the node agents booted them (e2e/nodes.py, BOOTED).
+        """Nodes become Ready only once the node agents booted them (e2e/nodes.py, BOOTED); pods
+        take addresses of this worker's own range (e2e/ports.py).
         A file, not --extra-args: kwokctl 0.8 indexes a second component's repeated extra args
         wrongly and panics."""
         patch = {"name": "kwok-controller", "extraArgs": [
             {"key": "manage-all-nodes", "value": "false", "override": True},
-            {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"}]}
+            {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"},
+            {"key": "cidr", "value": pod_cidr(), "override": True}]}
         path = self.workdir / "kwokctl.yaml"
         path.write_text(json.dumps({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
                                     "componentsPatches": [patch]}))

@@ -276,7 +276,11 @@ def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: flo
         # (less one sync) after the signal passed, when it was running before. A floor KEDA has just
         # taken from zero has an HPA with no recommendation yet, which acts at its first sync.
         since = max([t for t, r in watch.replicas if t <= watch.grown[0] and r < watch.grown[1]] or [0.0])
-        if high_at is not None and since + cooldown <= high_at:
+        if watch.start == 0 and watch.grown[1] == 1:
+            # Activation, not the HPA: KEDA takes a floor from zero on any activity (activation
+            # threshold 0), whatever the signal and the cooldown.
+            said.append(f"activated by KEDA at +{watch.grown[0]:.0f} s (maxReplicaCount {watch.high})")
+        elif high_at is not None and since + cooldown <= high_at:
             waited = watch.grown[0] - high_at
             said.append(f"grown {waited:.0f} s after the signal (cooldown {cooldown} s)")
             if waited < cooldown - HPA_SYNC - POLL - 1:
@@ -342,7 +346,9 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
             if now < busy:
                 watch.start = current
                 continue
-            need = watch.start + 1 if watch.start >= 1 else 2
+            # From zero, KEDA's activation gives 1 and its HPA takes over from there; a floor whose
+            # maxReplicaCount is 1 has grown all it can once activated.
+            need = min(watch.high, watch.start + 1 if watch.start >= 1 else 2)
             if watch.grown is None and current >= need:
                 watch.grown = (now, current)
             if watch.grown is not None and watch.placed is None:

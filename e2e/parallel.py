@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from e2e.ports import SLOT_ENV
+
 GRACE = 120.0  # seconds a stopped worker gets to tear its control plane down
 
 
@@ -76,6 +78,7 @@ class Pool:
     jobs: int
     echo: Callable[[str], None] = field(default=lambda line: print(line, end="", flush=True))
     stopped: int = 0  # the signal that stopped the run, 0 if none
+    _slots: int = 0  # workers started so far: each gets the next slot
 
     def run(self) -> None:
         previous = {s: signal.signal(s, self._stop) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -101,9 +104,13 @@ class Pool:
 
     def _start(self, worker: Worker) -> Worker:
         worker.started = time.monotonic()
+        self._slots += 1
+        # Each worker's servers get loopback addresses of their own (e2e/ports.py): targets running
+        # at once would otherwise both listen on the first address.
+        env = {**os.environ, SLOT_ENV: str(self._slots)}
         # A session of its own: a terminal's Ctrl-C reaches the suite, which passes it on once.
         worker.process = subprocess.Popen(worker.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                          text=True, start_new_session=True)
+                                          text=True, start_new_session=True, env=env)
         worker.reader = threading.Thread(target=self._echo, args=(worker.process,), daemon=True)
         worker.reader.start()
         return worker

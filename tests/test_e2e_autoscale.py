@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from ruamel.yaml import YAML
@@ -151,3 +151,22 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
     lost = sorted(names - dashboards_.NOT_RUN)[0]
     ok, detail = judged({lost, *dashboards_.NOT_RUN})
     assert not ok and f"no data for {lost}" in detail
+
+
+def test_a_floor_of_one_is_grown_by_kedas_activation_whatever_the_cooldown() -> None:
+    """A pool whose floor may be 0 or 1 grows only by KEDA's activation (any load is activity):
+    the HPA's cooldown does not apply to it (the dev pool of the shipped stacks)."""
+    from types import SimpleNamespace
+
+    auto = SimpleNamespace(scale_up_above=0.8, cooldown_seconds=30, window="30s", cooldown="30s")
+    loop = cast("Any", SimpleNamespace(short=SimpleNamespace(model=SimpleNamespace(autoscaling=auto))))
+    watch = floor_.Watch("dev", {"metadata": {"name": "capacity-floor-dev", "namespace": "s"}}, 0, 1)
+    watch.replicas = [(0.0, 0), (52.0, 1), (323.0, 0)]
+    watch.signal = [(30.0, 0.5), (60.0, 0.95), (301.0, 0.5)]
+    watch.grown, watch.placed, watch.shrunk, watch.cleared = (52.0, 1), 55.0, 323.0, 375.0
+    ok, detail = floor_.judge(watch, loop, 30.0, 242.0, 400.0)
+    assert ok and "activated by KEDA at +52 s" in detail, detail
+    watch.high = 3  # with room above 1, growth past activation is the HPA's, under its cooldown
+    watch.replicas, watch.grown = [(0.0, 0), (52.0, 1), (61.0, 2), (323.0, 0)], (61.0, 2)
+    ok, detail = floor_.judge(watch, loop, 30.0, 242.0, 400.0)
+    assert "activated by KEDA" not in detail

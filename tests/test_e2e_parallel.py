@@ -143,3 +143,18 @@ def test_rows_carry_the_seconds_their_work_took_and_parts_merge_in_order() -> No
     assert document["targets"] == [{"stack": "prod", "phases": {"compile": 12.3}, "kubernetes": "v1.36.5",
                                     "minor": "1.36", "seconds": 80.0}]
     assert document["scenarios"][0]["seconds"] >= 0.2 and document["jobs"] == 2
+
+
+def test_each_worker_takes_loopback_addresses_of_its_own(tmp_path: Path) -> None:
+    """Targets run at once each start Prometheus and KEDA on the port a Service names: their
+    workers must not be handed the same loopback address (e2e/ports.py, slot per worker)."""
+    import subprocess
+    import sys
+
+    def first(slot: str) -> str:
+        code = "from e2e.ports import loopback_address; print(loopback_address())"
+        env = {**os.environ, "GPUPLAT_E2E_SLOT": slot}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+
+    assert len({first("1"), first("2"), first("3")}) == 3
