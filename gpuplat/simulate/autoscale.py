@@ -75,11 +75,17 @@ def consolidate(pool: SimPool, engine: Engine, t: float, after: float) -> None:
 
 
 def _settled(pool: SimPool, t: float) -> bool:
-    """Nothing changed for longer than every window the poll reads, and nothing is pending."""
+    """Nothing changed for longer than every window the poll reads, and nothing is pending: every
+    recommendation in the window is the one the quiet rates give, and the floor is already where
+    the bounds put it (an idle pool held at its minimum asks for fewer nodes at every poll)."""
     if t - pool.last_change <= pool.span + pool.poll or any(f.empty_since is not None for f in pool.flavors):
         return False
     window = pool.recommendations
-    return not window.low or (window.lowest == window.highest == pool.floor)
+    if not window.low:
+        return True
+    assert pool.bounds is not None
+    low, high = pool.bounds
+    return window.lowest == window.highest and max(low, min(high, window.lowest)) == pool.floor
 
 
 def tick(engine: Engine, auto: Autoscaling, t: float, stabilize: float) -> None:

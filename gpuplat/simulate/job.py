@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 MAX_ERRORS = 20  # bad rows reported per input before reading stops
 # What a replay covers: every job submitted and run within a year of the first submission. The
-# event loop polls the autoscaler every 30 s of trace time (about a second of CPU per ten days),
-# so one row dated centuries away would stall a replay for hours; the public traces span 2 to 6
-# months (Philly, Helios, Alibaba PAI).
+# event loop polls the autoscaler every 30 s of trace time while any pool is busy (quiet stretches
+# are skipped), so centuries of busy trace would stall a replay for hours; the public traces span
+# 2 to 6 months (Philly, Helios, Alibaba PAI).
 MAX_HORIZON_DAYS = 366
 MAX_HORIZON_SECONDS = MAX_HORIZON_DAYS * 86400.0
 # A time in seconds: a canonical trace's own origin, or unix seconds (10^10 s is the year 2286).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -81,6 +82,19 @@ def _stuck(engine: Engine) -> bool:
     return not any(engine.running[f.key] or f.booting or f.cancelled for f in engine.flavors)
 
 
+def _next_poll(engine: Engine, t: float) -> float:
+    """The next poll that can decide anything. While every pool is quiet (autoscale._settled) a
+    poll changes nothing until the next other event wakes one, so the polls before it are jumped
+    over: the poll lands on the last of its 30-second phase before that event, and the one after
+    is pushed from there as before, so it keeps its place among events at the same time."""
+    after = t + POLLING_SECONDS
+    if not engine.options.skip_quiet or not engine.heap or any(p.quiet_since is None for p in engine.pools):
+        return after
+    upcoming = engine.heap[0][0]  # the only TICK was just popped: this is another kind of event
+    skipped = math.ceil((upcoming - t) / POLLING_SECONDS) - 1
+    return t + skipped * POLLING_SECONDS if skipped > 1 else after
+
+
 @dataclass
 class Replay:
     """A finished event loop, before it is summarised (tests read the engine's per-job times)."""
@@ -132,8 +146,9 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
         elif kind == READY:
             engine.node_ready(engine.flavors[a], t)
         elif kind == TICK:
+            engine.polls += 1
             autoscale.tick(engine, model.autoscaling, t, stabilize)
-            engine.push(t + POLLING_SECONDS, TICK)
+            engine.push(_next_poll(engine, t), TICK)
         elif kind == INTERRUPT:
             _interrupt(engine, engine.flavors[a], b, t, dynamic)
         elif kind == BLOCK:
