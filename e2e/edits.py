@@ -147,7 +147,9 @@ def _judge_refused(name: str, predicted: dict[str, str], preview: subprocess.Com
              for urn, op in sorted(named.items()) if refused.get(urn) != op]
     if not named:
         found.append(f"{name}: the engine's refusal names no protected resource: {tail(preview)}")
-    return found + (_compare(name, predicted, steps) if steps else [])
+    # What the engine refused has no step in its plan: the refusal above is its comparison.
+    rest = {urn: op for urn, op in predicted.items() if urn not in named}
+    return found + (_compare(name, rest, steps) if steps else [])
 
 
 def _judge_edit(engine: Engine, name: str, predicted: dict[str, str]) -> tuple[list[str], bool]:
