@@ -75,7 +75,7 @@ def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
     return {f"topology.k8s.aws/network-node-layer-{i}": f"nn-{i}-{pool['name']}" for i in range(1, layers + 1)}
 
 
-def device_model(stack: Stack, tools: dict[str, Path], resources: list[dict[str, Any]] | None = None) -> DeviceModel:
+def device_model(stack: Stack, tools: Mapping[str, Path], resources: list[dict[str, Any]] | None = None) -> DeviceModel:
     """The node agents of the stack's output (or of `resources`, an edited copy of it)."""
     def eks_labels(labels: Mapping[str, str]) -> dict[str, str]:
         return eks_topology_labels({"name": labels.get("gpuplat.dev/pool", ""),
