@@ -147,14 +147,17 @@ def _judge_refused(name: str, predicted: dict[str, str], preview: subprocess.Com
              for urn, op in sorted(named.items()) if refused.get(urn) != op]
     if not named:
         found.append(f"{name}: the engine's refusal names no protected resource: {tail(preview)}")
-    # What the engine refused has no step in its plan: the refusal above is its comparison.
-    rest = {urn: op for urn, op in predicted.items() if urn not in named}
+    # A refusal stops the engine's plan: what it never reached (no step of any kind, the deletes it
+    # would have planned last) cannot be compared; everything it did plan is.
+    reached = {step.get("urn") for step in steps}
+    rest = {urn: op for urn, op in predicted.items() if urn in reached}
     return found + (_compare(name, rest, steps) if steps else [])
 
 
 def _judge_edit(engine: Engine, name: str, predicted: dict[str, str]) -> tuple[list[str], bool]:
     """Mismatches between the gate and the engine for one edit, and whether it was applied."""
-    preview = engine.run("preview", "--json", check=False)
+    # --show-sames: every resource the engine reached has a step, so what it never reached is known.
+    preview = engine.run("preview", "--json", "--show-sames", check=False)
     steps = json.loads(preview.stdout).get("steps", []) if preview.stdout.strip().startswith("{") else []
     output = preview.stdout + preview.stderr
     refused_by_engine = preview.returncode != 0 and ("protected" in output or "marked for protection" in output)
