@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from gpuplat.cli import main
 
@@ -87,8 +88,8 @@ def test_init_lets_the_runners_network_in(
 ) -> None:
     root = _init(tmp_path, monkeypatch, capsys, "aws", "--runner-cidr", "10.20.0.0/24", "--runner-cidr", "10.30.0.0/24")
     for stack in ("staging", "prod"):
-        settings = (root / "stacks" / f"Pulumi.{stack}.yaml").read_text()
-        assert "gpu-platform:apiAccessCidrs: 10.20.0.0/24, 10.30.0.0/24" in settings
+        settings = YAML(typ="safe").load((root / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+        assert settings["config"]["gpu-platform:apiAccessCidrs"] == "10.20.0.0/24, 10.30.0.0/24"
     assert "apiAccessCidrs" not in (root / "stacks" / "Pulumi.dev.yaml").read_text()
     assert _run(capsys, "check", "--all-stacks")[0] == 0
     monkeypatch.chdir(tmp_path)
