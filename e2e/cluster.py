@@ -101,13 +101,14 @@ class Cluster:
 
     def _kwokctl_configuration(self) -> Path:
         """Nodes become Ready only once the node agents booted them (e2e/nodes.py, BOOTED); pods
-        take addresses of this worker's own range (e2e/ports.py).
+        take addresses of this worker's own range (e2e/ports.py). `override` replaces an argument
+        kwokctl passes already; one it does not pass (cidr) must be given without it, or it is dropped.
         A file, not --extra-args: kwokctl 0.8 indexes a second component's repeated extra args
         wrongly and panics."""
         patch = {"name": "kwok-controller", "extraArgs": [
             {"key": "manage-all-nodes", "value": "false", "override": True},
             {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"},
-            {"key": "cidr", "value": pod_cidr(), "override": True}]}
+            {"key": "cidr", "value": pod_cidr()}]}
         path = self.workdir / "kwokctl.yaml"
         path.write_text(json.dumps({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
                                     "componentsPatches": [patch]}))
