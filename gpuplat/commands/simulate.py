@@ -206,15 +206,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_INVALID
+    return _write(args, result, base, compiler)
+
+
+def _write(args: argparse.Namespace, result: list[Result], base: list[Result] | None, compiler: str) -> int:
+    """The report, and the picture `--plot` asks for (JSON then carries the series drawn)."""
     if args.plot:
         try:
             _plot(result[0], Path(args.plot))
         except OSError as err:
             sys.stderr.write(f"gpuplat simulate: error: cannot write {args.plot}: {err.strerror or err}\n")
             return EXIT_USAGE
-        if args.format == "json":
-            sys.stdout.write(render_json(result, base, compiler, timeline=True))
-            return EXIT_OK
+    if args.plot and args.format == "json":
+        sys.stdout.write(render_json(result, base, compiler, timeline=True))
+        return EXIT_OK
     render = {"json": render_json, "markdown": render_markdown}.get(args.format, render_text)
     sys.stdout.write(render(result, base, compiler))
     return EXIT_OK
