@@ -286,7 +286,9 @@ def caught(cluster: Cluster, stack: Stack, report: Report, model_of: Callable[[R
                                 f"{edit.what}: every pool's nodes still register what the spec asks")
                 continue
             detail = f"{edit.what}: the device check fails: {_summary(found)}"
-            if agents is not None and stack.provider == "kubernetes":
+            # The scheduler probe is a one-unit job: halved replicas still hold one unit, so only
+            # the device check judges that edit (a job past the halved count is not probed yet).
+            if agents is not None and stack.provider == "kubernetes" and edit.name != "device-replicas":
                 engine = _engine_refuses(cluster, stack, agents, model, next(iter(found)), timeout)
                 caught = refused_for_devices(engine)
                 verdict = "leaves the job unbound" if caught else \
