@@ -174,6 +174,27 @@ def test_kueue_configuration_keeps_the_chart_default() -> None:
     assert ours["manageJobsWithoutQueueName"] is True
 
 
+def _commented_block(text: str, key: str) -> dict[str, Any]:
+    """A block the chart ships commented out (`#key:` and its `#  ` lines), as YAML."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"#{key}:")
+    indent = lines[start].index("#")
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * indent + "#  "):
+            break
+        block.append(line)
+    return yaml.safe_load("\n".join(line[indent + 1:] for line in block))[key]
+
+
+def test_kueue_wait_for_pods_ready_uses_the_chart_s_field_names() -> None:
+    """The chart documents waitForPodsReady only in a comment; a misspelt key would be ignored."""
+    example = _commented_block((chart_dir("kueue") / "values.yaml").read_text(encoding="utf-8"), "waitForPodsReady")
+    ours = kueue_config()["waitForPodsReady"]
+    assert set(ours) <= set(example), set(ours) - set(example)
+    assert set(ours["requeuingStrategy"]) <= set(example["requeuingStrategy"])
+
+
 def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     """A Kubernetes LabelSelector, as the API server evaluates it."""
     if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
@@ -196,6 +217,9 @@ def test_emitted_kueue_configuration_admits_what_the_platform_relies_on(which: s
     wait = config["waitForPodsReady"]
     assert wait["timeout"] == "30m" and wait["blockAdmission"] is False
     assert "backoffLimitCount" not in wait["requeuingStrategy"]  # requeued until capacity comes
+    # A running workload that loses a pod with its node (a failed GPU) is evicted and requeued
+    # when the replacement is not ready in time, instead of holding its quota on one lost rank.
+    assert wait["recoveryTimeout"] == "10m"
     # Gang admission of PyTorchJobs, not one pod at a time through the pod integration.
     assert {"kubeflow.org/pytorchjob", "pod"} <= set(config["integrations"]["frameworks"])
 
