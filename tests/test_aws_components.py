@@ -338,7 +338,8 @@ def test_a_node_whose_gpu_fails_is_detected_and_replaced(stack: str) -> None:
     """The EKS node monitoring agent sets AcceleratedHardwareReady=False on a node with a GPU
     fault; Karpenter replaces a node with that condition only with its NodeRepair gate on."""
     _, _, resources = recorded(stack)
-    (agent,) = [r for r in of_type(resources, "aws:eks/addon:Addon") if r.inputs["addonName"] == "eks-node-monitoring-agent"]
+    addons = of_type(resources, "aws:eks/addon:Addon")
+    (agent,) = [r for r in addons if r.inputs["addonName"] == "eks-node-monitoring-agent"]
     # Installed once the system nodes exist (the add-on is ACTIVE only when its pods run).
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").urn in set(agent.options["dependsOn"])
     controller = next(r for r in of_type(resources, "kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "karpenter")
