@@ -7,6 +7,7 @@ and monitoring, and the pinned chart releases (the Kubernetes column of docs/pro
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._hot_volumes import directory_job_name
-from components.kubernetes.observability import prometheus_volume_gib
+from components.kubernetes.observability import MONITORING_NAMESPACE, prometheus_volume_gib
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
@@ -518,3 +519,24 @@ def test_without_queueing_no_kueue_is_installed() -> None:
     resources = tuple(record_side(plain, plan))
     assert "kueue" not in releases(resources)
     assert not [r for r in resources if str(r.inputs.get("apiVersion", "")).startswith("kueue.x-k8s.io/")]
+
+
+# ------------------------------------------------------------------------------ GPU health
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_a_faulting_gpu_raises_an_alert_naming_its_node(which: str) -> None:
+    model, _, resources = recorded(which)
+    (rule,) = [r for r in by_kind(resources, "PrometheusRule") if r["metadata"]["name"].endswith("-gpu-health")]
+    assert rule["metadata"]["name"] == f"{model.metadata.name}-gpu-health"
+    assert rule["metadata"]["namespace"] == MONITORING_NAMESPACE  # where Prometheus looks (Observability)
+    alerts = {a["alert"]: a for group in rule["spec"]["groups"] for a in group["rules"]}
+    assert set(alerts) == {"GpuFatalXid", "GpuRowRemapFailure", "GpuUncorrectableRowsRemapped"}
+    for alert in alerts.values():
+        # Aggregated per node and GPU: the alert tells the on-call which node to fence.
+        assert "by (node, pool, gpu)" in alert["expr"]
+        assert "{{ $labels.node }}" in alert["annotations"]["summary"]
+    # A GPU that fell off the bus (XID 79) is fatal; an application's own fault (XID 13, 43) is not.
+    fatal = {int(code) for code in re.findall(r"DCGM_FI_DEV_XID_ERRORS == (\d+)", alerts["GpuFatalXid"]["expr"])}
+    assert {48, 79, 95} <= fatal and not {13, 43} & fatal
+    assert alerts["GpuFatalXid"]["labels"]["severity"] == "critical"
