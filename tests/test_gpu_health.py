@@ -28,7 +28,10 @@ def _series(name: str, node: str, values: str) -> dict[str, str]:
 def _expected(alert: str, node: str, severity: str, summary: str) -> dict[str, Any]:
     return {
         "exp_labels": {"node": node, "pool": "train", "gpu": "0", "severity": severity},
-        "exp_annotations": {"summary": f"GPU 0 of node {node} (pool train) {summary}", "description": DESCRIPTIONS[alert]},
+        "exp_annotations": {
+            "summary": f"GPU 0 of node {node} (pool train) {summary}",
+            "description": DESCRIPTIONS[alert],
+        },
     }
 
 
