@@ -72,7 +72,9 @@ def test_every_aws_object_of_the_design_is_emitted(stack: str) -> None:
     single(resources, "aws:eks/cluster:Cluster")
     assert single(resources, "aws:eks/nodeGroup:NodeGroup").inputs["capacityType"] == "ON_DEMAND"
     addons = sorted(r.inputs["addonName"] for r in of_type(resources, "aws:eks/addon:Addon"))
-    assert addons == ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+    assert addons == [
+        "aws-ebs-csi-driver", "coredns", "eks-node-monitoring-agent", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"
+    ]
     assert single(resources, "aws:eks/accessEntry:AccessEntry").inputs["type"] == "EC2_LINUX"
     associations = {
         r.inputs["serviceAccount"] for r in of_type(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
@@ -329,6 +331,22 @@ def test_fabric_pools_are_never_disrupted_under_a_running_job(stack: str) -> Non
         if pool.fabric:
             assert spec["template"]["spec"]["expireAfter"] == "Never"
             assert disruption["budgets"] == [{"nodes": "1"}]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_node_whose_gpu_fails_is_detected_and_replaced(stack: str) -> None:
+    """The EKS node monitoring agent sets AcceleratedHardwareReady=False on a node with a GPU
+    fault; Karpenter replaces a node with that condition only with its NodeRepair gate on."""
+    _, _, resources = recorded(stack)
+    addons = of_type(resources, "aws:eks/addon:Addon")
+    (agent,) = [r for r in addons if r.inputs["addonName"] == "eks-node-monitoring-agent"]
+    # Installed once the system nodes exist (the add-on is ACTIVE only when its pods run).
+    assert single(resources, "aws:eks/nodeGroup:NodeGroup").urn in set(agent.options["dependsOn"])
+    controller = next(r for r in of_type(resources, "kubernetes:helm.sh/v3:Release") if r.inputs["name"] == "karpenter")
+    gates = controller.inputs["values"]["settings"]["featureGates"]
+    assert gates["nodeRepair"] is True
+    # The gate is the chart's own key (a misspelt one would leave repair off without a word).
+    assert "nodeRepair" in chart_values("karpenter")["settings"]["featureGates"]
 
 
 @pytest.mark.parametrize("stack", STACKS)

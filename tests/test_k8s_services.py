@@ -7,6 +7,7 @@ and monitoring, and the pinned chart releases (the Kubernetes column of docs/pro
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY
 from components.kubernetes._hot_volumes import directory_job_name
-from components.kubernetes.observability import prometheus_volume_gib
+from components.kubernetes.observability import MONITORING_NAMESPACE, prometheus_volume_gib
 from components.kubernetes.scheduling import kueue_config
 from gpuplat.catalog import CHARTS
 from gpuplat.model import Market, Platform, SharingMode, isolation_permits
@@ -174,6 +175,27 @@ def test_kueue_configuration_keeps_the_chart_default() -> None:
     assert ours["manageJobsWithoutQueueName"] is True
 
 
+def _commented_block(text: str, key: str) -> dict[str, Any]:
+    """A block the chart ships commented out (`#key:` and its `#  ` lines), as YAML."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"#{key}:")
+    indent = lines[start].index("#")
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * indent + "#  "):
+            break
+        block.append(line)
+    return yaml.safe_load("\n".join(line[indent + 1:] for line in block))[key]
+
+
+def test_kueue_wait_for_pods_ready_uses_the_chart_s_field_names() -> None:
+    """The chart documents waitForPodsReady only in a comment; a misspelt key would be ignored."""
+    example = _commented_block((chart_dir("kueue") / "values.yaml").read_text(encoding="utf-8"), "waitForPodsReady")
+    ours = kueue_config()["waitForPodsReady"]
+    assert set(ours) <= set(example), set(ours) - set(example)
+    assert set(ours["requeuingStrategy"]) <= set(example["requeuingStrategy"])
+
+
 def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     """A Kubernetes LabelSelector, as the API server evaluates it."""
     if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
@@ -196,6 +218,9 @@ def test_emitted_kueue_configuration_admits_what_the_platform_relies_on(which: s
     wait = config["waitForPodsReady"]
     assert wait["timeout"] == "30m" and wait["blockAdmission"] is False
     assert "backoffLimitCount" not in wait["requeuingStrategy"]  # requeued until capacity comes
+    # A running workload that loses a pod with its node (a failed GPU) is evicted and requeued
+    # when the replacement is not ready in time, instead of holding its quota on one lost rank.
+    assert wait["recoveryTimeout"] == "10m"
     # Gang admission of PyTorchJobs, not one pod at a time through the pod integration.
     assert {"kubeflow.org/pytorchjob", "pod"} <= set(config["integrations"]["frameworks"])
 
@@ -494,3 +519,24 @@ def test_without_queueing_no_kueue_is_installed() -> None:
     resources = tuple(record_side(plain, plan))
     assert "kueue" not in releases(resources)
     assert not [r for r in resources if str(r.inputs.get("apiVersion", "")).startswith("kueue.x-k8s.io/")]
+
+
+# ------------------------------------------------------------------------------ GPU health
+
+
+@pytest.mark.parametrize("which", SPECS)
+def test_a_faulting_gpu_raises_an_alert_naming_its_node(which: str) -> None:
+    model, _, resources = recorded(which)
+    (rule,) = [r for r in by_kind(resources, "PrometheusRule") if r["metadata"]["name"].endswith("-gpu-health")]
+    assert rule["metadata"]["name"] == f"{model.metadata.name}-gpu-health"
+    assert rule["metadata"]["namespace"] == MONITORING_NAMESPACE  # where Prometheus looks (Observability)
+    alerts = {a["alert"]: a for group in rule["spec"]["groups"] for a in group["rules"]}
+    assert set(alerts) == {"GpuFatalXid", "GpuRowRemapFailure", "GpuUncorrectableRowsRemapped"}
+    for alert in alerts.values():
+        # Aggregated per node and GPU: the alert tells the on-call which node to fence.
+        assert "by (node, pool, gpu)" in alert["expr"]
+        assert "{{ $labels.node }}" in alert["annotations"]["summary"]
+    # A GPU that fell off the bus (XID 79) is fatal; an application's own fault (XID 13, 43) is not.
+    fatal = {int(code) for code in re.findall(r"DCGM_FI_DEV_XID_ERRORS == (\d+)", alerts["GpuFatalXid"]["expr"])}
+    assert {48, 79, 95} <= fatal and not {13, 43} & fatal
+    assert alerts["GpuFatalXid"]["labels"]["severity"] == "critical"

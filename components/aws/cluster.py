@@ -38,7 +38,9 @@ NODE_POLICIES = (
 # Installed before any node exists (nodes need the CNI to become Ready, Pod Identity is
 # how Karpenter gets credentials); CoreDNS waits for the system nodes it runs on.
 EARLY_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
-LATE_ADDONS = ("coredns",)
+# The node monitoring agent (a DaemonSet) sets AcceleratedHardwareReady, KernelReady, ... on
+# every node; Karpenter's node repair acts on them (docs/health.md).
+LATE_ADDONS = ("coredns", "eks-node-monitoring-agent")
 # Add-on settings (each add-on's configuration schema, `aws eks describe-addon-configuration`).
 # The VPC CNI enforces NetworkPolicies only with its network policy agent on: without it the
 # tenants' default-deny and allow policies are accepted and silently ignored.

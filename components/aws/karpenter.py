@@ -64,8 +64,9 @@ def controller_values(
             "clusterEndpoint": endpoint,
             "interruptionQueue": queue_name,
             # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
-            # pools advertise (GpuNodePool).
-            "featureGates": {"reservedCapacity": True, "nodeOverlay": True},
+            # pools advertise (GpuNodePool); nodeRepair replaces a node whose condition the
+            # EKS node monitoring agent (Cluster) turned unhealthy, e.g. AcceleratedHardwareReady.
+            "featureGates": {"reservedCapacity": True, "nodeOverlay": True, "nodeRepair": True},
         },
         "controller": {
             # IMDS is out of reach of pods (hop limit 1), so the region is given.

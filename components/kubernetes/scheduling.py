@@ -26,6 +26,10 @@
     the same market after each backoff, without holding quota in between. `blockAdmission`
     stays false: blocking would serialize every admission behind the slowest node launch.
     The timeout covers a GPU node's launch, driver and device-plugin start and image pull.
+    `recoveryTimeout` (RECOVERY_TIMEOUT) covers a workload that was running: when a pod is lost
+    with its node (a failed GPU node, fenced or replaced) and its replacement is not ready
+    within it, the whole workload is evicted and requeued the same way, so a multi-node job
+    does not hold its quota waiting on one rank (docs/health.md).
 - ResourceFlavors, quotas and groups: see _quota.py. Spot flavors declare the spot node taint
   and carry its toleration, so every tenant whose ClusterQueue lists them runs there with a
   default job (no toleration of its own); fabric pools' flavors
@@ -57,6 +61,7 @@ from ._quota import flavor_spec, resource_groups, tenant_flavors
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
 WAIT_FOR_PODS_READY = "30m"
+RECOVERY_TIMEOUT = "10m"
 PYTORCH_JOB = "kubeflow.org/pytorchjob"
 
 # The chart's managerConfig.controllerManagerConfigYaml at 0.19.2, comments dropped.
@@ -115,6 +120,7 @@ def kueue_config() -> dict[str, Any]:
     config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
     config["waitForPodsReady"] = {
         "timeout": WAIT_FOR_PODS_READY,
+        "recoveryTimeout": RECOVERY_TIMEOUT,
         "blockAdmission": False,
         "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
     }

@@ -6,7 +6,7 @@ before their namespaces relax Pod Security), the tenants (their namespaces hold 
 claims) and the policy keeping each to its own PriorityClasses (TenantPriorityScope),
 Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and autoscaling;
 PoolLabels only on provider kubernetes, where no Karpenter labels the nodes; last the
-dashboards and the usage rules they read. Names are `<name>-<part>` and
+dashboards and the usage rules they read, and the GPU health alerts (GpuHealth). Names are `<name>-<part>` and
 `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
@@ -26,6 +26,7 @@ from gpuplat.plan import Plan
 from .autoscaling import Autoscaling, AutoscalingArgs
 from .dashboards import Dashboards, DashboardsArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
+from .gpu_health import GpuHealth, GpuHealthArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
 from .pod_security import TenantPodSecurity, TenantPodSecurityArgs, needs_ipc_lock
@@ -49,6 +50,7 @@ class KubernetesSide:
     pool_labels: PoolLabels | None
     priority_scope: TenantPriorityScope
     dashboards: Dashboards
+    gpu_health: GpuHealth
 
 
 def build_kubernetes_side(
@@ -100,9 +102,10 @@ def build_kubernetes_side(
     )
     monitoring = observability.release
     dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
+    gpu_health = GpuHealth(f"{name}-gpu-health", GpuHealthArgs(model, provider, monitoring, ready), opts)
     return KubernetesSide(
         observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
-        autoscaling, pool_labels, priority_scope, dashboards,
+        autoscaling, pool_labels, priority_scope, dashboards, gpu_health,
     )  # fmt: skip
 
 

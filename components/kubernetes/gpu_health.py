@@ -1,0 +1,98 @@
+"""GpuHealth: alerts on the GPU faults the DCGM exporter reports, per node and GPU.
+
+A PrometheusRule `<platform>-gpu-health` in the monitoring namespace, on series in the DCGM
+exporter's default counter list only (XID, remapped rows; its ECC and NVLink error counters
+are commented out there, so alerting on them needs a counter list of our own: not yet). The
+series carry `node` and `pool` (Autoscaling's ServiceMonitor relabels them), so an alert names
+the node to fence. What acts on a failed node (node repair, requeueing) is in docs/health.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpuplat.model import Platform
+
+from .._common import child_opts
+from ._common import meta, prefix
+from .observability import MONITORING_NAMESPACE
+
+# XIDs after which the GPU's results or its collectives cannot be trusted until it is reset or
+# replaced (NVIDIA's XID catalog): 48 double-bit ECC, 63/64 row remapping event / failure,
+# 74 NVLink, 79 fallen off the bus, 92 high single-bit ECC rate, 94/95 contained / uncontained
+# ECC, 119/120 GSP timeout / error.
+FATAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+BY_DEVICE = "node, pool, gpu"
+
+
+def _alert(name: str, expr: str, severity: str, summary: str, description: str) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": description},
+    }
+
+
+def prometheus_rule_spec() -> dict[str, Any]:
+    """Three alerts, each per node and GPU; the value of an XID alert is the XID's code."""
+    last_xid = "DCGM_FI_DEV_XID_ERRORS"  # a gauge: the code of the GPU's last XID, 0 for none
+    fatal = " or ".join(f"{last_xid} == {code}" for code in FATAL_XIDS)
+    where = "GPU {{ $labels.gpu }} of node {{ $labels.node }} (pool {{ $labels.pool }})"
+    rules = [
+        _alert(
+            "GpuFatalXid",
+            f"max by ({BY_DEVICE}) ({fatal})",
+            "critical",
+            f"{where} reported fatal XID {{{{ $value }}}}",
+            "Its results and collectives cannot be trusted until the GPU is reset or the node "
+            "replaced; jobs on the node should be moved (docs/health.md).",
+        ),
+        _alert(
+            "GpuRowRemapFailure",
+            f"max by ({BY_DEVICE}) (DCGM_FI_DEV_ROW_REMAP_FAILURE) > 0",
+            "critical",
+            f"{where} failed to remap a memory row",
+            "The GPU has run out of spare memory rows: the node needs its GPU replaced.",
+        ),
+        _alert(
+            "GpuUncorrectableRowsRemapped",
+            f"max by ({BY_DEVICE}) (increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS[1h])) > 0",
+            "warning",
+            f"{where} remapped rows after uncorrectable memory errors",
+            "The remapping takes effect at the next GPU reset; until then the GPU may fail again.",
+        ),
+    ]
+    return {"groups": [{"name": "gpu-health", "rules": rules}]}
+
+
+@dataclass(frozen=True)
+class GpuHealthArgs:
+    model: Platform
+    provider: pulumi.ProviderResource
+    # The release that installs the monitoring.coreos.com CRDs (Observability.release).
+    monitoring: pulumi.Resource | None = None
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+
+
+class GpuHealth(pulumi.ComponentResource):
+    rule_name: str
+
+    def __init__(self, name: str, args: GpuHealthArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplat:index:GpuHealth", name, None, opts)
+        deps = [*args.depends_on, *([args.monitoring] if args.monitoring is not None else [])]
+        self.rule_name = f"{prefix(args.model)}-gpu-health"
+        k8s.apiextensions.CustomResource(
+            f"{name}-rules",
+            api_version="monitoring.coreos.com/v1",
+            kind="PrometheusRule",
+            metadata=meta(self.rule_name, MONITORING_NAMESPACE),
+            spec=prometheus_rule_spec(),
+            opts=child_opts(self, args.provider, deps),
+        )
+        self.register_outputs({"ruleName": self.rule_name})
