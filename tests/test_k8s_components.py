@@ -56,6 +56,7 @@ COMPONENTS = {
     "gpuplat:index:Autoscaling",
     "gpuplat:index:Observability",
     "gpuplat:index:Dashboards",
+    "gpuplat:index:GpuHealth",
 }
 # The release whose chart installs each custom resource group's CRDs.
 CRD_RELEASE = {
