@@ -33,15 +33,16 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 Recording = list[dict[str, Any]]
 
 
-def _release(resources: Recording, name: str) -> tuple[int, dict[str, Any]] | None:
+def _edit_values(resources: Recording, chart: str, edit: Callable[[dict[str, Any]], bool]) -> Recording | None:
+    """The recording with the release `chart`'s values edited in place by `edit` (a copy), or None
+    when there is no such release or `edit` says the edit does not apply (returns False)."""
     for index, resource in enumerate(resources):
-        if resource["type"] == RELEASE and resource["inputs"].get("name") == name:
-            return index, copy.deepcopy(resource["inputs"])
+        if resource["type"] == RELEASE and resource["inputs"].get("name") == chart:
+            inputs = copy.deepcopy(resource["inputs"])
+            if not edit(inputs["values"]):
+                return None
+            return [*resources[:index], {**resource, "inputs": inputs}, *resources[index + 1:]]
     return None
-
-
-def _replace(resources: Recording, index: int, inputs: dict[str, Any]) -> Recording:
-    return [*resources[:index], {**resources[index], "inputs": inputs}, *resources[index + 1:]]
 
 
 def _dump(document: Any) -> str:
@@ -52,23 +53,21 @@ def _dump(document: Any) -> str:
 
 def _shared_config(resources: Recording, edit: Callable[[dict[str, Any], str], str | None]) -> Recording | None:
     """Edit the first time-slicing / MPS entry of the device plugin's ConfigMap."""
-    found = _release(resources, "gpu-operator")
-    if found is None:
-        return None
-    index, release = found
-    data = release["values"].get("devicePlugin", {}).get("config", {}).get("data", {})
-    for key, text in data.items():
-        config = load_yaml(text) or {}
-        sharing = config.get("sharing") or {}
-        for strategy in ("timeSlicing", "mps"):
-            if sharing.get(strategy, {}).get("resources"):
-                new_key = edit(sharing[strategy], key)
-                if new_key is None:
-                    continue
-                del data[key]
-                data[new_key] = _dump(config)
-                return _replace(resources, index, release)
-    return None
+    def first_shared(values: dict[str, Any]) -> bool:
+        data = values.get("devicePlugin", {}).get("config", {}).get("data", {})
+        for key, text in data.items():
+            config = load_yaml(text) or {}
+            sharing = config.get("sharing") or {}
+            for strategy in ("timeSlicing", "mps"):
+                if sharing.get(strategy, {}).get("resources"):
+                    new_key = edit(sharing[strategy], key)
+                    if new_key is None:
+                        continue
+                    del data[key]
+                    data[new_key] = _dump(config)
+                    return True
+        return False
+    return _edit_values(resources, "gpu-operator", first_shared)
 
 
 def rename_by_default(resources: Recording) -> Recording | None:
@@ -94,55 +93,47 @@ def config_name(resources: Recording) -> Recording | None:
 
 
 def mig_strategy(resources: Recording) -> Recording | None:
-    found = _release(resources, "gpu-operator")
-    if found is None:
-        return None
-    index, release = found
-    release["values"]["mig"] = {**release["values"].get("mig", {}), "strategy": "single"}
-    return _replace(resources, index, release)
+    def edit(values: dict[str, Any]) -> bool:
+        values["mig"] = {**values.get("mig", {}), "strategy": "single"}
+        return True
+    return _edit_values(resources, "gpu-operator", edit)
 
 
 def operand_tolerations(resources: Recording) -> Recording | None:
     """The operands no longer tolerate the GPU taint the platform puts on every GPU node."""
-    found = _release(resources, "gpu-operator")
-    if found is None:
-        return None
-    index, release = found
-    daemonsets = release["values"].get("daemonsets", {})
-    kept = [t for t in daemonsets.get("tolerations", []) if t.get("key") != "nvidia.com/gpu"]
-    if kept == daemonsets.get("tolerations"):
-        return None
-    release["values"]["daemonsets"] = {**daemonsets, "tolerations": kept or [{"key": "example.com/none",
-                                                                              "operator": "Exists"}]}
-    return _replace(resources, index, release)
+    def edit(values: dict[str, Any]) -> bool:
+        daemonsets = values.get("daemonsets", {})
+        kept = [t for t in daemonsets.get("tolerations", []) if t.get("key") != "nvidia.com/gpu"]
+        if kept == daemonsets.get("tolerations"):
+            return False
+        placeholder = [{"key": "example.com/none", "operator": "Exists"}]
+        values["daemonsets"] = {**daemonsets, "tolerations": kept or placeholder}
+        return True
+    return _edit_values(resources, "gpu-operator", edit)
 
 
 def hami_resource_name(resources: Recording) -> Recording | None:
-    found = _release(resources, "hami")
-    if found is None:
-        return None
-    index, release = found
-    content = release["values"].get("device-config", {}).get("content")
-    if not content:
-        return None
-    config = load_yaml(content)
-    config["nvidia"]["resourceCountName"] = "nvidia.com/gpu"
-    release["values"]["device-config"] = {**release["values"]["device-config"], "content": _dump(config)}
-    return _replace(resources, index, release)
+    def edit(values: dict[str, Any]) -> bool:
+        content = values.get("device-config", {}).get("content")
+        if not content:
+            return False
+        config = load_yaml(content)
+        config["nvidia"]["resourceCountName"] = "nvidia.com/gpu"
+        values["device-config"] = {**values["device-config"], "content": _dump(config)}
+        return True
+    return _edit_values(resources, "hami", edit)
 
 
 def hami_node_selector(resources: Recording) -> Recording | None:
-    found = _release(resources, "hami")
-    if found is None:
-        return None
-    index, release = found
-    selector = dict(release["values"].get("devicePlugin", {}).get("nvidiaNodeSelector") or {})
-    key = next((k for k in selector if k != "gpu"), None)
-    if key is None:
-        return None
-    selector[key] = f"{selector[key]}-hami"
-    release["values"]["devicePlugin"] = {**release["values"]["devicePlugin"], "nvidiaNodeSelector": selector}
-    return _replace(resources, index, release)
+    def edit(values: dict[str, Any]) -> bool:
+        selector = dict(values.get("devicePlugin", {}).get("nvidiaNodeSelector") or {})
+        key = next((k for k in selector if k != "gpu"), None)
+        if key is None:
+            return False
+        selector[key] = f"{selector[key]}-hami"
+        values["devicePlugin"] = {**values["devicePlugin"], "nvidiaNodeSelector": selector}
+        return True
+    return _edit_values(resources, "hami", edit)
 
 
 @dataclass(frozen=True)

@@ -4,36 +4,19 @@ clone lacks (with how to fetch it)."""
 
 from __future__ import annotations
 
-import io
-import os
-import subprocess
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from gpuplat.cli import main
+from tests.support_git import git, run_cli
 
 INDEX = ("--gpuplat-from", "index")
-ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=root, check=True, capture_output=True,
-                   env={**os.environ, **ENV})  # fmt: skip
 
 
 def _run(root: Path, *argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    previous = Path.cwd()
-    os.chdir(root)
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            code = main(list(argv))
-    finally:
-        os.chdir(previous)
-    return code, err.getvalue()
+    run = run_cli(root, *argv)
+    return run.code, run.err
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +26,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = where / "lab"
     assert _run(where, "init", "lab", *INDEX)[0] == 0
     (root / "trace.csv").write_text("submit,duration,gpus\n0,600,1\n")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "project")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "project")
     spec = (root / "platform" / "platform.yaml").read_text()
     (root / "platform" / "platform.yaml").unlink()
-    _git(root, "commit", "-qam", "spec deleted")
-    _git(root, "tag", "nospec")
+    git(root, "commit", "-qam", "spec deleted")
+    git(root, "tag", "nospec")
     (root / "platform" / "platform.yaml").write_text(spec)
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "spec back")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "spec back")
     yield root
 
 
@@ -73,7 +56,7 @@ def test_a_base_without_the_spec_is_a_usage_sentence_in_every_command(repo: Path
 
 def test_a_ref_a_shallow_clone_lacks_says_how_to_fetch_it(repo: Path, tmp_path: Path) -> None:
     shallow = tmp_path / "shallow"
-    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
     for argv in (("preview", "--stack", "dev"), ("plan", "--stack", "dev"), ("simulate", "--trace", "trace.csv")):
         code, err = _run(shallow, *argv, "--base", "HEAD~1")
         assert code == 2 and "not a commit, branch or tag of this repository; this clone is shallow" in err, err

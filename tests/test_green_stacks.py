@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
 
 from gpuplat.cli import main
+from tests.support_git import git
 
 COMMANDS = ("check", "plan", "preview", "verify", "policy")
 STACKS = ("dev", "staging", "prod")
@@ -31,11 +31,6 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def _git(root: Path, *args: str) -> None:
-    command = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args]
-    subprocess.run(command, cwd=root, check=True, capture_output=True)
 
 
 def _init(
@@ -167,9 +162,9 @@ def test_the_pull_request_that_declares_the_runners_access_gets_its_preview(
     settings = root / "stacks" / "Pulumi.prod.yaml"
     declared = settings.read_text()
     _without_runner(settings)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "without the runner's access")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "without the runner's access")
     settings.write_text(declared)
     code, out, err = _run(capsys, "preview", "--stack", "prod", "--base", "HEAD", "--format", "json")
     assert code == 0, err

@@ -9,25 +9,21 @@ recorded tree, so each distinct tree is recorded once per module (~5 s each).
 from __future__ import annotations
 
 import hashlib
-import io
-import json
-import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpuplat.cli import main
 from gpuplat.commands import preview as command
 from gpuplat.preview.diff import Change, alias_urns, diff_resources
 from gpuplat.preview.engine import RecordedResource
 from gpuplat.preview.replacements import STATEFUL_TYPES, replacing_fields
+from tests.support_git import Run, git, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "urn:pulumi:dev::gpu-platform::"
@@ -151,25 +147,6 @@ def test_a_replacement_reaches_the_inputs_that_hold_its_id() -> None:
 # ---- the command on a real repository -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.out)
-
-    def changes(self) -> dict[str, dict[str, Any]]:
-        return {c["name"]: c for c in self.json()["changes"]}
-
-
-def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=root, check=True, capture_output=True, env=env)
-
-
 def _tree_digest(root: Path) -> str:
     digest = hashlib.sha256()
     for sub in ("__main__.py", "platform", "stacks", "gpuplat", "components"):
@@ -201,15 +178,7 @@ class Project:
             self.dev.write_text(self.base_dev, encoding="utf-8")
 
     def run(self, *argv: str, cwd: Path | None = None) -> Run:
-        out, err = io.StringIO(), io.StringIO()
-        previous = Path.cwd()
-        os.chdir(cwd or self.root)
-        try:
-            with redirect_stdout(out), redirect_stderr(err):
-                code = main(list(argv))
-        finally:
-            os.chdir(previous)
-        return Run(code, out.getvalue(), err.getvalue())
+        return run_cli(cwd or self.root, *argv)
 
     def preview(self, *extra: str, base: str = "base", fmt: str = "json") -> Run:
         return self.run("preview", "--stack", "dev", "--base", base, "--format", fmt, *extra)
@@ -238,23 +207,23 @@ def make_project(root: Path) -> Iterator[Project]:
     reserved = text.replace("spot: 50\n  reserved: 0\n  onDemand: 50", "spot: 40\n  reserved: 20\n  onDemand: 40")
     assert reserved != text
     dev.write_text(reserved, encoding="utf-8")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    _git(root, "tag", "base")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "tag", "base")
     storage = root / "components" / "aws" / "storage.py"
     storage.write_text(storage.read_text().replace('data_compression_type="LZ4"', 'data_compression_type="NONE"'))
-    _git(root, "commit", "-qam", "component differs")
-    _git(root, "tag", "patched")
-    _git(root, "reset", "-q", "--hard", "base")
-    _git(root, "rm", "-q", "__main__.py")
-    _git(root, "commit", "-qm", "no program")
-    _git(root, "tag", "nomain")
-    _git(root, "reset", "-q", "--hard", "base")
+    git(root, "commit", "-qam", "component differs")
+    git(root, "tag", "patched")
+    git(root, "reset", "-q", "--hard", "base")
+    git(root, "rm", "-q", "__main__.py")
+    git(root, "commit", "-qm", "no program")
+    git(root, "tag", "nomain")
+    git(root, "reset", "-q", "--hard", "base")
     dev.write_text(reserved.replace("nodes: {min: 0, max: 4}", "nodes: {min: 5, max: 4}"), encoding="utf-8")
-    _git(root, "commit", "-qam", "invalid spec")
-    _git(root, "tag", "broken")
-    _git(root, "reset", "-q", "--hard", "base")
+    git(root, "commit", "-qam", "invalid spec")
+    git(root, "tag", "broken")
+    git(root, "reset", "-q", "--hard", "base")
 
     record = command.record_stack
 

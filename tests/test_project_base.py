@@ -13,36 +13,17 @@ gpuplat 0.0.9).
 from __future__ import annotations
 
 import io
-import json
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from gpuplat.cli import main
+from tests.support_git import Run, git, run_cli
 
 INFER = "  - name: infer\n    instanceType: g5.12xlarge\n    nodes: {min: 0, max: 1}\n    markets: [on-demand]\n"
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> dict[str, Any]:
-        return json.loads(self.out)
-
-
-def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=root, check=True, capture_output=True, env=env)
 
 
 class Project:
@@ -50,15 +31,7 @@ class Project:
         self.root = root
 
     def run(self, *argv: str) -> Run:
-        out, err = io.StringIO(), io.StringIO()
-        previous = Path.cwd()
-        os.chdir(self.root)
-        try:
-            with redirect_stdout(out), redirect_stderr(err):
-                code = main(list(argv))
-        finally:
-            os.chdir(previous)
-        return Run(code, out.getvalue(), err.getvalue())
+        return run_cli(self.root, *argv)
 
     def edit(self, path: str, old: str, new: str) -> None:
         file = self.root / path
@@ -67,12 +40,12 @@ class Project:
         file.write_text(text.replace(old, new), encoding="utf-8")
 
     def commit(self, tag: str) -> None:
-        _git(self.root, "add", "-A")
-        _git(self.root, "commit", "-qm", tag)
-        _git(self.root, "tag", tag)
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-qm", tag)
+        git(self.root, "tag", tag)
 
     def reset(self, ref: str = "base") -> None:
-        _git(self.root, "reset", "-q", "--hard", ref)
+        git(self.root, "reset", "-q", "--hard", ref)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +59,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     finally:
         os.chdir(previous)
     made = Project(where / "lab")
-    _git(made.root, "init", "-q")
+    git(made.root, "init", "-q")
     made.commit("base")
     made.edit("platform/platform.yaml", "    markets: [spot, on-demand]\n", f"    markets: [spot, on-demand]\n{INFER}")
     made.commit("infer")

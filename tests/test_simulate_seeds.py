@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from gpuplat.simulate.bands import band, paired, t975
+from tests.support_git import git
 
 ROOT = Path(__file__).resolve().parents[1]
 PHILLY = ROOT.parent / "shared" / "traces" / "philly-jobs.csv"
@@ -37,12 +36,6 @@ def test_deltas_are_paired_by_seed() -> None:
     assert (d.mean, d.half, d.verdict) == (1.0, 0.0, "outside the noise")
 
 
-def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=root, check=True, capture_output=True, env=env)
-
-
 def _project(tmp: Path) -> Path:
     """This repository's prod stack and a slice of Philly, committed as the base."""
     project = tmp / "project"
@@ -53,9 +46,9 @@ def _project(tmp: Path) -> Path:
     (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  gpuplat:simulateTrace: jobs.csv\n")
     with PHILLY.open() as handle:
         (project / "jobs.csv").write_text("".join(next(handle) for _ in range(1501)))
-    _git(project, "init", "-q")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-qm", "base")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
     return project
 
 
