@@ -252,6 +252,27 @@ def ceiling_problem(found: list[Slot], tenant: str, pool: str, resource: str, ce
     return ""
 
 
+def reclaim_by_spec(model: Platform, borrower: str, lender: str, pool: str) -> tuple[bool | None, str]:
+    """Whether `lender`, claiming its own quota on `pool` while `borrower` holds what it lent, takes
+    it back by preemption (docs/tenants.md: a soft tenant lends what it does not use and reclaims
+    it by preemption; a hard one lends nothing). None: the spec forbids the situation itself."""
+    tenants = {t.name: t for t in model.tenants}
+    for name in (borrower, lender):
+        if name not in tenants or pool not in tenants[name].pools:
+            return None, f"the spec does not allow {name} on {pool}"
+    if tenants[lender].isolation == "hard":
+        return None, f"{lender} is a hard tenant: the spec lets it lend nothing"
+    return True, f"{lender} is soft: it lends what it does not use and reclaims it by preemption"
+
+
+def own_class_preempts(model: Platform, tenant: str) -> tuple[bool, str]:
+    """Whether a job at the tenant's own PriorityClass evicts the tenant's work at the shared
+    standard class (docs/tenants.md: Kueue orders and preempts by the class; the standard class
+    ranks below every tenant's, whatever its spec priority)."""
+    level = next(t.priority for t in model.tenants if t.name == tenant)
+    return True, f"{tenant}'s own class (priority {level}) ranks above the standard class"
+
+
 def namespace_ceilings(model: Platform) -> dict[str, dict[str, int]]:
     """tenant -> resource -> the most units its namespace quota lets pods request at once: its
     `gpus` placed on its pools with the most units of the resource per GPU first, each pool at

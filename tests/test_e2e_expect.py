@@ -118,6 +118,17 @@ def test_kueues_ceilings_over_the_emitted_queues_lie_within_the_specs_bounds(whi
     assert [s for s in emitted if expect.ceiling_problem(found, s.tenant, s.pool, s.resource, s.ceiling)] == []
 
 
+def test_preemption_outcomes_come_from_the_spec_not_from_the_emitted_queues() -> None:
+    """dev: research is hard (lends nothing), product soft (reclaims what it lent by preemption);
+    an emitted queue letting research lend is a defect the reclaim row names, whatever its policy."""
+    model = expect.spec_model(Target("dev", "dev"))
+    assert expect.reclaim_by_spec(model, "research", "product", "infer")[0] is True
+    expected, why = expect.reclaim_by_spec(model, "product", "research", "infer")
+    assert expected is None and "hard tenant" in why
+    assert expect.reclaim_by_spec(model, "research", "product", "dev")[1] == "the spec does not allow research on dev"
+    assert expect.own_class_preempts(model, "product")[0] is True
+
+
 def test_a_ceiling_off_the_spec_is_named() -> None:
     found = [slot(tenant_gpus=16, reach=12)]
     assert expect.ceiling_problem(found, "t", "p", "nvidia.com/gpu", 14) == ""
