@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e import autoscale, dashboards, hpamodel, jobs
+from e2e import autoscale, dashboards, hpamodel, jobs, keda
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -244,17 +244,6 @@ def scaled_object(loop: autoscale.Loop, watch: Watch) -> dict[str, Any]:
     return next(o for o in loop.short.of_type(SCALED_OBJECT) if o["spec"]["scaleTargetRef"]["name"] == watch.name)
 
 
-def hpa_check(cluster: Cluster, watch: Watch, scaled: dict[str, Any]) -> str:
-    """"" or how the HPA KEDA made differs from what the ScaledObject implies (e2e/hpamodel.py)."""
-    config = scaled["spec"].get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
-    name = config.get("name") or f"keda-hpa-{scaled['metadata']['name']}"
-    live = cluster.get("horizontalpodautoscalers.autoscaling", name, watch.namespace)
-    if live is None:
-        return f"KEDA made no HPA {name}"
-    wrong = hpamodel.hpa_differences(hpamodel.hpa_spec(scaled), live)
-    return f"the HPA {name} KEDA made has {'; '.join(wrong)}" if wrong else ""
-
-
 def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: float,
           hpa_problem: str = "") -> tuple[bool, str]:
     auto = loop.short.model.autoscaling
@@ -397,5 +386,6 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
         time.sleep(POLL)
     end = time.monotonic() - t0
     for watch in watches:
-        ok, detail = judge(watch, loop, busy, idle, end, hpa_check(cluster, watch, scaled_object(loop, watch)))
+        made = keda.hpa_check(cluster, watch.namespace, scaled_object(loop, watch))
+        ok, detail = judge(watch, loop, busy, idle, end, made)
         report.scenario(label, f"floor-scaling-{watch.pool}", ok, detail)
