@@ -275,8 +275,10 @@ def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: flo
     if watch.shrunk is None:
         problems.append(f"the floor did not return to {watch.low} (replicas: {watch.replicas[-3:]})")
     else:
+        zero_at = watch.first_signal(idle, lambda v: not rules.active(v)) if watch.low == 0 else None
         said.append(f"idle from +{idle:.0f} s" + (f", signal below {up} x {1 - rules.tolerance:g} at "
                                                    f"+{low_at:.0f} s" if low_at else "")
+                    + (f", inactive for KEDA at +{zero_at:.0f} s" if zero_at is not None else "")
                     + f", back to {watch.low} at +{watch.shrunk:.0f} s")
     # Every change of the floor against what KEDA and the HPA do with the emitted ScaledObject.
     outside = hpamodel.judge(rules, watch.seen)
