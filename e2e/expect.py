@@ -12,14 +12,18 @@ documented promises (docs/tenants.md, components/kubernetes/_quota.py's docstrin
   job one unit larger waits, with Kueue saying so;
 - a tenant's GPUs are spread over its pools' flavors in proportion to their capacity (a pool's
   `nodes.max` times its GPUs per node); a soft tenant lends what it does not use, a hard one
-  nothing. Where a pool is one flavor (provider kubernetes) this bounds what one job of a tenant
-  can hold there from below and above; on aws a pool's quota is split again over its markets by
-  the procurement plan, which the spec alone does not fix;
+  nothing. Where a pool is one flavor (provider kubernetes; an aws pool of one market) this
+  bounds what one job of a tenant can hold there from below and above; an aws pool of several
+  markets has its quota split again over them by the procurement plan, which the spec alone
+  does not fix;
+- a soft tenant reclaims what it lent by preemption, and a tenant's own PriorityClass ranks above
+  the shared standard one (the preemption scenarios' outcomes);
 - the namespace quota lets one tenant request, per resource, its `gpus` placed on the allowed
   pools with the most units of that resource per GPU first, each pool at most its capacity.
 
-A job the spec cannot decide (its size between the bounds, or an aws pool's market split) is
-a row saying why, not a guess.
+A job the spec cannot decide (its size between the bounds, or an aws pool's market split) is,
+on aws, run with either outcome allowed (it runs, or Kueue holds it for quota in its words);
+elsewhere a row saying why, not a guess.
 """
 
 from __future__ import annotations
