@@ -1,5 +1,8 @@
 """Scenarios where tenants contend for quota: borrowing stops at the limit the spec implies,
-and preemption happens exactly where the emitted ClusterQueues say it may.
+and preemption happens where the spec says it does (e2e/expect.py: a soft lender reclaims by
+preemption, a tenant's own class evicts its standard-class work). The emitted ClusterQueues only
+say where to stage each scenario (the flavor, the amounts); what they imply must agree with the
+spec, and the amounts must lie within the spec's bounds, or the row fails.
 
 Quota is held by a plain Pod in Kueue's pod integration (the emitted configuration enables it):
 kwok completes a Job's pods as soon as they run, which would hand the quota back before the
@@ -202,7 +205,17 @@ def reclaim(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
         return
     borrower, lender, label = pair.borrower, pair.lender, stack.target.label
     made = [("Pod", borrower.tenant, "reclaim-borrower"), ("Job", lender.tenant, "reclaim-owner")]
-    expected = quota.reclaim_expected(pair.policy, 0, 0)  # neither names a PriorityClass
+    # The outcome is the spec's; the emitted queues only say where to stage it, and must agree.
+    model = expect.spec_model(stack.target)
+    expected, why = expect.reclaim_by_spec(model, borrower.tenant, lender.tenant, borrower.pool)
+    off_spec = [p for p in (expect.ceiling_problem(expect.slots(model), borrower.tenant, borrower.pool,
+                                                   borrower.resource, borrower.ceiling),) if p]
+    if expected is None:
+        report.scenario(label, "preemption-reclaim", False, f"the emitted queues let {lender.tenant} lend "
+                        f"{borrower.borrow} {borrower.resource} of {borrower.flavor} to {borrower.tenant}: {why}")
+        return
+    if quota.reclaim_expected(pair.policy, 0, 0) != expected:  # neither names a PriorityClass
+        off_spec.append(f"the lender's queue says reclaimWithinCohort {pair.policy}, which does not preempt")
     try:
         quiet(cluster, timeout)
         refused = _create(cluster, holder_pod(borrower, borrower.ceiling, "reclaim-borrower"))
@@ -215,10 +228,10 @@ def reclaim(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
             report.scenario(label, "preemption-reclaim", False, f"API server refused the owner's job: {refused}")
             return
         outcome = _contest(cluster, victim, lender.tenant, "reclaim-owner", expected, timeout)
-        report.scenario(label, "preemption-reclaim", outcome[0],
-                        f"{borrower.tenant} borrows {borrower.borrow} {borrower.resource} of {borrower.flavor}; "
-                        f"{lender.tenant} claims its nominal {lender.nominal} (reclaimWithinCohort {pair.policy}: "
-                        f"{'preempts' if expected else 'waits'} predicted): {outcome[1]}")
+        said = (f"{borrower.tenant} borrows {borrower.borrow} {borrower.resource} of {borrower.flavor}; "
+                f"{lender.tenant} claims its nominal {lender.nominal} (spec: {why}, so it preempts; "
+                f"reclaimWithinCohort {pair.policy}): {outcome[1]}")
+        report.scenario(label, "preemption-reclaim", outcome[0] and not off_spec, "; ".join([*off_spec, said]))
     except E2EError as err:
         report.scenario(label, "preemption-reclaim", False, str(err))
     finally:
@@ -236,7 +249,14 @@ def priority(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
     slot, low, high = chosen
     label, made = stack.target.label, [("Pod", slot.tenant, "priority-low"), ("Job", slot.tenant, "priority-high")]
     low_value, high_value = int(classes[low]["value"]), int(classes[high]["value"])
-    expected = quota.within_queue_expected(slot.queue, low_value, high_value)
+    model = expect.spec_model(stack.target)
+    expected, why = expect.own_class_preempts(model, slot.tenant)
+    off_spec = [p for p in (expect.ceiling_problem(expect.slots(model), slot.tenant, slot.pool, slot.resource,
+                                                   slot.ceiling),) if p]
+    if quota.within_queue_expected(slot.queue, low_value, high_value) != expected:
+        off_spec.append(f"the emitted queue and classes ({low} {low_value}, {high} {high_value}, withinClusterQueue "
+                        f"{slot.queue['spec'].get('preemption', {}).get('withinClusterQueue', 'Never')}) do not "
+                        "preempt")
     try:
         quiet(cluster, timeout)
         refused = _create(cluster, holder_pod(slot, slot.ceiling, "priority-low", low))
@@ -250,10 +270,10 @@ def priority(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> 
             return
         ok, detail = _contest(cluster, victim, slot.tenant, "priority-high", expected, timeout)
         policy = slot.queue["spec"].get("preemption", {}).get("withinClusterQueue", "Never")
-        report.scenario(label, "preemption-priority", ok,
-                        f"{slot.tenant} holds {slot.ceiling} {slot.resource} of {slot.flavor} at {low} ({low_value}); "
-                        f"one at {high} ({high_value}) (withinClusterQueue {policy}: "
-                        f"{'preempts' if expected else 'waits'} predicted): {detail}")
+        said = (f"{slot.tenant} holds {slot.ceiling} {slot.resource} of {slot.flavor} at {low} ({low_value}); "
+                        f"one at {high} ({high_value}) (spec: {why}, so it preempts; withinClusterQueue {policy}): "
+                f"{detail}")
+        report.scenario(label, "preemption-priority", ok and not off_spec, "; ".join([*off_spec, said]))
     except E2EError as err:
         report.scenario(label, "preemption-priority", False, str(err))
     finally:

@@ -12,14 +12,18 @@ documented promises (docs/tenants.md, components/kubernetes/_quota.py's docstrin
   job one unit larger waits, with Kueue saying so;
 - a tenant's GPUs are spread over its pools' flavors in proportion to their capacity (a pool's
   `nodes.max` times its GPUs per node); a soft tenant lends what it does not use, a hard one
-  nothing. Where a pool is one flavor (provider kubernetes) this bounds what one job of a tenant
-  can hold there from below and above; on aws a pool's quota is split again over its markets by
-  the procurement plan, which the spec alone does not fix;
+  nothing. Where a pool is one flavor (provider kubernetes; an aws pool of one market) this
+  bounds what one job of a tenant can hold there from below and above; an aws pool of several
+  markets has its quota split again over them by the procurement plan, which the spec alone
+  does not fix;
+- a soft tenant reclaims what it lent by preemption, and a tenant's own PriorityClass ranks above
+  the shared standard one (the preemption scenarios' outcomes);
 - the namespace quota lets one tenant request, per resource, its `gpus` placed on the allowed
   pools with the most units of that resource per GPU first, each pool at most its capacity.
 
-A job the spec cannot decide (its size between the bounds, or an aws pool's market split) is
-a row saying why, not a guess.
+A job the spec cannot decide (its size between the bounds, or an aws pool's market split) is,
+on aws, run with either outcome allowed (it runs, or Kueue holds it for quota in its words);
+elsewhere a row saying why, not a guess.
 """
 
 from __future__ import annotations
@@ -33,12 +37,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from e2e.stack import ROOT, Target
+from gpuplat.catalog import instance_type
 from gpuplat.catalog.gpus import gpu_model
 from gpuplat.catalog.sharing import HAMI_GPU_RESOURCE, REPLICATED_GPU_RESOURCE, mig_resource_name
 from gpuplat.model import GpuNodePool, Market, Platform, Provider, SharingMode
 
 HOSTNAME = "kubernetes.io/hostname"
 RUNS, WAITS = "runs", "blocked"
+# A job whose size the spec leaves open on aws (between its bounds, or past one market's share):
+# it runs, or Kueue holds it for quota in its own words; anything else fails (docs/e2e.md).
+EITHER = f"{RUNS} or {WAITS}"
+QUOTA_SAYS = "insufficient"  # Kueue's flavor assigner: "insufficient (unused) quota for <resource> in flavor"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 
@@ -104,6 +113,8 @@ class Slot:
     reach: int | None = None
     why: str = ""
     topology: tuple[str, ...] = ()  # the Topology's levels, widest first, on a topology-aware pool
+    no_topology: str = ""  # a fabric pool placed by no Topology: why
+    aws: bool = False
 
     @property
     def per_node(self) -> int:
@@ -142,13 +153,31 @@ def _shares(model: Platform) -> dict[tuple[str, str], float]:
     return found
 
 
+def _aws_unfixed(model: Platform, tenant: str, pool: GpuNodePool) -> str:
+    """Why the spec alone does not fix what one job of `tenant` holds on aws pool `pool`, or ""."""
+    if len(pool.markets) > 1:
+        names = ", ".join(m.value for m in pool.markets)
+        return (f"aws pool {pool.name} has markets [{names}]: the procurement split gives each a share of its "
+                f"{pool.nodes.max} nodes by the fleet's ratio (gpuplat/plan/split.py), each market is a Kueue "
+                f"flavor, and a job holds one flavor's quota: the spec alone does not fix how much of {pool.name} "
+                f"one job of {tenant} holds")
+    hard = [t.name for t in model.tenants if t.isolation == "hard" and pool.name in t.pools]
+    if len(hard) > 1 and tenant in hard:
+        # Hard tenants are placed one after another; a later one's augmenting path may move an
+        # earlier one's GPUs off a full flavor, and a hard tenant lends nothing back.
+        return (f"hard tenants {', '.join(hard)} share aws pool {pool.name}: the plan's flow may move {tenant}'s "
+                "GPUs there to another hard tenant, which lends nothing")
+    return ""
+
+
 def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
     """(tenant, pool) -> (GPUs one job of the tenant is sure to be able to hold there with the
-    rest of the cohort idle, or None; why not). On provider kubernetes a pool is one flavor:
-    the tenant's share rounded down, plus what the soft tenants lend there (theirs rounded
-    down), at most its `gpus` and the pool's. Not fixed where the shares, rounded up, promise
-    any pool more than it holds (the plan's flow then moves GPUs, through any pool) or on aws
-    (markets)."""
+    rest of the cohort idle, or None; why not). Where a pool is one flavor (provider
+    kubernetes; an aws pool of one market, whose nodes.max the procurement split puts all in
+    that market): the tenant's share rounded down, plus what the soft tenants lend there (theirs
+    rounded down), at most its `gpus` and the pool's. Not fixed where the shares, rounded up,
+    promise any pool more than it holds (the plan's flow then moves GPUs, through any pool), on
+    an aws pool of several markets, or for a hard tenant sharing an aws pool with another."""
     shares = _shares(model)
     isolation = {t.name: t.isolation for t in model.tenants}
     gpus = {t.name: t.gpus for t in model.tenants}
@@ -157,10 +186,10 @@ def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
             if (promised := sum(math.ceil(s) for (_, name), s in shares.items() if name == p.name)) > pool_gpus(p)]
     found: dict[tuple[str, str], tuple[int | None, str]] = {}
     for (tenant, pool), share in shares.items():
-        if model.target.provider is Provider.AWS:
-            found[(tenant, pool)] = (None, f"on aws pool {pool}'s quota is split over its markets by the "
-                                           "procurement plan, and a job holds one market's: the spec alone does "
-                                           f"not fix how much of {pool} one job of {tenant} holds")
+        aws = model.target.provider is Provider.AWS
+        unfixed = _aws_unfixed(model, tenant, model.pools_by_name[pool]) if aws else ""
+        if unfixed:
+            found[(tenant, pool)] = (None, unfixed)
             continue
         if over:
             found[(tenant, pool)] = (None, f"the tenants' proportional shares pass what {', '.join(over)} holds: "
@@ -171,6 +200,31 @@ def reaches(model: Platform) -> dict[tuple[str, str], tuple[int | None, str]]:
                    if p == pool and other != tenant and isolation[other] != "hard")
         found[(tenant, pool)] = (min(gpus[tenant], capacity, math.floor(share) + lent), "")
     return found
+
+
+AWS_TOPOLOGY_LAYERS = 3  # EKS's topology.k8s.aws/network-node-layer-1..3 (docs/topology.md)
+
+
+def aws_topology_why(model: Platform, pool: GpuNodePool) -> str:
+    """Why an aws fabric pool gets no topology-aware job, or "" where it is not one: which of the
+    two conditions for topology-aware flavors on aws (fixed size, a type EKS labels) fails."""
+    if (model.target.provider is not Provider.AWS or not pool.fabric or model.network.fabric is None
+            or model.scheduling.queueing != "kueue" or not model.scheduling.topology_aware):
+        return ""
+    found = instance_type(pool.instance_type) if pool.instance_type else None
+    reasons = []
+    if pool.nodes.min != pool.nodes.max:
+        reasons.append(f"it autoscales ({pool.nodes.min}-{pool.nodes.max} nodes, GP352): Kueue admits "
+                       "topology-aware work only onto nodes that exist and Karpenter adds nodes only for pods "
+                       "that exist, so a job larger than the idle nodes would wait forever")
+    if found is None or found.network_node_layers < AWS_TOPOLOGY_LAYERS:
+        reasons.append(f"EC2's instance topology does not describe {pool.instance_type or 'its instance type'} "
+                       "(GP355), so EKS gives its nodes no network-node-layer labels")
+    if not reasons:
+        return ("the suite's Karpenter launches kwok nodes without EKS's network-node-layer labels, which a "
+                "topology-aware aws flavor needs on its nodes")
+    return (f"aws pool {pool.name}'s Kueue flavors are not topology-aware, so no job is placed by the fabric there: "
+            f"{'; '.join(reasons)}; its jobs keep their locality through the pool's cluster placement group")
 
 
 def slots(model: Platform) -> list[Slot]:
@@ -184,7 +238,8 @@ def slots(model: Platform) -> list[Slot]:
                 held, why = reach.get((tenant.name, name), (None, f"{name} serves no unit"))
                 found.append(Slot(tenant.name, name, resource, per_node // pool.gpus_per_node, pool.gpus_per_node,
                                   pool.nodes.max, tenant.gpus, pool.sharing.mode, held, why,
-                                  topology_levels(model, pool)))
+                                  topology_levels(model, pool), aws_topology_why(model, pool),
+                                  model.target.provider is Provider.AWS))
     return found
 
 
@@ -199,6 +254,27 @@ def ceiling_problem(found: list[Slot], tenant: str, pool: str, resource: str, ce
     if slot.reach is not None and ceiling < slot.reach * slot.per_gpu:
         return f"{ceiling} < the {slot.reach * slot.per_gpu} the spec guarantees {tenant} on {pool}"
     return ""
+
+
+def reclaim_by_spec(model: Platform, borrower: str, lender: str, pool: str) -> tuple[bool | None, str]:
+    """Whether `lender`, claiming its own quota on `pool` while `borrower` holds what it lent, takes
+    it back by preemption (docs/tenants.md: a soft tenant lends what it does not use and reclaims
+    it by preemption; a hard one lends nothing). None: the spec forbids the situation itself."""
+    tenants = {t.name: t for t in model.tenants}
+    for name in (borrower, lender):
+        if name not in tenants or pool not in tenants[name].pools:
+            return None, f"the spec does not allow {name} on {pool}"
+    if tenants[lender].isolation == "hard":
+        return None, f"{lender} is a hard tenant: the spec lets it lend nothing"
+    return True, f"{lender} is soft: it lends what it does not use and reclaims it by preemption"
+
+
+def own_class_preempts(model: Platform, tenant: str) -> tuple[bool, str]:
+    """Whether a job at the tenant's own PriorityClass evicts the tenant's work at the shared
+    standard class (docs/tenants.md: Kueue orders and preempts by the class; the standard class
+    ranks below every tenant's, whatever its spec priority)."""
+    level = next(t.priority for t in model.tenants if t.name == tenant)
+    return True, f"{tenant}'s own class (priority {level}) ranks above the standard class"
 
 
 def namespace_ceilings(model: Platform) -> dict[str, dict[str, int]]:
@@ -284,14 +360,22 @@ def _sized(slot: Slot, name: str, pods: int, units: int, annotations: dict[str, 
         return dataclasses.replace(shape, why=f"{total} <= one GPU's worth ({slot.per_gpu}), which `check` guarantees "
                                               f"{slot.tenant} on {slot.pool} (it refuses a spec that leaves it none)")
     if slot.reach is None:
-        return dataclasses.replace(shape, skip=slot.why)
+        return _open(shape, slot.why)
     guaranteed = slot.reach * slot.per_gpu
     if total <= guaranteed:
         return dataclasses.replace(shape, why=f"{total} <= the {slot.reach} GPU(s) x {slot.per_gpu} the spec gives "
                                               f"{slot.tenant} on {slot.pool} with the cohort idle")
     between = f"what the spec guarantees {slot.tenant} on {slot.pool} ({guaranteed}) and the most it allows"
-    return dataclasses.replace(shape, skip=f"{total} units lie between {between} ({slot.flavor_ceiling}): the plan's "
-                                           "rounding decides")
+    return _open(shape, f"{total} units lie between {between} ({slot.flavor_ceiling}): the plan's rounding decides")
+
+
+def _open(shape: Shape, why: str) -> Shape:
+    """A job the spec does not decide: on aws it is run, and must run or wait for quota in
+    Kueue's words (its nodes are Karpenter's to launch); on provider kubernetes a skipped row."""
+    if not shape.slot.aws:
+        return dataclasses.replace(shape, skip=why)
+    return dataclasses.replace(shape, expect=EITHER, kueue_says=QUOTA_SAYS,
+                               why=f"{why}; at most {shape.slot.tenant}'s gpus worth, so it runs or waits for quota")
 
 
 def leaf_nodes(nodes: int) -> int:
@@ -339,6 +423,8 @@ def shapes(slot: Slot) -> list[Shape]:
                        f"one unit more than {slot.tenant}'s gpus ({slot.tenant_gpus}) x {slot.per_gpu}: one job holds "
                        "at most that of one flavor", annotations=placed, kueue_says="> maximum capacity"))
     wide = [level for level in slot.topology if level != HOSTNAME]
+    if slot.no_topology:
+        found.append(Shape(slot, "tas-block", leaf_nodes(slot.nodes) + 1, slot.per_node, skip=slot.no_topology))
     if wide:
         size = leaf_nodes(slot.nodes)
         leaf, block = wide[-1], (wide[-2] if len(wide) > 1 else "")

@@ -10,14 +10,14 @@ timings (autoscale.SHORT):
   tenant's reference pod is run there first (Kueue admits it, Karpenter launches its node);
 - the replay (e2e/loadcurve.py) serves 2 samples at half load (between the thresholds: the
   floor holds; a pool at zero is activated by KEDA, any load is activity), then the busy
-  stretch: the floor must grow through KEDA's HPA once the recorded signal passes scaleUpAbove
-  (plus the HPA's 10 % tolerance), no earlier than the cooldown (the scale-up stabilisation
-  window) allows, by at most ceil(n / scaleUpAbove), each placeholder on a node of its own and
-  none on spot (on aws Karpenter launches the nodes);
-- then the idle stretch (the work pods end): the floor must return to minReplicaCount, no
-  earlier than the cooldown allows, and on aws Karpenter must remove the nodes left empty after
-  the NodePools' consolidateAfter (the short cooldown too).
-Timings are reported against the window and the cooldown, from the start of the replay.
+  stretch: the floor must grow, each placeholder on a node of its own and none on spot (on aws
+  Karpenter launches the nodes);
+- then the idle stretch (the work pods end): the floor must return to minReplicaCount, and on
+  aws Karpenter must remove the nodes left empty after the NodePools' consolidateAfter.
+Every change of the floor, seen at each observation, is judged against what KEDA and the HPA do
+with the emitted ScaledObject (e2e/hpamodel.py: activation, the stabilisation windows, the
+policies, cooldownPeriod, each bound widened by the observation gaps), and the HPA KEDA made
+must be what the ScaledObject implies.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e import autoscale, dashboards, jobs
+from e2e import autoscale, dashboards, hpamodel, jobs, keda
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -39,8 +39,6 @@ from gpuplat.scaling import DCGM_METRICS
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 POOL_LABEL = "gpuplat.dev/pool"
 SERIES_GRACE = 90.0
-HPA_TOLERANCE = 0.1  # the controller manager's default, which the HPA applies to the signal
-HPA_SYNC = 15.0  # --horizontal-pod-autoscaler-sync-period's default
 POLL = 2.0
 PER_LAUNCH = 10.0  # seconds allowed per node to launch, beyond the suite's timeout
 PER_REMOVAL = 30.0  # seconds allowed per node to remove (fabric budgets remove one at a time)
@@ -75,6 +73,7 @@ class Watch:
     start: int = 0  # replicas when the busy stretch began
     replicas: list[tuple[float, int]] = field(default_factory=lambda: [])
     signal: list[tuple[float, float | None]] = field(default_factory=lambda: [])
+    seen: list[hpamodel.Seen] = field(default_factory=lambda: [])  # every observation
     grown: tuple[float, int] | None = None
     placed: float | None = None
     shrunk: float | None = None
@@ -167,12 +166,16 @@ def _observe(cluster: Cluster, loop: autoscale.Loop, watches: list[Watch], t0: f
     deployments = {d["metadata"]["name"]: d for w in {x.namespace for x in watches}
                    for d in cluster.items("deployments", w)}
     signal = autoscale_signal(loop)
+    pods = cluster.items("pods")
     for watch in watches:
         replicas = int(deployments.get(watch.name, {}).get("spec", {}).get("replicas", 0))
         if not watch.replicas or watch.replicas[-1][1] != replicas:
             watch.replicas.append((now, replicas))
         watch.signal.append((now, signal.get(watch.pool)))
-    return cluster.items("pods"), cluster.items("nodes")
+        ready = sum(1 for p in _placeholders(watch, pods) if p.get("status", {}).get("phase") == "Running" and any(
+            c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])))
+        watch.seen.append(hpamodel.Seen(now, replicas, ready, signal.get(watch.pool)))
+    return pods, cluster.items("nodes")
 
 
 def autoscale_signal(loop: autoscale.Loop) -> dict[str, float]:
@@ -236,64 +239,35 @@ def series_check(loop: autoscale.Loop, watches: list[Watch]) -> tuple[bool, str]
     return not problems, "; ".join(problems) or f"every record each pool's devices feed has a series; {', '.join(seen)}"
 
 
-def steps(watch: Watch, since: float, until: float) -> list[tuple[int, int]]:
-    values = [r for t, r in watch.replicas if since <= t <= until]
-    before = [r for t, r in watch.replicas if t < since][-1:]
-    chain = before + values
-    return [(a, b) for a, b in itertools.pairwise(chain) if a != b]
+def scaled_object(loop: autoscale.Loop, watch: Watch) -> dict[str, Any]:
+    """The short timings' ScaledObject of the floor (the one KEDA runs)."""
+    return next(o for o in loop.short.of_type(SCALED_OBJECT) if o["spec"]["scaleTargetRef"]["name"] == watch.name)
 
 
-def bad_steps(steps: list[tuple[int, int]], high: int, up: float) -> list[tuple[int, int]]:
-    """Steps of a busy stretch no real loop takes: KEDA takes a floor at zero to one (activation),
-    the HPA grows n to at most ceil(n / scaleUpAbove) (the pressure is at most 1), never past max."""
-    return [(a, b) for a, b in steps if b < a or (a >= 1 and b > min(high, math.ceil(a / up))) or (a == 0 and b != 1)]
-
-
-def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: float) -> tuple[bool, str]:
+def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: float,
+          hpa_problem: str = "") -> tuple[bool, str]:
     auto = loop.short.model.autoscaling
-    up, cooldown = auto.scale_up_above, auto.cooldown_seconds
+    rules = hpamodel.rules(scaled_object(loop, watch))
     if watch.failure:
         return False, watch.failure
-    high_at = watch.first_signal(busy, lambda v: v > up * (1 + HPA_TOLERANCE))
-    low_at = watch.first_signal(idle, lambda v: v < up * (1 - HPA_TOLERANCE))
-    said = [f"window {auto.window}, cooldown {auto.cooldown}; busy from +{busy:.0f} s"]
-    problems: list[str] = []
-    # Where the steps and their timing differ from our model of KEDA and the HPA (activation, the
-    # stabilisation windows, scale to zero after cooldownPeriod): reported, not judged, until that
-    # model agrees with the real controllers' runs (docs/e2e.md).
-    timing: list[str] = []
+    high_at = watch.first_signal(busy, rules.high_signal)
+    low_at = watch.first_signal(idle, rules.low_signal)
+    said = [f"window {auto.window}, cooldown {auto.cooldown} (HPA windows {rules.up_window:.0f}/"
+            f"{rules.down_window:.0f} s, KEDA poll {rules.polling:.0f} s, cooldownPeriod {rules.cooldown:.0f} s, "
+            f"HPA sync {rules.sync:.0f} s); busy from +{busy:.0f} s"]
+    problems: list[str] = [hpa_problem] if hpa_problem else []
+    up = rules.threshold_milli / 1000
     if high_at is None:
         last = watch.signal[-1][1] if watch.signal else None
-        problems.append(f"the recorded signal never passed {up} x 1.1 (last: {last})")
+        problems.append(f"the recorded signal never passed {up} x {1 + rules.tolerance:g} (last: {last})")
     else:
-        said.append(f"signal above {up} x 1.1 at +{high_at:.0f} s")
+        said.append(f"signal above {up} x {1 + rules.tolerance:g} at +{high_at:.0f} s")
     if watch.grown is None:
         problems.append(f"the floor did not grow from {watch.start} (replicas: {watch.replicas})")
     else:
-        ups = steps(watch, busy, idle)
-        wrong = bad_steps(ups, watch.high, up)
         timed = [(t, r) for t, r in watch.replicas if busy <= t <= idle]
         chain = " -> ".join([str(watch.start), *(f"{r} (+{t:.0f} s)" for t, r in timed)])
-        said.append(f"KEDA's HPA grew it {chain}")
-        if wrong:
-            timing.append(f"steps beyond ceil(n / {up}) or maxReplicaCount {watch.high}: {wrong}")
-        # The HPA scales up once every recommendation of the last cooldown asks for more: a cooldown
-        # (less one sync) after the signal passed, when it was running before. A floor KEDA has just
-        # taken from zero has an HPA with no recommendation yet, which acts at its first sync.
-        since = max([t for t, r in watch.replicas if t <= watch.grown[0] and r < watch.grown[1]] or [0.0])
-        if watch.start == 0 and watch.grown[1] == 1:
-            # Activation, not the HPA: KEDA takes a floor from zero on any activity (activation
-            # threshold 0), whatever the signal and the cooldown.
-            said.append(f"activated by KEDA at +{watch.grown[0]:.0f} s (maxReplicaCount {watch.high})")
-        elif high_at is not None and since + cooldown <= high_at:
-            waited = watch.grown[0] - high_at
-            said.append(f"grown {waited:.0f} s after the signal (cooldown {cooldown} s)")
-            if waited < cooldown - HPA_SYNC - POLL - 1:
-                timing.append(f"it grew {waited:.0f} s after the signal, sooner than the {cooldown} s cooldown "
-                              "allows")
-        elif high_at is not None:
-            said.append(f"grown {watch.grown[0] - high_at:.0f} s after the signal, by an HPA KEDA activated at "
-                        f"+{since:.0f} s (no recommendation history)")
+        said.append(f"KEDA and its HPA grew it {chain}")
         if watch.placed is None:
             problems.append("its placeholders were not all placed")
         else:
@@ -301,17 +275,22 @@ def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: flo
     if watch.shrunk is None:
         problems.append(f"the floor did not return to {watch.low} (replicas: {watch.replicas[-3:]})")
     else:
-        said.append(f"idle from +{idle:.0f} s" + (f", signal below {up} x 0.9 at +{low_at:.0f} s" if low_at else "")
+        zero_at = watch.first_signal(idle, lambda v: not rules.active(v)) if watch.low == 0 else None
+        said.append(f"idle from +{idle:.0f} s" + (f", signal below {up} x {1 - rules.tolerance:g} at "
+                                                   f"+{low_at:.0f} s" if low_at else "")
+                    + (f", inactive for KEDA at +{zero_at:.0f} s" if zero_at is not None else "")
                     + f", back to {watch.low} at +{watch.shrunk:.0f} s")
-        if low_at is not None and watch.shrunk < low_at + cooldown - HPA_SYNC - POLL - 1:
-            timing.append(f"it shrank {watch.shrunk - low_at:.0f} s after the signal, sooner than the cooldown "
-                          "allows")
+    # Every change of the floor against what KEDA and the HPA do with the emitted ScaledObject.
+    outside = hpamodel.judge(rules, watch.seen)
+    gaps = [b.t - a.t for a, b in itertools.pairwise(watch.seen)]
+    problems += outside
+    if not outside:
+        said.append(f"every step within KEDA's and the HPA's bounds ({len(watch.seen)} observations, gaps up to "
+                    f"{max(gaps, default=0):.0f} s)")
     if watch.cleared is None:
         problems.append("empty nodes of the pool remained")
     elif watch.cleared > 0:
         said.append(f"empty nodes gone at +{watch.cleared:.0f} s")
-    if timing:
-        said.append(f"timing outside the suite's model (not judged): {'; '.join(timing)}")
     return not problems, "; ".join(problems + said) if problems else "; ".join(said)
 
 
@@ -409,5 +388,6 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
         time.sleep(POLL)
     end = time.monotonic() - t0
     for watch in watches:
-        ok, detail = judge(watch, loop, busy, idle, end)
+        made = keda.hpa_check(cluster, watch.namespace, scaled_object(loop, watch))
+        ok, detail = judge(watch, loop, busy, idle, end, made)
         report.scenario(label, f"floor-scaling-{watch.pool}", ok, detail)

@@ -23,7 +23,7 @@ from typing import Any
 from e2e import expect, jobs
 from e2e.cluster import Cluster, E2EError
 from e2e.contention import SETTLE, admitted, condition, quiet
-from e2e.expect import RUNS, WAITS, Shape
+from e2e.expect import EITHER, RUNS, WAITS, Shape
 from e2e.report import Journey, Report
 from e2e.scenarios import spot_reachable, tenant_identity
 from e2e.stack import Stack
@@ -37,7 +37,7 @@ def rounds(shapes: Iterable[Shape]) -> list[list[Shape]]:
     waits = [s for s in runnable if s.name != "single" and s.expect == WAITS]
     found: list[list[Shape]] = [r for r in (single, waits) if r]
     larger: list[list[Shape]] = []
-    for shape in (s for s in runnable if s.name != "single" and s.expect == RUNS):
+    for shape in (s for s in runnable if s.name != "single" and s.expect != WAITS):
         key = (shape.slot.pool, shape.slot.resource)
         for batch in larger:
             if all((s.slot.pool, s.slot.resource) != key for s in batch):
@@ -126,7 +126,7 @@ def observe(now: Snapshot, shape: Shape, settled: bool) -> Verdict | None:
                 return Verdict("runs, placed otherwise", f"{where}: {off}", flavors, True)
             where += f", within one {shape.within} across {shape.spans}s"
         return Verdict(RUNS, where, flavors, True)
-    if shape.expect == WAITS and settled and shape.kueue_says in kueue_message(item):
+    if shape.expect in (WAITS, EITHER) and settled and shape.kueue_says in kueue_message(item):
         return Verdict(WAITS, f"Kueue: {kueue_message(item)}")
     return None
 
@@ -139,12 +139,13 @@ def _final(cluster: Cluster, now: Snapshot, shape: Shape) -> Verdict:
                        "; ".join(jobs.events_for(cluster, shape.slot.tenant, shape.job_name)[-2:]))
     if not admitted(item):
         said = kueue_message(item) or "no verdict from Kueue"
-        actual = WAITS if shape.expect != WAITS or shape.kueue_says in said else f"{WAITS}, not for the spec's reason"
-        return Verdict(actual, f"Kueue: {said}")
+        held = shape.expect == RUNS or shape.kueue_says in said
+        return Verdict(WAITS if held else f"{WAITS}, not for the spec's reason", f"Kueue: {said}")
     pods = now.pods(shape)
     waiting = [p for p in pods if not p["spec"].get("nodeName")]
     said = jobs.events_for(cluster, shape.slot.tenant, waiting[0]["metadata"]["name"]) if waiting else []
-    return Verdict(WAITS, f"admitted, {len(pods) - len(waiting)} of {shape.pods} pod(s) bound; scheduler: "
+    actual = WAITS if shape.expect != EITHER else "admitted, not placed"
+    return Verdict(actual, f"admitted, {len(pods) - len(waiting)} of {shape.pods} pod(s) bound; scheduler: "
                    + ("; ".join(said[-2:]) or "no pod yet"))
 
 
@@ -166,7 +167,7 @@ def judge(cluster: Cluster, submitted: list[tuple[Shape, str]], timeout: float) 
         now = Snapshot(cluster)
         for shape in list(pending):
             item = now.workload(shape)
-            if shape.expect == WAITS and shape.kueue_says in kueue_message(item) and not admitted(item):
+            if shape.expect != RUNS and shape.kueue_says in kueue_message(item) and not admitted(item):
                 seen.setdefault(key(shape), time.monotonic())
             since = seen.get(key(shape))
             verdict = observe(now, shape, since is not None and time.monotonic() - since >= SETTLE)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from e2e import sandbox
+from e2e import hpamodel, sandbox
 from e2e.certs import serving_cert
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.gomod import module_dir
@@ -141,3 +141,14 @@ def start(cluster: Cluster, hosts: dict[str, str], timeout: float) -> Keda:
 
 def logs(cluster: Cluster) -> Path:
     return cluster.workdir / "keda-operator.log"
+
+
+def hpa_check(cluster: Cluster, namespace: str, scaled: dict[str, Any]) -> str:
+    """"" or how the HPA KEDA made differs from what the ScaledObject implies (e2e/hpamodel.py)."""
+    config = scaled["spec"].get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
+    name = config.get("name") or f"keda-hpa-{scaled['metadata']['name']}"
+    live = cluster.get("horizontalpodautoscalers.autoscaling", name, namespace)
+    if live is None:
+        return f"KEDA made no HPA {name}"
+    wrong = hpamodel.hpa_differences(hpamodel.hpa_spec(scaled), live)
+    return f"the HPA {name} KEDA made has {'; '.join(wrong)}" if wrong else ""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, cast
 
-import pytest
 from ruamel.yaml import YAML
 
 from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox
@@ -113,15 +113,6 @@ def test_a_process_gets_its_own_files_at_fixed_paths(tmp_path: Path) -> None:
     assert f"mount --bind {hosts} /etc/hosts" in argv[argv.index("-c") + 1]
 
 
-@pytest.mark.parametrize(("steps", "ok"), [([(0, 1), (1, 2)], True), ([(8, 10)], True), ([(8, 11)], False),
-                                           ([(0, 2)], False)])
-def test_a_growth_step_is_at_most_what_a_full_pressure_asks(steps: list[tuple[int, int]], ok: bool) -> None:
-    watch = floor_.Watch("train", {"metadata": {"name": "capacity-floor-train", "namespace": "s"}}, 0, 22)
-    watch.replicas = [(0.0, steps[0][0])] + [(10.0 * (i + 1), b) for i, (_, b) in enumerate(steps)]
-    assert floor_.steps(watch, 0.0, 100.0) == steps
-    assert (not floor_.bad_steps(steps, watch.high, 0.8)) == ok
-
-
 def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_their_series() -> None:
     import json as json_
     from types import SimpleNamespace
@@ -153,20 +144,37 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
     assert ok and f"none yet, not judged: {lost}" in detail  # reported: which series had no data
 
 
-def test_a_floor_of_one_is_grown_by_kedas_activation_whatever_the_cooldown() -> None:
-    """A pool whose floor may be 0 or 1 grows only by KEDA's activation (any load is activity):
-    the HPA's cooldown does not apply to it (the dev pool of the shipped stacks)."""
+def test_a_floor_row_fails_on_a_step_keda_and_the_hpa_would_not_take() -> None:
+    """The row of a floor judges every observed change against the emitted ScaledObject's
+    numbers (e2e/hpamodel.py): dev's floor of 0..1 activated on load and deactivated after the
+    cooldown passes; deactivated sooner, or with an HPA unlike the ScaledObject, it fails."""
     from types import SimpleNamespace
 
-    auto = SimpleNamespace(scale_up_above=0.8, cooldown_seconds=30, window="30s", cooldown="30s")
-    loop = cast("Any", SimpleNamespace(short=SimpleNamespace(model=SimpleNamespace(autoscaling=auto))))
+    from e2e.hpamodel import Seen
+
+    resources = json.loads((ROOT / "tests" / "snapshots" / "dev.json").read_text())["resources"]
+    short = autoscale.Short(ROOT, None, resources)  # type: ignore[arg-type]
+    auto = SimpleNamespace(window="5m", cooldown="10m")
+    loop = cast("Any", SimpleNamespace(short=SimpleNamespace(model=SimpleNamespace(autoscaling=auto),
+                                                             of_type=short.of_type)))
     watch = floor_.Watch("dev", {"metadata": {"name": "capacity-floor-dev", "namespace": "s"}}, 0, 1)
-    watch.replicas = [(0.0, 0), (52.0, 1), (323.0, 0)]
-    watch.signal = [(30.0, 0.5), (60.0, 0.95), (301.0, 0.5)]
-    watch.grown, watch.placed, watch.shrunk, watch.cleared = (52.0, 1), 55.0, 323.0, 375.0
-    ok, detail = floor_.judge(watch, loop, 30.0, 242.0, 400.0)
-    assert ok and "activated by KEDA at +52 s" in detail, detail
-    watch.high = 3  # with room above 1, growth past activation is the HPA's, under its cooldown
-    watch.replicas, watch.grown = [(0.0, 0), (52.0, 1), (61.0, 2), (323.0, 0)], (61.0, 2)
-    ok, detail = floor_.judge(watch, loop, 30.0, 242.0, 400.0)
-    assert "activated by KEDA" not in detail
+
+    def seen(changes: list[tuple[float, int]]) -> list[Seen]:
+        found = []
+        for t in range(0, 1400, 5):
+            replicas = next((r for at, r in reversed(changes) if t >= at), 0)
+            value = 0.5 if t < 30 else 1.0 if t < 300 else 0.0
+            found.append(Seen(float(t), replicas, replicas, value))
+        return found
+    watch.seen = seen([(12, 1), (920, 0)])  # cooldownPeriod 600 after the last active poll (< 300)
+    watch.signal = [(o.t, o.signal) for o in watch.seen]
+    watch.replicas = [(0.0, 0), (12.0, 1), (920.0, 0)]
+    watch.grown, watch.placed, watch.shrunk, watch.cleared = (12.0, 1), 15.0, 920.0, 930.0
+    ok, detail = floor_.judge(watch, loop, 30.0, 300.0, 1400.0)
+    assert ok and "every step within KEDA's and the HPA's bounds" in detail, detail
+    watch.seen = seen([(12, 1), (320, 0)])  # 20 s after the value fell, under cooldownPeriod 600
+    ok, detail = floor_.judge(watch, loop, 30.0, 300.0, 1400.0)
+    assert not ok and "sooner than cooldownPeriod (600 s)" in detail, detail
+    ok, detail = floor_.judge(watch, loop, 30.0, 300.0, 1400.0, "the HPA keda-hpa-capacity-floor-dev KEDA made "
+                              "has maxReplicas 100 (expected 1)")
+    assert not ok and "maxReplicas 100" in detail

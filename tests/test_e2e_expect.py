@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from e2e import expect, journeys, quota
+from e2e import expect, journeys, quota, report
 from e2e.expect import HOSTNAME, REQUIRED_TOPOLOGY, RUNS, WAITS, Slot
 from e2e.report import Journey, Report
 from e2e.scenarios import refused_by_admission
@@ -67,9 +67,15 @@ def test_a_pool_promised_more_than_it_holds_leaves_every_reach_open(tmp_path: Pa
     assert found and all(s.reach is None and "a100 (20 GPUs rounded up of 16)" in s.why for s in found)
 
 
-def test_an_aws_pools_reach_is_left_open_with_a_reason() -> None:
+def test_an_aws_pool_of_several_markets_leaves_its_reach_open_and_one_of_one_market_fixes_it() -> None:
+    """dev's train and dev pools have two and three markets, each a flavor the procurement split
+    sizes; infer has only on-demand, which holds all its nodes.max, as a pool does on kubernetes."""
     found = expect.slots(expect.spec_model(Target("dev", "dev")))
-    assert found and all(s.reach is None and "markets" in s.why for s in found)
+    several = [s for s in found if s.pool != "infer"]
+    assert several and all(s.reach is None and "markets" in s.why for s in several)
+    # infer: 2 x 8 GPUs; research (hard, 16 over train 32 + infer 16) 5.33 -> 5 plus the 2 soft product
+    # lends (8 over train, infer and dev: 64 GPUs); product 2, as hard research lends nothing.
+    assert {(s.tenant, s.reach) for s in found if s.pool == "infer"} == {("research", 7), ("product", 2)}
 
 
 @pytest.mark.parametrize("which, target", [("kubernetes", KUBERNETES), ("dev", Target("dev", "dev"))])
@@ -100,7 +106,8 @@ def test_a_spot_only_aws_pool_keeps_no_floor() -> None:
     assert sizes["base"] == (1, "nodes.min of pool base")
 
 
-@pytest.mark.parametrize("which, target", [("kubernetes", KUBERNETES), ("prod", Target("prod", "prod"))])
+@pytest.mark.parametrize("which, target", [("kubernetes", KUBERNETES), ("prod", Target("prod", "prod")),
+                                           ("dev", Target("dev", "dev")), ("staging", Target("staging", "staging"))])
 def test_kueues_ceilings_over_the_emitted_queues_lie_within_the_specs_bounds(which: str, target: Target) -> None:
     resources = recorded(which)[2]
     queues = [r["inputs"] for r in resources if r["type"] == quota.CLUSTER_QUEUE]
@@ -109,6 +116,17 @@ def test_kueues_ceilings_over_the_emitted_queues_lie_within_the_specs_bounds(whi
     emitted = quota.slots(queues, flavors)
     assert emitted
     assert [s for s in emitted if expect.ceiling_problem(found, s.tenant, s.pool, s.resource, s.ceiling)] == []
+
+
+def test_preemption_outcomes_come_from_the_spec_not_from_the_emitted_queues() -> None:
+    """dev: research is hard (lends nothing), product soft (reclaims what it lent by preemption);
+    an emitted queue letting research lend is a defect the reclaim row names, whatever its policy."""
+    model = expect.spec_model(Target("dev", "dev"))
+    assert expect.reclaim_by_spec(model, "research", "product", "infer")[0] is True
+    expected, why = expect.reclaim_by_spec(model, "product", "research", "infer")
+    assert expected is None and "hard tenant" in why
+    assert expect.reclaim_by_spec(model, "research", "product", "dev")[1] == "the spec does not allow research on dev"
+    assert expect.own_class_preempts(model, "product")[0] is True
 
 
 def test_a_ceiling_off_the_spec_is_named() -> None:
@@ -138,6 +156,31 @@ def test_a_job_past_the_tenants_gpus_waits_and_one_between_the_bounds_is_skipped
     assert between["gang"].skip and "between" in between["gang"].skip
     open_ = by_name(expect.shapes(slot(reach=None, why="aws markets")))
     assert open_["node"].skip == "aws markets" and not open_["single"].skip
+
+
+def test_on_aws_a_job_the_spec_leaves_open_runs_or_waits_for_quota_in_kueues_words(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journeys, "SETTLE", 0.0)
+    found = by_name(expect.shapes(slot(reach=None, why="aws markets", aws=True)))
+    gang, between = found["gang"], by_name(expect.shapes(slot(reach=12, aws=True)))["gang"]
+    assert (gang.expect, between.expect) == (expect.EITHER, expect.EITHER) and not gang.skip
+    assert "aws markets" in gang.why and "between" in between.why
+    assert judged(gang, workload_of(gang, True), pods_on(gang, "n0", "n1")) == RUNS
+    said = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 4 more"
+    assert judged(gang, workload_of(gang, False, said), [], timeout=5) == WAITS
+    assert judged(gang, workload_of(gang, False, "untolerated taint {x}"), []) == "blocked, not for the spec's reason"
+    assert judged(gang, workload_of(gang, True), pods_on(gang, "n0")) == "admitted, not placed"
+    agrees = [report.agrees(Journey("s", "t", "p", "r", gang.expect, actual, "")) for actual in
+              (RUNS, WAITS, "blocked, not for the spec's reason", "admitted, not placed")]
+    assert agrees == [True, True, False, False]
+    assert found["over"].expect == WAITS  # past the tenant's gpus the spec still decides
+
+
+def test_an_aws_fabric_pool_gets_a_row_saying_why_no_job_is_placed_by_the_fabric() -> None:
+    found = expect.slots(expect.spec_model(Target("prod", "prod")))
+    train = next(s for s in found if s.pool == "train")
+    (tas,) = [s for s in expect.shapes(train) if s.name.startswith("tas")]
+    assert "not topology-aware" in tas.skip and "autoscales (8-32 nodes, GP352)" in tas.skip
 
 
 def test_mps_asks_one_unit_per_container_and_hami_one_vgpu_per_gpu() -> None:
