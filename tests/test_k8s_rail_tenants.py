@@ -120,3 +120,18 @@ def test_the_plan_shows_each_tenants_segment_and_shares() -> None:
     text = plan_text(model, plan)
     assert "VFs per rail NIC: RDMA 24 (96 on 4 nodes); DPDK 8 (32 on 4 nodes)" in text
     assert "85% of a link" in text
+
+
+def test_e2e_derives_each_nodes_vfs_from_the_emitted_policies() -> None:
+    from components.conventions import FABRIC_LABEL
+    from e2e.rails import vf_resources
+    from e2e.stack import Stack, Target
+
+    _, _, resources = _onprem()
+    stack = Stack(Target("onprem"), [{"type": r.type, "inputs": r.inputs} for r in resources], {}, [])
+    fabric_node = vf_resources(stack, {FABRIC_LABEL: "true"}, "openshift.io")
+    assert fabric_node == {
+        **{f"openshift.io/rdma_rail{i}": 24 for i in range(8)},
+        **{f"openshift.io/dpdk_rail{i}": 8 for i in range(8)},
+    }
+    assert vf_resources(stack, {}, "openshift.io") == {}  # a node the labeler has not marked fabric
