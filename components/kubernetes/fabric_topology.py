@@ -47,7 +47,7 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
-from gpuplat.model import Platform, Provider
+from gpuplat.model import Platform, Provider, Rail
 
 from .._common import child_opts
 from ._common import gpu_node_tolerations, helm_release, meta, topology_name
@@ -243,7 +243,6 @@ class FabricTopology(pulumi.ComponentResource):
             depends_on=args.depends_on,
         )
         sriov_ns = CHARTS["sriov-network-operator"].namespace
-        ipam_ns = CHARTS["network-operator"].namespace
         policies = [(rail_policy_name, sriov_policy_spec, f"{name}-sriov-rail")]
         networks = [(rail_network_name, rail_network_spec, f"{name}-net-")]
         if fabric.sriov.dpdk is not None:
@@ -261,20 +260,7 @@ class FabricTopology(pulumi.ComponentResource):
                     spec=policy_spec(fabric, i, rail),
                     opts=child_opts(self, provider, [sriov]),
                 )
-            pools = [(f"{name}-ippool-rail{i}", rail_pool_name(model, i), True)]
-            pools += [
-                (f"{name}-ippool-{t.name}-rail{i}", tenant_pool_name(model, t, i), False)
-                for t in segmented_tenants(model)
-            ]
-            for urn, pool, routed in pools:
-                k8s.apiextensions.CustomResource(
-                    urn,
-                    api_version=NV_IPAM_API,
-                    kind="IPPool",
-                    metadata=meta(pool, ipam_ns),
-                    spec=ip_pool_spec(fabric, rail, routed),
-                    opts=child_opts(self, provider, [network, nic_policy]),
-                )
+            self._ip_pools(name, args, i, rail, [network, nic_policy])
             for tenant in fabric_tenants(model):
                 namespace = args.namespaces.get(tenant.name)
                 for network_name, network_spec, urn in networks:
@@ -291,3 +277,23 @@ class FabricTopology(pulumi.ComponentResource):
                         opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
                     )
         self.fence_policy = rail_fence(self, name, model, provider, args.depends_on)
+
+    def _ip_pools(
+        self, name: str, args: FabricTopologyArgs, i: int, rail: Rail, depends_on: list[pulumi.Resource]
+    ) -> None:
+        """The rail's pool, and one per tenant VLAN (without the rail's gateway, which is untagged)."""
+        model, fabric = args.model, args.model.network.fabric
+        assert fabric is not None
+        pools = [(f"{name}-ippool-rail{i}", rail_pool_name(model, i), True)]
+        pools += [
+            (f"{name}-ippool-{t.name}-rail{i}", tenant_pool_name(model, t, i), False) for t in segmented_tenants(model)
+        ]
+        for urn, pool, routed in pools:
+            k8s.apiextensions.CustomResource(
+                urn,
+                api_version=NV_IPAM_API,
+                kind="IPPool",
+                metadata=meta(pool, CHARTS["network-operator"].namespace),
+                spec=ip_pool_spec(fabric, rail, routed),
+                opts=child_opts(self, args.provider, depends_on),
+            )
