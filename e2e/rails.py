@@ -74,7 +74,7 @@ def vf_scheduling(cluster: Cluster, stack: Stack, report: Report, prefix: str, t
         report.scenario(label, "rail-vf-resources", False, "no node matches an emitted SriovNetworkNodePolicy")
         return
     whole = next(iter(shares.values()))
-    first = sorted(whole)[0]
+    first = min(whole, key=lambda name: ("dpdk" in name, name))  # an RDMA rail's resource first
     one_more = {**whole, first: whole[first] + 1}
     cluster.apply([_probe("e2e-rail-share", whole), _probe("e2e-rail-over", one_more)])
 
@@ -136,7 +136,7 @@ def fence(cluster: Cluster, stack: Stack, report: Report) -> None:
     report.scenario(label, "rail-annotation-only-admitted", admitted,
                     f"a pod of {tenant} with only {NETWORKS_ANNOTATION}: {','.join(own)} (no resource request) is "
                     "admitted" if admitted else words)
-    foreign = f"{other}/{sorted(networks[other])[0]}"
+    foreign = f"{other}/{min(networks[other], key=lambda name: ('dpdk' in name, name))}"
     admitted, words = _create(cluster, tenant, "e2e-rails-foreign", f"{own[0]},{foreign}")
     message = policy["spec"]["validations"][0]["message"]
     named = f"ValidatingAdmissionPolicy '{policy['metadata']['name']}'"
