@@ -48,7 +48,7 @@ def plan_rails(model: Platform) -> RailsPlan | None:
         return None
     sriov, link = fabric.sriov, fabric.link_gbps
     fabric_pools = {p.name for p in model.fabric_pools}
-    tenants = []
+    tenants: list[RailTenantPlan] = []
     for tenant in model.tenants:
         if not fabric_pools & set(tenant.pools):
             continue

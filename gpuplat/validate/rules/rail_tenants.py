@@ -20,7 +20,7 @@ from gpuplat.validate.rules._common import (
 
 
 def _tenant_fabrics(data: Data) -> list[tuple[int, str, Data]]:
-    found = []
+    found: list[tuple[int, str, Data]] = []
     for i, tenant in tenants(data):
         fabric = as_map(tenant.get("fabric"))
         if fabric is not None:
@@ -81,7 +81,8 @@ def fabric_tenant_vlan(data: Data) -> Iterator[Finding]:
     "`peakPercent` at or above its `guaranteedPercent`.",
 )
 def fabric_tenant_shares(data: Data) -> Iterator[Finding]:
-    total, named = 0.0, []
+    total = 0.0
+    named: list[str] = []
     last: tuple[int, str] | None = None
     for i, name, fabric in _tenant_fabrics(data):
         guaranteed, peak = fabric.get("guaranteedPercent", 0), fabric.get("peakPercent", 100)
