@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from e2e.cluster import BOOTED, Cluster, E2EError
@@ -90,9 +90,11 @@ class NodeAgents:
     set later re-configures the plugin, as its config manager does), and each bound pod whose
     init containers are kubectl commands (the pool labeler) has them carried out first."""
 
-    def __init__(self, cluster: Cluster, model: DeviceModel | None) -> None:
+    def __init__(self, cluster: Cluster, model: DeviceModel | None,
+                 extra: Callable[[Mapping[str, str]], Mapping[str, int]] | None = None) -> None:
         self.cluster = cluster
         self.model = model  # None: no GPU node registers anything
+        self.extra = extra  # further device plugins' resources by the node's labels (e2e/rails.py: SR-IOV VFs)
         self.commands = PodCommands(cluster)
         self.stop = threading.Event()
         self.errors: list[str] = []
@@ -130,7 +132,8 @@ class NodeAgents:
             self.details[name] = registered.detail
             allocatable = item["status"].get("allocatable", {})
             base = {k: v for k, v in allocatable.items() if k in _BASE}
-            wanted = {**base, **{k: str(v) for k, v in registered.resources.items()}}
+            more = self.extra(labels) if self.extra is not None else {}
+            wanted = {**base, **{k: str(v) for k, v in {**registered.resources, **more}.items()}}
             if {k: v for k, v in allocatable.items()} != wanted:
                 set_status(self.cluster, name, wanted)
             added = {k: v for k, v in {**registered.labels, DONE: "true", BOOTED: "true"}.items()

@@ -30,6 +30,7 @@ from e2e import (
     mutations,
     netns,
     nodes,
+    rails,
     releases,
     scenarios,
     topology,
@@ -181,7 +182,9 @@ def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot:
 def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         installed = bring_up(cluster, stack, report)
-        with nodes.NodeAgents(cluster, device_model(stack, cluster.tools)) as agents:
+        prefix = charts.rendered_env(installed.get("sriov-network-operator", []), "Deployment").get("RESOURCE_PREFIX")
+        vfs = (lambda labels: rails.vf_resources(stack, labels, prefix)) if prefix else None
+        with nodes.NodeAgents(cluster, device_model(stack, cluster.tools), vfs) as agents:
             devicemutations.registrations(cluster, stack, report, device_model(stack, cluster.tools), timeout)
             if stack.provider == "kubernetes":
                 pool_labeler(stack, report, agents)
@@ -207,12 +210,17 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             mutations.caught(cluster, stack, report, timeout)
             devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents,
                                    timeout)
+            if prefix:
+                rails.vf_scheduling(cluster, stack, report, prefix, timeout)
+            else:
+                report.skip(target.label, "rail-vf-resources", "no SR-IOV operator release: no VF resources")
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
                             "their devices with no agent error")
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
         mutations.admits_fabric_pods(cluster, stack, report)
+        rails.fence(cluster, stack, report)
     on_fresh_cluster(target, tools, report, workroot, steps)
 
 

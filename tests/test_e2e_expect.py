@@ -46,10 +46,12 @@ def test_every_tenant_pool_and_unit_the_spec_allows_is_a_slot() -> None:
 
 def test_reach_is_the_proportional_share_plus_what_soft_tenants_lend() -> None:
     found = {(s.tenant, s.pool, s.resource): s for s in expect.slots(expect.spec_model(ONPREM))}
-    # pretrain: 32 GPUs, its only pool (4 x 8): all of it. research (soft, 16 over a100 16 /
-    # shared 8 / notebooks 8): 8 of a100, and product (soft, 12 over a100 16 / shared 8 / vgpu 8)
-    # lends its 6 there: 14. product on a100: its 6 + research's 8, at most its own 12.
-    assert found[("pretrain", "dgx", "nvidia.com/gpu")].reach == 32
+    # pretrain and sim (hard, 24 + 8 GPUs) split their only pool (4 x 8) and lend nothing.
+    # research (soft, 16 over a100 16 / shared 8 / notebooks 8): 8 of a100, and product
+    # (soft, 12 over a100 16 / shared 8 / vgpu 8) lends its 6 there: 14. product on a100: its 6
+    # + research's 8, at most its own 12.
+    assert found[("pretrain", "dgx", "nvidia.com/gpu")].reach == 24
+    assert found[("sim", "dgx", "nvidia.com/gpu")].reach == 8
     assert found[("research", "a100", "nvidia.com/mig-1g.10gb")].reach == 14
     assert found[("product", "a100", "nvidia.com/mig-1g.10gb")].reach == 12
     assert found[("research", "a100", "nvidia.com/mig-1g.10gb")].per_gpu == 2

@@ -47,7 +47,7 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
-from gpuplat.model import Platform, Provider
+from gpuplat.model import Platform, Provider, Rail
 
 from .._common import child_opts
 from ._common import gpu_node_tolerations, helm_release, meta, topology_name
@@ -55,6 +55,10 @@ from ._rails import (
     MELLANOX_VENDOR,
     NV_IPAM_API,
     SRIOV_API,
+    dpdk_network_name,
+    dpdk_network_spec,
+    dpdk_policy_name,
+    dpdk_policy_spec,
     fabric_node_selector,
     fabric_tenants,
     ip_pool_spec,
@@ -63,8 +67,11 @@ from ._rails import (
     rail_network_spec,
     rail_policy_name,
     rail_pool_name,
+    segmented_tenants,
     sriov_policy_spec,
+    tenant_pool_name,
 )
+from .rail_fence import rail_fence
 from .scheduling import KUEUE_API
 
 EKS_TOPOLOGY_LEVELS = (
@@ -121,7 +128,14 @@ def sriov_values() -> dict[str, Any]:
     # only where the network operator reports the driver ready, and leaves a node while it is
     # not (a DaemonSet leaves nodes that stop matching its selector).
     selector = {FABRIC_LABEL: "true", MOFED_WAIT_LABEL: "false"}
-    return {"sriovOperatorConfig": {"deploy": True, "configDaemonNodeSelector": selector}}
+    # The chart's one switch for the operator's webhook and the network-resources injector
+    # (SriovOperatorConfig enableInjector / enableOperatorWebhook): the injector adds the rail
+    # requests a pod's network annotation implies. Their TLS secrets (operator-webhook-cert,
+    # network-resources-injector-cert) come from the site (docs/tenants.md).
+    return {
+        "operator": {"admissionControllers": {"enabled": True}},
+        "sriovOperatorConfig": {"deploy": True, "configDaemonNodeSelector": selector},
+    }
 
 
 def network_operator_values() -> dict[str, Any]:
@@ -165,13 +179,14 @@ def nic_cluster_policy_spec(model: Platform) -> dict[str, Any]:
 
 class FabricTopology(pulumi.ComponentResource):
     topology: str | None
+    fence_policy: str | None
     sriov_policies: list[str]
     rail_networks: list[str]
 
     def __init__(self, name: str, args: FabricTopologyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:FabricTopology", name, None, opts)
         model, provider = args.model, args.provider
-        self.topology, self.sriov_policies, self.rail_networks = None, [], []
+        self.topology, self.fence_policy, self.sriov_policies, self.rail_networks = None, None, [], []
         if wants_topology(model):
             self.topology = topology_name(model)
             k8s.apiextensions.CustomResource(
@@ -228,37 +243,57 @@ class FabricTopology(pulumi.ComponentResource):
             depends_on=args.depends_on,
         )
         sriov_ns = CHARTS["sriov-network-operator"].namespace
-        ipam_ns = CHARTS["network-operator"].namespace
+        policies = [(rail_policy_name, sriov_policy_spec, f"{name}-sriov-rail")]
+        networks = [(rail_network_name, rail_network_spec, f"{name}-net-")]
+        if fabric.sriov.dpdk is not None:
+            policies.append((dpdk_policy_name, dpdk_policy_spec, f"{name}-sriov-dpdk-rail"))
+            networks.append((dpdk_network_name, dpdk_network_spec, f"{name}-dpdk-"))
         for i, rail in enumerate(fabric.sriov.rails):
-            policy = rail_policy_name(model, i)
-            self.sriov_policies.append(policy)
+            for policy_name, policy_spec, urn in policies:
+                policy = policy_name(model, i)
+                self.sriov_policies.append(policy)
+                k8s.apiextensions.CustomResource(
+                    f"{urn}{i}",
+                    api_version=SRIOV_API,
+                    kind="SriovNetworkNodePolicy",
+                    metadata=meta(policy, sriov_ns),
+                    spec=policy_spec(fabric, i, rail),
+                    opts=child_opts(self, provider, [sriov]),
+                )
+            self._ip_pools(name, args, i, rail, [network, nic_policy])
+            for tenant in fabric_tenants(model):
+                namespace = args.namespaces.get(tenant.name)
+                for network_name, network_spec, urn in networks:
+                    net = network_name(tenant, i)
+                    self.rail_networks.append(f"{tenant.name}/{net}")
+                    k8s.apiextensions.CustomResource(
+                        f"{urn}{tenant.name}-rail{i}",
+                        api_version=SRIOV_API,
+                        kind=rail_network_kind(fabric),
+                        metadata=meta(net, sriov_ns),
+                        spec=network_spec(model, tenant, i),
+                        # The operator renders it into a NetworkAttachmentDefinition, whose CRD the network
+                        # operator's chart installs.
+                        opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
+                    )
+        self.fence_policy = rail_fence(self, name, model, provider, args.depends_on)
+
+    def _ip_pools(
+        self, name: str, args: FabricTopologyArgs, i: int, rail: Rail, depends_on: list[pulumi.Resource]
+    ) -> None:
+        """The rail's pool, and one per tenant VLAN (without the rail's gateway, which is untagged)."""
+        model, fabric = args.model, args.model.network.fabric
+        assert fabric is not None
+        pools = [(f"{name}-ippool-rail{i}", rail_pool_name(model, i), True)]
+        pools += [
+            (f"{name}-ippool-{t.name}-rail{i}", tenant_pool_name(model, t, i), False) for t in segmented_tenants(model)
+        ]
+        for urn, pool, routed in pools:
             k8s.apiextensions.CustomResource(
-                f"{name}-sriov-rail{i}",
-                api_version=SRIOV_API,
-                kind="SriovNetworkNodePolicy",
-                metadata=meta(policy, sriov_ns),
-                spec=sriov_policy_spec(fabric, i, rail),
-                opts=child_opts(self, provider, [sriov]),
-            )
-            k8s.apiextensions.CustomResource(
-                f"{name}-ippool-rail{i}",
+                urn,
                 api_version=NV_IPAM_API,
                 kind="IPPool",
-                metadata=meta(rail_pool_name(model, i), ipam_ns),
-                spec=ip_pool_spec(fabric, rail),
-                opts=child_opts(self, provider, [network, nic_policy]),
+                metadata=meta(pool, CHARTS["network-operator"].namespace),
+                spec=ip_pool_spec(fabric, rail, routed),
+                opts=child_opts(self, args.provider, depends_on),
             )
-            for tenant in fabric_tenants(model):
-                net = rail_network_name(tenant, i)
-                self.rail_networks.append(f"{tenant.name}/{net}")
-                namespace = args.namespaces.get(tenant.name)
-                k8s.apiextensions.CustomResource(
-                    f"{name}-net-{tenant.name}-rail{i}",
-                    api_version=SRIOV_API,
-                    kind=rail_network_kind(fabric),
-                    metadata=meta(net, sriov_ns),
-                    spec=rail_network_spec(model, tenant, i),
-                    # The operator renders it into a NetworkAttachmentDefinition, whose CRD the network
-                    # operator's chart installs.
-                    opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
-                )

@@ -82,9 +82,23 @@ class Rail:
 
 
 @dataclass(frozen=True)
+class Dpdk:
+    """The last `vfs_per_nic` VFs of every rail, for DPDK pods, and the hugepages each fabric node holds."""
+
+    vfs_per_nic: int
+    hugepages_gib: int
+    node_memory_gib: int
+
+
+@dataclass(frozen=True)
 class Sriov:
     vfs_per_nic: int
     rails: tuple[Rail, ...]  # rail order: rail i is rails[i]
+    dpdk: Dpdk | None = None
+
+    @property
+    def rdma_vfs(self) -> int:
+        return self.vfs_per_nic - (self.dpdk.vfs_per_nic if self.dpdk else 0)
 
 
 @dataclass(frozen=True)
@@ -145,6 +159,15 @@ class Scheduling:
 
 
 @dataclass(frozen=True)
+class TenantFabric:
+    """A tenant's segment and bandwidth share of every RoCE rail (percent of a rail's link per VF)."""
+
+    vlan: int | None = None  # None: untagged, shared with the other untagged tenants
+    guaranteed_percent: float = 0.0
+    peak_percent: float = 100.0
+
+
+@dataclass(frozen=True)
 class Tenant:
     name: str
     gpus: int
@@ -153,6 +176,7 @@ class Tenant:
     pools: tuple[str, ...]  # resolved allow-list: explicit, or every pool its isolation permits
     # aws: IAM role / user ARNs mapped into the tenant's Kubernetes group by EKS access entries
     principals: tuple[str, ...] = ()
+    fabric: TenantFabric = TenantFabric()
 
 
 @dataclass(frozen=True)
@@ -209,7 +233,21 @@ def _sriov(raw: Data | None) -> Sriov | None:
     if raw is None:
         return None
     rails = tuple(Rail(r["pfName"], r["subnet"], r.get("gateway")) for r in raw["rails"])
-    return Sriov(raw["vfsPerNic"], rails)
+    dpdk = raw.get("dpdk")
+    return Sriov(
+        raw["vfsPerNic"],
+        rails,
+        Dpdk(dpdk["vfsPerNic"], dpdk["hugepagesGiB"], dpdk["nodeMemoryGiB"]) if dpdk is not None else None,
+    )
+
+
+def _tenant_fabric(raw: Data | None) -> TenantFabric:
+    raw = raw or {}
+    return TenantFabric(
+        vlan=raw.get("vlan"),
+        guaranteed_percent=float(raw.get("guaranteedPercent", 0)),
+        peak_percent=float(raw.get("peakPercent", 100)),
+    )
 
 
 def _network(raw: Data) -> Network:
@@ -262,6 +300,7 @@ def _tenants(raw: list[Data], pools: tuple[GpuNodePool, ...]) -> tuple[Tenant, .
             isolation(t),
             tuple(allowed_pools(t, modes)),  # validation: an allow-list names pools the isolation permits
             principals=tuple(t.get("principals", [])),
+            fabric=_tenant_fabric(t.get("fabric")),
         )
         for t in raw
     )

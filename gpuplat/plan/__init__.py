@@ -17,6 +17,7 @@ from gpuplat.plan.eks_support import eks_support
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
 from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
 from gpuplat.plan.queues import flavor_limit_findings, stranded, unquoted_pool_findings
+from gpuplat.plan.rails import plan_rails
 from gpuplat.plan.sharing import sharing_units
 from gpuplat.plan.storage import plan_storage, storage_quota_findings
 from gpuplat.plan.types import MarketShare, Plan, PlanFinding, PlanOutcome, PoolPlan
@@ -101,6 +102,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         workloads=workloads,
         fabric_zone=zone,
         eks_support=eks_support(model),
+        rails=plan_rails(model),
     )
     return PlanOutcome(plan, findings)
 

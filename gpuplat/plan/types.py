@@ -12,6 +12,7 @@ from functools import cached_property
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
+from gpuplat.plan.rails import RailsPlan
 from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
 
@@ -294,6 +295,7 @@ class Plan:
     fabric_zone: str | None = None
     capacity_blocks: tuple[CapacityBlockUse, ...] = ()  # reserved nodes held in bought Capacity Blocks
     eks_support: EksSupport | None = None  # None on provider kubernetes
+    rails: RailsPlan | None = None  # provider kubernetes with SR-IOV rails (gpuplat/plan/rails.py)
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

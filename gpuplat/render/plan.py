@@ -19,6 +19,7 @@ from ._templates import block, render
 from .plan_capacity import capacity_json, capacity_table
 from .plan_cost import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
 from .plan_kubernetes import kubernetes_facts, kubernetes_json
+from .plan_rails import rails_json, rails_text
 from .plan_workloads import workload_details, workloads_json, workloads_table
 
 Json = dict[str, Any]
@@ -163,6 +164,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
             "procurement": None if model.procurement is None else _by_market(_fleet_mix(model)),
         },
         "fabric": _fabric_json(plan.fabric, plan.pools, plan.fabric_zone),
+        "rails": rails_json(plan.rails),
         "storage": _storage_json(plan.storage, model, plan.fabric_zone),
         "cost": cost_json(cost),
         "reservations": [
@@ -367,6 +369,7 @@ def plan_text(model: Platform, plan: Plan) -> str:
         own_mix=_own_mix_line(model),
         sharing=block(_sharing_table(model, plan)),
         fabric=_fabric_rows(plan),
+        rails=_optional(rails_text(plan.rails, table)),
         storage=_optional(_storage_table(plan)),
         capacity=_optional(capacity_table(plan, table)),
         workloads=_optional(workloads_table(plan.workloads, table)),
