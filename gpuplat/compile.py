@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,11 +136,22 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
             result.diagnostics.append(
                 Diagnostic(finding.code, finding.level, finding.message, json_path(finding.path), *origin_tuple(origin))
             )
-        result.plan = outcome.plan
+        result.plan = with_fleet(result.model, outcome.plan)
     result = _finish(result, suppress, planned=with_plan)
     if has_errors(result.diagnostics):
         result.model = None
     return result
+
+
+def with_fleet(model: Platform, plan: Plan | None) -> Plan | None:
+    """The plan with the fleet's numbers, read from the members' specs (not while a member itself
+    is being compiled for them)."""
+    from gpuplat.fleet.members import loading_members
+    from gpuplat.fleet.plan import build_fleet_plan
+
+    if plan is None or model.fleet is None or loading_members():
+        return plan
+    return replace(plan, cluster_fleet=build_fleet_plan(model))
 
 
 def _finish(result: Compiled, suppress: Sequence[str], *, planned: bool) -> Compiled:

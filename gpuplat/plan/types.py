@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
 from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
+
+if TYPE_CHECKING:
+    from gpuplat.fleet.plan import FleetPlan
 
 
 @dataclass(frozen=True)
@@ -294,6 +298,8 @@ class Plan:
     fabric_zone: str | None = None
     capacity_blocks: tuple[CapacityBlockUse, ...] = ()  # reserved nodes held in bought Capacity Blocks
     eks_support: EksSupport | None = None  # None on provider kubernetes
+    # The platforms this one forms a fleet with (gpuplat/fleet/plan.py); None without `fleet`.
+    cluster_fleet: FleetPlan | None = None
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]
