@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,10 +105,32 @@ class FleetManager(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: FleetManagerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:FleetManager", name, None, opts)
-        fleet, provider, model = args.fleet, args.provider, args.model
-        kueue: Sequence[pulumi.Resource] = [args.kueue] if args.kueue is not None else []
+        self._kueue: list[pulumi.Resource] = [args.kueue] if args.kueue is not None else []
+        clusters = self._clusters(name, args)
+        config = k8s.apiextensions.CustomResource(
+            f"{name}-config",
+            api_version=KUEUE_API,
+            kind="MultiKueueConfig",
+            metadata=meta(args.fleet.name),
+            spec=multikueue_config_spec(args.fleet),
+            opts=child_opts(self, args.provider, [*self._kueue, *clusters]),
+        )
+        check = k8s.apiextensions.CustomResource(
+            f"{name}-check",
+            api_version=KUEUE_API,
+            kind="AdmissionCheck",
+            metadata=meta(args.fleet.name),
+            spec=admission_check_spec(args.fleet),
+            opts=child_opts(self, args.provider, [*self._kueue, config]),
+        )
+        self.cluster_queues = self._queues(name, args, check)
+        self.register_outputs({"clusterQueues": self.cluster_queues})
+
+    def _clusters(self, name: str, args: FleetManagerArgs) -> list[pulumi.Resource]:
+        """Per worker in dispatch order: its stack's credentials as a Secret, and its MultiKueueCluster."""
+        fleet, provider = args.fleet, args.provider
         namespace = CHARTS["kueue"].namespace
-        members = {m.name: m for m in model.fleet.members} if model.fleet is not None else {}
+        members = {m.name: m for m in args.model.fleet.members} if args.model.fleet is not None else {}
         clusters: list[pulumi.Resource] = []
         for member in sorted((m for m in fleet.members if m.position is not None), key=lambda m: m.position or 0):
             reference = pulumi.StackReference(
@@ -122,7 +144,7 @@ class FleetManager(pulumi.ComponentResource):
                 metadata=meta(secret_name, namespace),
                 type="Opaque",
                 string_data={KUBECONFIG_KEY: pulumi.Output.secret(reference.require_output(FLEET_KUBECONFIG_OUTPUT))},
-                opts=child_opts(self, provider, kueue),
+                opts=child_opts(self, provider, self._kueue),
             )
             clusters.append(
                 k8s.apiextensions.CustomResource(
@@ -131,46 +153,34 @@ class FleetManager(pulumi.ComponentResource):
                     kind="MultiKueueCluster",
                     metadata=meta(cluster_name(fleet.name, member.name)),
                     spec=multikueue_cluster_spec(secret_name),
-                    opts=child_opts(self, provider, [*kueue, secret]),
+                    opts=child_opts(self, provider, [*self._kueue, secret]),
                 )
             )
-        config = k8s.apiextensions.CustomResource(
-            f"{name}-config",
-            api_version=KUEUE_API,
-            kind="MultiKueueConfig",
-            metadata=meta(fleet.name),
-            spec=multikueue_config_spec(fleet),
-            opts=child_opts(self, provider, [*kueue, *clusters]),
-        )
-        check = k8s.apiextensions.CustomResource(
-            f"{name}-check",
-            api_version=KUEUE_API,
-            kind="AdmissionCheck",
-            metadata=meta(fleet.name),
-            spec=admission_check_spec(fleet),
-            opts=child_opts(self, provider, [*kueue, config]),
-        )
+        return clusters
+
+    def _queues(self, name: str, args: FleetManagerArgs, check: pulumi.Resource) -> dict[str, str]:
+        """The flavor the fleet quotas are counted in, and per tenant its fleet queues."""
+        fleet, provider = args.fleet, args.provider
         flavor = k8s.apiextensions.CustomResource(
             f"{name}-flavor",
             api_version=KUEUE_API,
             kind="ResourceFlavor",
             metadata=meta(fleet.name),
             spec={},  # quota accounting only: the manager runs no fleet pod itself
-            opts=child_opts(self, provider, kueue),
+            opts=child_opts(self, provider, self._kueue),
         )
-        self.cluster_queues = {}
+        queues: dict[str, str] = {}
         for reach in fleet.tenants:
             if not reach.combined or reach.tenant not in args.namespaces:
                 continue
-            queue = fleet_queue_name(fleet.name, reach.tenant)
-            self.cluster_queues[reach.tenant] = queue
+            queue = queues[reach.tenant] = fleet_queue_name(fleet.name, reach.tenant)
             cluster_queue = k8s.apiextensions.CustomResource(
                 f"{name}-cq-{reach.tenant}",
                 api_version=KUEUE_API,
                 kind="ClusterQueue",
                 metadata=meta(queue),
                 spec=fleet_cluster_queue_spec(fleet, reach.tenant, reach.combined),
-                opts=child_opts(self, provider, [*kueue, flavor, check]),
+                opts=child_opts(self, provider, [*self._kueue, flavor, check]),
             )
             k8s.apiextensions.CustomResource(
                 f"{name}-lq-{reach.tenant}",
@@ -178,6 +188,6 @@ class FleetManager(pulumi.ComponentResource):
                 kind="LocalQueue",
                 metadata=meta(fleet.queue, reach.tenant),
                 spec={"clusterQueue": queue},
-                opts=child_opts(self, provider, [*kueue, cluster_queue, args.namespaces[reach.tenant]]),
+                opts=child_opts(self, provider, [*self._kueue, cluster_queue, args.namespaces[reach.tenant]]),
             )
-        self.register_outputs({"clusterQueues": self.cluster_queues})
+        return queues
