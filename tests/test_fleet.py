@@ -188,3 +188,24 @@ def test_rotation_is_an_edit_of_the_generation() -> None:
         s for s in by_kind(recorded("onprem"), "Secret") if s.get("type") == "kubernetes.io/service-account-token"
     ]
     assert token["metadata"]["name"].endswith(f"-token-{_spec('onprem')['fleet'].get('credentialGeneration', 0)}")
+
+
+def test_plan_shows_members_order_reach_combined_quota_and_cost() -> None:
+    from gpuplat.render.plan import plan_json, plan_text
+
+    model, plan = compiled("hub")
+    document = plan_json(model, plan)["clusterFleet"]
+    spec = _spec("hub")["fleet"]
+    assert [m["name"] for m in document["members"]] == [m["name"] for m in spec["members"]]
+    assert [m["dispatchPosition"] for m in document["members"]] == [None, 1, 2]
+    cloud_model, cloud_plan = compiled("cloud")
+    assert cloud_plan.cost is not None
+    assert document["members"][2]["monthlyUsd"] == cloud_plan.cost.total_monthly_usd
+    research = next(t for t in document["tenants"] if t["name"] == "research")
+    assert research["workers"] == ["onprem", "cloud"]
+    onprem_research = next(t for t in compiled("onprem")[0].tenants if t.name == "research")
+    cloud_research = next(t for t in cloud_model.tenants if t.name == "research")
+    # every GPU of the two workers' research quotas is a whole GPU (exclusive pools)
+    assert research["combinedQuota"] == {"nvidia.com/gpu": onprem_research.gpus + cloud_research.gpus}
+    text = plan_text(model, plan)
+    assert "Fleet atlas" in text and "onprem > cloud" in text
