@@ -103,7 +103,8 @@ def _loaded(fleet: Data) -> Iterator[tuple[int, LoadedMember]]:
     "cannot take part.",
     source=_SETUP,
     fix="Give the member `scheduling.queueing: kueue` and fix its spec (`gpuplat check` on its files); "
-    "a member of this project needs stacks/<stack>.yaml or `spec`.",
+    "a member of this project needs stacks/<stack>.yaml or `spec`; a worker on provider kubernetes needs "
+    "`server`.",
 )
 def fleet_member_kueue(data: Data) -> Iterator[Finding]:
     fleet = section(data, "fleet")
@@ -115,7 +116,17 @@ def fleet_member_kueue(data: Data) -> Iterator[Finding]:
                 ("fleet", "members", i, "spec" if "spec" in _members(fleet)[i][1] else "stack"),
                 f"member {member.name} cannot be compiled: {member.problem}",
             )
-        elif member.model is not None and member.model.scheduling.queueing != "kueue":
+        elif (
+            member.model is not None
+            and member.model.target.provider.value == "kubernetes"
+            and (member.name != as_str(fleet.get("manager")) and as_str(_members(fleet)[i][1].get("server")) is None)
+        ):
+            yield Finding(
+                ("fleet", "members", i),
+                f"member {member.name} is a worker on provider kubernetes without `server`: its credentials need "
+                "the API server URL the manager reaches it at",
+            )
+        if member.model is not None and member.model.scheduling.queueing != "kueue":
             yield Finding(
                 ("fleet", "members", i),
                 f"member {member.name} ({member.source}) has scheduling.queueing: {member.model.scheduling.queueing}; "
