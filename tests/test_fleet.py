@@ -209,3 +209,27 @@ def test_plan_shows_members_order_reach_combined_quota_and_cost() -> None:
     assert research["combinedQuota"] == {"nvidia.com/gpu": onprem_research.gpus + cloud_research.gpus}
     text = plan_text(model, plan)
     assert "Fleet atlas" in text and "onprem > cloud" in text
+
+
+def test_comment_shows_the_fleet_delta_when_a_member_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from gpuplat.render.comment_fleet import fleet_section
+    from gpuplat.render.plan import plan_json
+
+    base_root = tmp_path / "base"
+    shutil.copytree(EXAMPLE, base_root / "examples" / "fleet")
+    onprem = base_root / "examples" / "fleet" / "onprem.yaml"
+    onprem.write_text(
+        onprem.read_text(encoding="utf-8").replace("name: research, gpus: 32", "name: research, gpus: 16")
+    )
+    monkeypatch.chdir(base_root)
+    before = compile_sources(Sources(Path("examples/fleet/hub.yaml"), None))
+    assert before.ok and before.model is not None and before.plan is not None, before.diagnostics
+    base = plan_json(before.model, before.plan)
+    monkeypatch.chdir(ROOT)
+    head = plan_json(*compiled("hub"))
+    section = fleet_section(head, base)
+    assert section is not None and "changed by this pull request" in section
+    assert "48 nvidia.com/gpu → 64 nvidia.com/gpu" in section
+    assert fleet_section(head, head) is not None and "changed" not in str(fleet_section(head, head))
