@@ -47,15 +47,15 @@ JOB_KINDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def manager_rules() -> list[dict[str, Any]]:
+def manager_rules() -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
     """The ClusterRole of a MultiKueue manager on this worker."""
-    rules: list[dict[str, Any]] = []
+    rules: list[k8s.rbac.v1.PolicyRuleArgsDict] = []
     for group, resource in JOB_KINDS:
-        rules.append({"apiGroups": [group], "resources": [resource], "verbs": list(_JOB_VERBS)})
-        rules.append({"apiGroups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
-    rules.append({"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*_JOB_VERBS, "update"]})
+        rules.append({"api_groups": [group], "resources": [resource], "verbs": list(_JOB_VERBS)})
+        rules.append({"api_groups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
+    rules.append({"api_groups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*_JOB_VERBS, "update"]})
     rules.append(
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]}
+        {"api_groups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]}
     )
     return rules
 
@@ -124,7 +124,7 @@ class FleetWorker(pulumi.ComponentResource):
         k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-binding",
             metadata=meta(account),
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": account},
+            role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": account},
             subjects=[{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
             opts=child_opts(self, provider, [role, service_account]),
         )

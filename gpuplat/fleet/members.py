@@ -10,7 +10,7 @@ name each other do not recurse.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -43,7 +43,7 @@ def loading_members() -> bool:
 
 
 @contextmanager
-def _loading() -> Iterator[None]:
+def _loading() -> Generator[None]:
     token = _LOADING.set(True)
     try:
         yield

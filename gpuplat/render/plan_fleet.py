@@ -43,7 +43,7 @@ def fleet_text(fleet: FleetPlan, table: Table) -> str:
         "",
         "Fleet quota per tenant (the manager's queue: the sum of its nominal quotas on the workers)",
     ]
-    rows = []
+    rows: list[list[str]] = []
     for reach in fleet.tenants:
         per = "; ".join(f"{w}: {_units(reach.per_worker.get(w, {}))}" for w in reach.workers if w not in reach.unknown)
         unknown = f" (+ unknown: {', '.join(reach.unknown)})" if reach.unknown else ""

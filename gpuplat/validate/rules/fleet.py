@@ -70,7 +70,8 @@ def fleet_references(data: Data) -> Iterator[Finding]:
             f"on the manager too; use another name (the default is {DEFAULT_QUEUE})",
         )
     for t, tenant in enumerate(as_list(fleet.get("tenants"))):
-        for j, target in enumerate(as_list(as_map(tenant).get("members") if as_map(tenant) else [])):
+        entry = as_map(tenant)
+        for j, target in enumerate(as_list(entry.get("members")) if entry is not None else []):
             if target == manager:
                 yield Finding(
                     ("fleet", "tenants", t, "members", j),
@@ -218,8 +219,10 @@ def fleet_tenant_resources(data: Data) -> Iterator[Finding]:
             units = offered[w]
             if units is None:
                 continue  # not readable offline
-            where = (
-                ("fleet", "tenants", k, "members", allowed.index(w)) if allowed else ("fleet", "members", loaded[w][0])
+            where: tuple[str | int, ...] = (
+                ("fleet", "tenants", k, "members", allowed.index(w))
+                if allowed is not None and k is not None
+                else ("fleet", "members", loaded[w][0])
             )
             if not units:
                 yield Finding(
