@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_QUEUE = "fleet"
+from gpuplat.vocabulary import DEFAULT_CREDENTIAL_GENERATION, DEFAULT_FLEET_QUEUE
+
+DEFAULT_QUEUE = DEFAULT_FLEET_QUEUE
 # Kueue's controller for the MultiKueue admission check (kueue.x-k8s.io/v1beta2 AdmissionCheck).
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
@@ -75,5 +77,5 @@ def build_fleet(raw: Mapping[str, Any] | None) -> Fleet | None:
         queue=raw.get("queue", DEFAULT_QUEUE),
         members=tuple(FleetMember(m["name"], m["stack"], m.get("spec"), m.get("server")) for m in raw["members"]),
         reach={t["name"]: tuple(t["members"]) for t in raw.get("tenants", [])},
-        credential_generation=int(raw.get("credentialGeneration", 0)),
+        credential_generation=int(raw.get("credentialGeneration", DEFAULT_CREDENTIAL_GENERATION)),
     )
