@@ -15,6 +15,9 @@ from typing import Any
 from gpuplat.acknowledge import Acknowledged
 from gpuplat.acknowledge import apply as acknowledge
 from gpuplat.diagnostics import Diagnostic, Level, has_errors, json_path
+from gpuplat.fleet import members as fleet_members
+from gpuplat.fleet.members import loading_members
+from gpuplat.fleet.plan import build_fleet_plan
 from gpuplat.model import Platform, build_model
 from gpuplat.plan import Plan, build_plan
 from gpuplat.spec import Pos, load_file, merge_overlay
@@ -146,9 +149,6 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
 def with_fleet(model: Platform, plan: Plan | None) -> Plan | None:
     """The plan with the fleet's numbers, read from the members' specs (not while a member itself
     is being compiled for them)."""
-    from gpuplat.fleet.members import loading_members
-    from gpuplat.fleet.plan import build_fleet_plan
-
     if plan is None or model.fleet is None or loading_members():
         return plan
     return replace(plan, cluster_fleet=build_fleet_plan(model))
@@ -189,3 +189,7 @@ def load_for_stack(stack: str) -> tuple[Platform, Plan]:
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         raise SpecError(compiled.diagnostics)
     return compiled.model, compiled.plan
+
+
+# The fleet rules and plan compile the other members of a fleet with this same pipeline.
+fleet_members.install(resolve_sources, compile_sources)

@@ -23,9 +23,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuplat.catalog import CHARTS
-from gpuplat.fleet.plan import FleetPlan
 from gpuplat.model import Platform
 from gpuplat.model.fleet import MULTIKUEUE_CONTROLLER, FleetMember
+from gpuplat.plan.fleet_types import FleetPlan
 
 from .._common import child_opts
 from ._common import meta

@@ -10,7 +10,7 @@ name each other do not recurse.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -21,6 +21,15 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 
 _LOADING: ContextVar[bool] = ContextVar("gpuplat_fleet_loading", default=False)
+# gpuplat/compile.py hands its two functions in when imported (this package is below it):
+# resolve_sources(stack, spec, overlay) and compile_sources(sources).
+_PIPELINE: list[tuple[Callable[..., Any], Callable[[Any], Any]]] = []
+
+
+def install(resolve_sources: Callable[..., Any], compile_sources: Callable[[Any], Any]) -> None:
+    _PIPELINE[:] = [(resolve_sources, compile_sources)]
+
+
 _CACHE: dict[tuple[str, str | None, float, float], LoadedMember] = {}
 
 
@@ -60,17 +69,16 @@ def _mtime(path: Path | None) -> float:
 
 def load_member(member: Mapping[str, Any]) -> LoadedMember:
     """Compile one member (a `fleet.members` entry as plain data) from its files."""
-    from gpuplat.compile import Sources, UnknownStackError, compile_sources, resolve_sources
-
+    if not _PIPELINE:
+        raise RuntimeError("gpuplat.compile installs the pipeline that compiles fleet members")
+    resolve_sources, compile_sources = _PIPELINE[0]
     name, stack, spec = str(member.get("name")), str(member.get("stack")), member.get("spec")
+    if not isinstance(spec, str) and "/" in stack:
+        return LoadedMember(name, stack, "")  # another project's stack: its spec is not here
     try:
-        if isinstance(spec, str):
-            sources = Sources(Path(spec), None)
-        elif "/" in stack:
-            return LoadedMember(name, stack, "")
-        else:
-            sources = resolve_sources(stack)
-    except UnknownStackError as err:
+        # An explicit spec takes no overlay; a stack of this project its stacks/<stack>.yaml.
+        sources = resolve_sources(stack.split("/")[-1], spec, "") if isinstance(spec, str) else resolve_sources(stack)
+    except ValueError as err:  # UnknownStackError: no such stack in this project
         return LoadedMember(name, stack, "", problem=str(err))
     shown = str(sources.spec) + (f" + {sources.overlay}" if sources.overlay else "")
     key = (

@@ -9,15 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
+from gpuplat.plan.fleet_types import FleetPlan
 from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
-
-if TYPE_CHECKING:
-    from gpuplat.fleet.plan import FleetPlan
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gpuplat.fleet.plan import FleetPlan
+from gpuplat.plan.fleet_types import FleetPlan
 
 Table = Callable[[Sequence[str], Sequence[Sequence[str]], frozenset[int]], str]
 
