@@ -88,6 +88,7 @@ class GpuPlatform(pulumi.ComponentResource):
     provider: k8s.Provider
     aws: AwsOutputs | None
     kubernetes: KubernetesSide
+    fleet_credentials: pulumi.Output[str | None] | None
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         model, plan = args.model, args.plan
@@ -114,6 +115,9 @@ class GpuPlatform(pulumi.ComponentResource):
         outputs: dict[str, object] = {"provider": model.target.provider.value}
         if self.aws is not None:
             outputs.update(clusterName=self.aws.cluster_name, kubeconfig=self.aws.cluster.kubeconfig)
+        worker = self.kubernetes.fleet_worker
+        # A fleet worker's credentials for its manager: the program exports them as a stack output.
+        self.fleet_credentials = worker.kubeconfig if worker is not None else None
         self.register_outputs(outputs)
 
     def _aws_provider(self, name: str, model: Platform, region: str) -> tuple[aws.Provider, dict[str, str]]:
@@ -279,4 +283,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 else AwsStorageRefs()
             )
             ready = list(aws_side.cluster.ready)
-        return build_kubernetes_side(self, name, model, plan, provider, storage=storage, depends_on=ready)
+        api_server = aws_side.cluster.endpoint if aws_side is not None else None
+        return build_kubernetes_side(
+            self, name, model, plan, provider, storage=storage, depends_on=ready, api_server=api_server
+        )

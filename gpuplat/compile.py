@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpuplat.acknowledge import Acknowledged
 from gpuplat.acknowledge import apply as acknowledge
 from gpuplat.diagnostics import Diagnostic, Level, has_errors, json_path
+from gpuplat.fleet import members as fleet_members
+from gpuplat.fleet.members import loading_members
+from gpuplat.fleet.plan import build_fleet_plan
 from gpuplat.model import Platform, build_model
 from gpuplat.plan import Plan, build_plan
 from gpuplat.spec import Pos, load_file, merge_overlay
@@ -136,11 +139,19 @@ def compile_sources(sources: Sources, *, suppress: Sequence[str] = (), with_plan
             result.diagnostics.append(
                 Diagnostic(finding.code, finding.level, finding.message, json_path(finding.path), *origin_tuple(origin))
             )
-        result.plan = outcome.plan
+        result.plan = with_fleet(result.model, outcome.plan)
     result = _finish(result, suppress, planned=with_plan)
     if has_errors(result.diagnostics):
         result.model = None
     return result
+
+
+def with_fleet(model: Platform, plan: Plan | None) -> Plan | None:
+    """The plan with the fleet's numbers, read from the members' specs (not while a member itself
+    is being compiled for them)."""
+    if plan is None or model.fleet is None or loading_members():
+        return plan
+    return replace(plan, cluster_fleet=build_fleet_plan(model))
 
 
 def _finish(result: Compiled, suppress: Sequence[str], *, planned: bool) -> Compiled:
@@ -178,3 +189,7 @@ def load_for_stack(stack: str) -> tuple[Platform, Plan]:
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         raise SpecError(compiled.diagnostics)
     return compiled.model, compiled.plan
+
+
+# The fleet rules and plan compile the other members of a fleet with this same pipeline.
+fleet_members.install(resolve_sources, compile_sources)

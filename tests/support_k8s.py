@@ -106,6 +106,10 @@ def _strict(schema: Any) -> Any:
     """Reject unknown fields, which the API server would otherwise silently prune."""
     if isinstance(schema, dict):
         node: dict[str, Any] = {k: _strict(v) for k, v in schema.items()}
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+            # RE2 (the API server's) takes flags anywhere; Python's re only at the very start.
+            node["pattern"] = "(?i)^" + pattern.removeprefix("^(?i)")
         if (
             node.get("type") == "object"
             and "properties" in node

@@ -38,6 +38,12 @@ SPEC: dict[str, Any] = {
     },
     "gpuNodePools": [{"name": "train", "instanceType": "p5.48xlarge", "nodes": {"min": 0, "max": 4}}],
     "network": {"fabric": {"tiers": 2, "switchRadix": 64, "linkGbps": 400, "transport": "efa"}},
+    # Members of another project without `spec`: not read offline, so nothing but this spec compiles.
+    "fleet": {
+        "name": "defaults",
+        "manager": "a",
+        "members": [{"name": "a", "stack": "acme/p/a"}, {"name": "b", "stack": "acme/p/b"}],
+    },
     "autoscaling": {},
     "scheduling": {"gpuScheduler": {}},
     "tenants": [{"name": "research", "gpus": 8}],
@@ -89,6 +95,8 @@ READERS: dict[str, Callable[[Platform], Any]] = {
     "referenceWorkload/microBatch": lambda m: m.workloads[0].micro_batch,
     "referenceWorkload/keepCheckpoints": lambda m: m.workloads[0].keep_checkpoints,
     "referenceWorkload/batch": lambda m: m.workloads[0].batch,
+    "fleet/queue": lambda m: m.fleet and m.fleet.queue,
+    "fleet/credentialGeneration": lambda m: m.fleet and m.fleet.credential_generation,
 }
 
 

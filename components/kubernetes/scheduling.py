@@ -39,6 +39,9 @@
 - LocalQueue `default` in each tenant namespace: Kueue files every job of the namespace
   without a queue-name label into the queue named `default`, so no job bypasses the quota.
 - `queueing: none`: nothing is installed.
+- The manager of a fleet (components/kubernetes/fleet_manager.py) runs MultiKueue's incremental
+  dispatcher one worker at a time (`stepSize: 1`): Kueue 0.19 nominates workers in the
+  MultiKueueConfig's order, so each job goes to the first worker that admits it (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ LOCAL_QUEUE = "default"
 WAIT_FOR_PODS_READY = "30m"
 RECOVERY_TIMEOUT = "10m"
 PYTORCH_JOB = "kubeflow.org/pytorchjob"
+INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 
 # The chart's managerConfig.controllerManagerConfigYaml at 0.19.2, comments dropped.
 _KUEUE_DEFAULT_CONFIG: dict[str, Any] = {
@@ -110,9 +114,10 @@ class SchedulingArgs:
     # LocalQueues live in tenant namespaces: the Tenant components (or their namespaces), by tenant.
     tenants: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+    fleet_manager: bool = False  # this cluster dispatches a fleet's work (MultiKueue manager)
 
 
-def kueue_config() -> dict[str, Any]:
+def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
     config = dict(_KUEUE_DEFAULT_CONFIG)
     frameworks = list(_KUEUE_DEFAULT_CONFIG["integrations"]["frameworks"])
     frameworks.insert(frameworks.index("kubeflow.org/mpijob") + 1, PYTORCH_JOB)
@@ -126,11 +131,16 @@ def kueue_config() -> dict[str, Any]:
     }
     config["manageJobsWithoutQueueName"] = True
     config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
+    if fleet_manager:
+        config["multiKueue"] = {
+            "dispatcherName": INCREMENTAL_DISPATCHER,
+            "incrementalDispatcherConfig": {"stepSize": 1},
+        }
     return config
 
 
-def kueue_values() -> dict[str, Any]:
-    text = yaml.safe_dump(kueue_config(), sort_keys=False)
+def kueue_values(fleet_manager: bool = False) -> dict[str, Any]:
+    text = yaml.safe_dump(kueue_config(fleet_manager), sort_keys=False)
     return {"managerConfig": {"controllerManagerConfigYaml": text}}
 
 
@@ -164,8 +174,9 @@ class Scheduling(pulumi.ComponentResource):
         if model.scheduling.queueing != "kueue":
             self.register_outputs({})
             return
+        values = kueue_values(args.fleet_manager)
         self.kueue = kueue = helm_release(
-            self, name, "kueue", kueue_values(), provider=provider, pod_security="baseline", depends_on=args.depends_on
+            self, name, "kueue", values, provider=provider, pod_security="baseline", depends_on=args.depends_on
         )
         all_flavors = args.plan.flavors
         flavor_resources = {

@@ -26,6 +26,8 @@ from gpuplat.plan import Plan
 from .autoscaling import Autoscaling, AutoscalingArgs
 from .dashboards import Dashboards, DashboardsArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
+from .fleet_manager import FleetManager, FleetManagerArgs
+from .fleet_worker import FleetWorker, FleetWorkerArgs
 from .gpu_health import GpuHealth, GpuHealthArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
@@ -51,6 +53,8 @@ class KubernetesSide:
     priority_scope: TenantPriorityScope
     dashboards: Dashboards
     gpu_health: GpuHealth
+    fleet_manager: FleetManager | None = None
+    fleet_worker: FleetWorker | None = None
 
 
 def build_kubernetes_side(
@@ -62,12 +66,15 @@ def build_kubernetes_side(
     *,
     storage: AwsStorageRefs | None = None,
     depends_on: Sequence[pulumi.Resource] = (),
+    api_server: pulumi.Input[str] | None = None,
 ) -> KubernetesSide:
     """Build every Kubernetes-side component under `parent`.
 
     `storage`: the AWS storage tiers' references (aws; None on provider kubernetes).
     `depends_on`: what must exist before anything is installed (aws: the cluster's system nodes
     and add-ons).
+    `api_server`: the cluster's API server URL (aws: the EKS endpoint), for a fleet worker's
+    credentials when its fleet entry names no `server`.
     """
     opts = pulumi.ResourceOptions(parent=parent)
     ready = list(depends_on)
@@ -77,7 +84,9 @@ def build_kubernetes_side(
     scope_args = TenantPriorityScopeArgs(model, provider, ready)
     priority_scope = TenantPriorityScope(f"{name}-priority-scope", scope_args, opts)
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
-    scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
+    role = fleet_role(model)
+    scheduling_args = SchedulingArgs(model, plan, provider, namespaces, ready, fleet_manager=role == "manager")
+    scheduling = Scheduling(f"{name}-scheduling", scheduling_args, opts)
     fabric_args = FabricTopologyArgs(
         model, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
     )
@@ -103,10 +112,53 @@ def build_kubernetes_side(
     monitoring = observability.release
     dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
     gpu_health = GpuHealth(f"{name}-gpu-health", GpuHealthArgs(model, provider, monitoring, ready), opts)
+    manager, worker = _fleet(name, model, plan, provider, scheduling, namespaces, ready, api_server, opts)
     return KubernetesSide(
         observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
-        autoscaling, pool_labels, priority_scope, dashboards, gpu_health,
+        autoscaling, pool_labels, priority_scope, dashboards, gpu_health, manager, worker,
     )  # fmt: skip
+
+
+def fleet_role(model: Platform) -> str | None:
+    """'manager' or 'worker' when the spec has a fleet, by this stack's name; None without one."""
+    if model.fleet is None:
+        return None
+    found = model.fleet.role_of(pulumi.get_stack(), pulumi.get_project())
+    if found is None:
+        stacks = ", ".join(m.stack for m in model.fleet.members)
+        raise pulumi.RunError(
+            f"stack {pulumi.get_stack()} is not a member of fleet {model.fleet.name} (member stacks: {stacks}); "
+            "deploy this spec as one of them"
+        )
+    return found[0]
+
+
+def _fleet(
+    name: str,
+    model: Platform,
+    plan: Plan,
+    provider: pulumi.ProviderResource,
+    scheduling: Scheduling,
+    namespaces: dict[str, pulumi.Resource],
+    ready: list[pulumi.Resource],
+    api_server: pulumi.Input[str] | None,
+    opts: pulumi.ResourceOptions,
+) -> tuple[FleetManager | None, FleetWorker | None]:
+    """The fleet's part on this stack: the manager's queue and MultiKueue objects, or a worker's
+    queues and credentials (docs/fleet.md)."""
+    if model.fleet is None or plan.cluster_fleet is None:
+        return None, None
+    found = model.fleet.role_of(pulumi.get_stack(), pulumi.get_project())
+    assert found is not None, "fleet_role refused a stack that is no member"
+    role, member = found
+    if role == "manager":
+        args = FleetManagerArgs(model, plan.cluster_fleet, provider, scheduling.kueue, namespaces)
+        return FleetManager(f"{name}-fleet", args, opts), None
+    server = member.server or api_server
+    if server is None:
+        raise pulumi.RunError(f"fleet member {member.name} needs `server`: the URL the manager reaches its API at")
+    args = FleetWorkerArgs(model, member.name, provider, server, scheduling.kueue, namespaces, ready)
+    return None, FleetWorker(f"{name}-fleet", args, opts)
 
 
 def _tenants(

@@ -18,6 +18,9 @@ from types import MappingProxyType
 from typing import Any
 
 from gpuplat import vocabulary as vocab
+from gpuplat.model.fleet import Fleet as Fleet
+from gpuplat.model.fleet import FleetMember as FleetMember
+from gpuplat.model.fleet import build_fleet
 from gpuplat.model.pools import GpuNodePool as GpuNodePool
 from gpuplat.model.pools import NodeRange as NodeRange
 from gpuplat.model.pools import PoolReservation as PoolReservation
@@ -197,6 +200,7 @@ class Platform:
     tenants: tuple[Tenant, ...]
     observability: Observability
     workloads: tuple[ReferenceWorkload, ...] = ()  # reference workloads the plan sizes
+    fleet: Fleet | None = None  # several platforms behind one queue (model/fleet.py)
     pools_by_name: Mapping[str, GpuNodePool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -361,4 +365,5 @@ def build_model(data: Data) -> Platform:
         tenants=_tenants(data.get("tenants", []), pools),
         observability=Observability(data.get("observability", {}).get("retention", vocab.DEFAULT_RETENTION)),
         workloads=build_workloads(data.get("workloads")),
+        fleet=build_fleet(data.get("fleet")),
     )

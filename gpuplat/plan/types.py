@@ -13,6 +13,7 @@ from functools import cached_property
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
 from gpuplat.plan.rails import RailsPlan
+from gpuplat.plan.fleet_types import FleetPlan
 from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
 
@@ -296,6 +297,8 @@ class Plan:
     capacity_blocks: tuple[CapacityBlockUse, ...] = ()  # reserved nodes held in bought Capacity Blocks
     eks_support: EksSupport | None = None  # None on provider kubernetes
     rails: RailsPlan | None = None  # provider kubernetes with SR-IOV rails (gpuplat/plan/rails.py)
+    # The platforms this one forms a fleet with (gpuplat/fleet/plan.py); None without `fleet`.
+    cluster_fleet: FleetPlan | None = None
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

@@ -68,7 +68,9 @@ def resource_outputs(type_: str, name: str, urn: str, inputs: struct_pb2.Struct,
     if type_.startswith("pulumi:providers:"):
         return id_, patch
     if type_ == "pulumi:pulumi:StackReference":
-        patch.update(outputs={}, secretOutputNames=[])
+        # Another stack's outputs are not known offline (a fleet worker's credentials): unknown,
+        # as before that stack's first update, never invented.
+        patch.update(outputs=UNKNOWN, secretOutputNames=[])
         return id_, patch
     package = type_.split(":", 1)[0]
     if package == "aws":
