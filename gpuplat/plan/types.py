@@ -12,8 +12,8 @@ from functools import cached_property
 
 from gpuplat.diagnostics import Level
 from gpuplat.model import Market, NodeRange
-from gpuplat.plan.rails import RailsPlan
 from gpuplat.plan.fleet_types import FleetPlan
+from gpuplat.plan.rails import RailsPlan
 from gpuplat.plan.workload_types import WorkloadPlan
 from gpuplat.spec.positions import PathPart
 
