@@ -13,7 +13,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
-from gpuplat.simulate.engine import ARRIVE, BLOCK, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
@@ -112,6 +112,10 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     # An existing cluster's nodes are there whether used or not: nothing scales them.
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
     _start(engine, model, dynamic)
+    if options.node_packing:
+        if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
+            raise ValueError("node-level packing replays a fixed fleet: autoscaling, spot and Capacity Blocks off")
+        engine.open_nodes()
     skip = set(unplaceable)
     arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
     engine.heap.extend(arrivals)
@@ -142,6 +146,11 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             engine.release(a)
             outstanding -= 1
             engine.start_pods(flavor, t)
+            engine.admit_all(t)
+        elif kind == FAIL:
+            if engine.runs[a] != b:
+                continue  # evicted since
+            engine.start_pods(engine.fail(a, t), t)
             engine.admit_all(t)
         elif kind == READY:
             engine.node_ready(engine.flavors[a], t)
