@@ -69,12 +69,17 @@ def main() -> int:
     load = os.getloadavg()[0]
     trace = load_trace(args.trace)
     share = subset_share(trace)
-    print(f"{len(trace.jobs):,} jobs, {share:.1%} of Philly's GPU time; published delay "
-          f"{PUBLISHED_MEAN_WAIT:,} s mean, {PUBLISHED_MEDIAN_WAIT} s median")
+    print(
+        f"{len(trace.jobs):,} jobs, {share:.1%} of Philly's GPU time; published delay "
+        f"{PUBLISHED_MEAN_WAIT:,} s mean, {PUBLISHED_MEDIAN_WAIT} s median"
+    )
     head = f"{'cluster':<24} {'model':<26} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7}"
     print(f"{head} {'frag GPU-h':>10} {'wall s':>6} {'cpu s':>5}  by size (mean / median s)")
-    variants = (("packing + outcomes", True, True), ("perfect packing, outcomes", False, True),
-                ("packing, no outcomes", True, False))
+    variants = (
+        ("packing + outcomes", True, True),
+        ("perfect packing, outcomes", False, True),
+        ("packing, no outcomes", True, False),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for part in (share, 1.0):
             spec = Path(tmp) / f"philly-{part:.3f}.yaml"
@@ -86,7 +91,10 @@ def main() -> int:
             for name, packing, outcomes in variants:
                 for seed in range(args.seeds if packing and outcomes else 1):
                     options = Options(
-                        seed=seed, tenant_map=tenant_map(trace), spot=False, node_packing=packing,
+                        seed=seed,
+                        tenant_map=tenant_map(trace),
+                        spot=False,
+                        node_packing=packing,
                         outcomes=PHILLY_OUTCOMES if outcomes else None,
                     )
                     wall, cpu = time.perf_counter(), time.process_time()
@@ -99,7 +107,8 @@ def main() -> int:
                         by_size.setdefault(_size(g), []).append(w)
                     sizes = ", ".join(
                         f"{k}: {sum(v) / len(v):,.0f} / {percentile(sorted(v), 50):,.0f}"
-                        for k in SIZES if (v := by_size.get(k))
+                        for k in SIZES
+                        if (v := by_size.get(k))
                     )
                     mean = sum(ordered) / len(ordered)
                     print(

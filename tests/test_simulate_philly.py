@@ -55,9 +55,7 @@ def test_the_philly_fixture_is_philly(trace: Trace) -> None:
     widest: dict[str, int] = {}
     for job in trace.jobs:
         widest[job.tenant] = max(widest.get(job.tenant, 0), job.gpus)
-    assert {t.name: t.gpus >= widest[t.name[3:]] for t in compiled.model.tenants} == {
-        f"vc-{vc}": True for vc in widest
-    }
+    assert {t.name: t.gpus >= widest[t.name[3:]] for t in compiled.model.tenants} == {f"vc-{vc}": True for vc in widest}
 
 
 @needs_traces

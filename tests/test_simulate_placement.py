@@ -4,12 +4,14 @@ gang start of multi-node jobs, and failed jobs that free their GPUs and queue ag
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from gpuplat.cli import main
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
@@ -111,3 +113,21 @@ def test_outcomes_are_drawn_in_the_published_shares_by_job_count() -> None:
         assert counts[kind] / len(jobs) == pytest.approx(getattr(PHILLY_OUTCOMES, kind) / total, abs=0.01)
     assert all((f < 1.0) == (o == "failed") for o, f in zip(outcome, fail_at, strict=True))
     assert PHILLY_OUTCOMES.draws(1, jobs)[0] != outcome
+
+
+def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--node-packing --outcomes philly` on an existing cluster: the JSON says so and counts the
+    fragmentation; on an autoscaled aws stack node packing is refused in words (exit 2)."""
+    _fleet(tmp_path, 2)
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit,duration,gpus,tenant\n0,100,4,lab\n0,1000,6,lab\n1,1001,4,lab\n50,10,6,lab\n")
+    spec = str(tmp_path / "nodes-2.yaml")
+    argv = ["simulate", "--stack", "dev", "--spec", spec, "--trace", str(trace), "--format", "json", "--seeds", "1"]
+    assert main([*argv, "--node-packing", "--outcomes", "philly", "--tenant-map", "lab=lab"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["assumptions"]["nodePacking"] is True
+    assert doc["assumptions"]["outcomes"].startswith("Philly's GPU jobs by count")
+    assert doc["fragmentation"]["jobs"] in (0, 1)  # a drawn failure may free node 0 first
+    assert doc["retried"] == sum(1 for o in PHILLY_OUTCOMES.draws(0, load_trace(trace).jobs)[0] if o == "failed")
+    assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--node-packing", "--seeds", "1"]) == 2
+    assert "node packing replays a fixed fleet" in capsys.readouterr().err

@@ -46,7 +46,9 @@ from gpuplat.simulate import (
 )
 from gpuplat.simulate.bands import DEFAULT_SEEDS
 from gpuplat.simulate.blocks import block_pools, load_blocks
+from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.report import render_json, render_markdown, render_text
+from gpuplat.simulate.run import FixedFleetError
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
@@ -185,6 +187,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             tenant_map=tenant_map,
             lookahead=1 if args.strict_fifo else Options.lookahead,
             capacity_blocks=blocks,
+            node_packing=args.node_packing,
+            outcomes=PHILLY_OUTCOMES if args.outcomes == "philly" else None,
         )
         if args.utilization:
             options = dataclasses.replace(options, utilization=load_distribution(args.utilization))
@@ -200,7 +204,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except TraceError as err:
         return _report(err.diagnostics, args.format)
-    except (BaseError, UnknownTenantError) as err:
+    except (BaseError, UnknownTenantError, FixedFleetError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
     except NoTenantsError as err:

@@ -21,7 +21,20 @@ from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.timeline import Timeline, sample_step
 from gpuplat.simulate.trace import Trace
 
-__all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate", "simulate_seeds"]
+__all__ = [
+    "FixedFleetError",
+    "NoTenantsError",
+    "Replay",
+    "UnknownTenantError",
+    "build",
+    "replay",
+    "simulate",
+    "simulate_seeds",
+]
+
+
+class FixedFleetError(ValueError):
+    """Node packing asked of a fleet whose nodes come and go (it places pods on fixed nodes only)."""
 
 
 def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], dict[int, str]]:
@@ -114,7 +127,9 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     _start(engine, model, dynamic)
     if options.node_packing:
         if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
-            raise ValueError("node-level packing replays a fixed fleet: autoscaling, spot and Capacity Blocks off")
+            raise FixedFleetError(
+                "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
+            )
         engine.open_nodes()
     skip = set(unplaceable)
     arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
