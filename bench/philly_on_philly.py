@@ -28,7 +28,7 @@ from gpuplat.compile import Sources, compile_sources  # noqa: E402
 from gpuplat.simulate import Options, load_trace  # noqa: E402
 from gpuplat.simulate.engine import Engine  # noqa: E402
 from gpuplat.simulate.mapping import gpu_hours  # noqa: E402
-from gpuplat.simulate.outcomes import PHILLY_GPU_TIME_SHARES, PHILLY_OUTCOMES  # noqa: E402
+from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES  # noqa: E402
 from gpuplat.simulate.result import percentile  # noqa: E402
 from gpuplat.simulate.run import replay  # noqa: E402
 from tests.support_philly import (  # noqa: E402
@@ -56,9 +56,8 @@ def outcome_shares(engine: Engine) -> str:
     for i, job in enumerate(engine.jobs):
         hours[engine.outcome[i]] = hours.get(engine.outcome[i], 0.0) + gpu_hours(job)
     total = sum(hours.values())
-    return ", ".join(
-        f"{k} {hours.get(k, 0.0) / total:.1%} (published {v:.1%})" for k, v in PHILLY_GPU_TIME_SHARES.items()
-    )
+    published = PHILLY_OUTCOMES.by_gpu_time or PHILLY_OUTCOMES.by_count
+    return ", ".join(f"{k} {hours.get(k, 0.0) / total:.1%} (published {v:.1%})" for k, v in zip(KINDS, published))
 
 
 def main() -> int:

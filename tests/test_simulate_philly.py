@@ -32,7 +32,7 @@ from tests.support_philly import (
 
 needs_traces = pytest.mark.skipif(not PHILLY_JOBS.exists(), reason=f"no public traces at {PHILLY_JOBS.parent}")
 
-# The stated error (docs/simulate.md, "Philly on Philly"): seeds 0-4 replay a mean of 21-25 % of
+# The stated error (docs/simulate.md, "Philly on Philly"): seeds 0-4 replay a mean of 21-23 % of
 # the published one and a median of 0 s against 189 s.
 MEAN_WITHIN = (0.15, 0.40)
 

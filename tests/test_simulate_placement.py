@@ -16,7 +16,7 @@ from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, load_trace
-from gpuplat.simulate.outcomes import PHILLY_OUTCOMES, Outcomes
+from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES, Outcomes
 from gpuplat.simulate.run import replay
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
@@ -89,7 +89,7 @@ def test_node_packing_refuses_a_fleet_that_scales(tmp_path: Path) -> None:
 def test_a_failed_job_frees_its_gpus_queues_again_and_runs_only_the_rest(tmp_path: Path) -> None:
     model, plan = _fleet(tmp_path, 1)
     trace = _trace(tmp_path, [(0, 1000, 8), (1, 100, 8)])
-    every_one_fails = Outcomes("test: every job fails once", 0.0, 1.0, 0.0)
+    every_one_fails = Outcomes("test: every job fails once", (0.0, 1.0, 0.0))
     done = replay(model, plan, trace, Options(spot=False, outcomes=every_one_fails))
     engine = done.engine
     failed_at = 1000 * engine.fail_at[0]
@@ -104,15 +104,24 @@ def test_a_failed_job_frees_its_gpus_queues_again_and_runs_only_the_rest(tmp_pat
 
 
 @pytest.mark.skipif(not PHILLY.exists(), reason=f"no public traces at {TRACES}")
-def test_outcomes_are_drawn_in_the_published_shares_by_job_count() -> None:
+def test_outcomes_are_drawn_in_the_published_shares_by_count_and_by_gpu_time() -> None:
     jobs = load_trace(PHILLY).jobs
     outcome, fail_at = PHILLY_OUTCOMES.draws(0, jobs)
     counts = Counter(outcome)
-    total = PHILLY_OUTCOMES.completed + PHILLY_OUTCOMES.failed + PHILLY_OUTCOMES.killed
-    for kind in ("completed", "failed", "killed"):
-        assert counts[kind] / len(jobs) == pytest.approx(getattr(PHILLY_OUTCOMES, kind) / total, abs=0.01)
+    hours: Counter[str] = Counter()
+    for job, kind in zip(jobs, outcome, strict=True):
+        hours[kind] += job.duration * job.gpus
+    assert PHILLY_OUTCOMES.by_gpu_time is not None
+    for k, kind in enumerate(KINDS):
+        assert counts[kind] / len(jobs) == pytest.approx(PHILLY_OUTCOMES.by_count[k], abs=0.01)
+        # By GPU time the 405 long jobs decide, so one seed lands within a few points.
+        assert hours[kind] / sum(hours.values()) == pytest.approx(PHILLY_OUTCOMES.by_gpu_time[k], abs=0.06)
     assert all((f < 1.0) == (o == "failed") for o, f in zip(outcome, fail_at, strict=True))
     assert PHILLY_OUTCOMES.draws(1, jobs)[0] != outcome
+    # Drawn by count alone, the GPU time would be mostly completed work, not Philly's 32 %.
+    by_count = Outcomes("count only", PHILLY_OUTCOMES.by_count).draws(0, jobs)[0]
+    completed = sum(j.duration * j.gpus for j, o in zip(jobs, by_count, strict=True) if o == "completed")
+    assert completed / sum(hours.values()) > 0.5
 
 
 def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,7 +135,7 @@ def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFix
     assert main([*argv, "--node-packing", "--outcomes", "philly", "--tenant-map", "lab=lab"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["assumptions"]["nodePacking"] is True
-    assert doc["assumptions"]["outcomes"].startswith("Philly's GPU jobs by count")
+    assert doc["assumptions"]["outcomes"] == PHILLY_OUTCOMES.source
     assert doc["fragmentation"]["jobs"] in (0, 1)  # a drawn failure may free node 0 first
     assert doc["retried"] == sum(1 for o in PHILLY_OUTCOMES.draws(0, load_trace(trace).jobs)[0] if o == "failed")
     assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--node-packing", "--seeds", "1"]) == 2
