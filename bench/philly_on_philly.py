@@ -57,7 +57,9 @@ def outcome_shares(engine: Engine) -> str:
         hours[engine.outcome[i]] = hours.get(engine.outcome[i], 0.0) + gpu_hours(job)
     total = sum(hours.values())
     published = PHILLY_OUTCOMES.by_gpu_time or PHILLY_OUTCOMES.by_count
-    return ", ".join(f"{k} {hours.get(k, 0.0) / total:.1%} (published {v:.1%})" for k, v in zip(KINDS, published))
+    return ", ".join(
+        f"{k} {hours.get(k, 0.0) / total:.1%} (published {v:.1%})" for k, v in zip(KINDS, published, strict=True)
+    )
 
 
 def main() -> int:
