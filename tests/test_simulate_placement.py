@@ -108,7 +108,7 @@ def test_outcomes_are_drawn_in_the_published_shares_by_count_and_by_gpu_time() -
     jobs = load_trace(PHILLY).jobs
     outcome, fail_at = PHILLY_OUTCOMES.draws(0, jobs)
     counts = Counter(outcome)
-    hours = dict.fromkeys(KINDS, 0.0)
+    hours: dict[str, float] = dict.fromkeys(KINDS, 0.0)
     for job, kind in zip(jobs, outcome, strict=True):
         hours[kind] += job.duration * job.gpus
     assert PHILLY_OUTCOMES.by_gpu_time is not None
