@@ -80,6 +80,7 @@ class Engine:
         self.frag_since = [-1.0] * n
         self.fragmented_gpu_s = 0.0
         self.fragmented_jobs: set[int] = set()
+        self.open_frags = 0  # jobs whose fragmentation wait is being counted now
 
     def open_nodes(self) -> None:
         """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one)."""
@@ -164,7 +165,7 @@ class Engine:
     # ------------------------------------------------------------------ pods
     def start_pods(self, flavor: Flavor, t: float) -> None:
         free = flavor.ready * flavor.per_node - flavor.alloc
-        if not flavor.waiting or free <= 0:
+        if not flavor.waiting or (free <= 0 and not self.open_frags):
             return
         still: list[int] = []
         nodes = flavor.nodes
@@ -178,9 +179,11 @@ class Engine:
                     self.pods[job] = pods
                 self.run(job, flavor, units, t)
             else:
-                self.fragmented(job, units <= free, t)
                 still.append(job)
         flavor.waiting = still
+        if nodes is not None:
+            for job in still:  # judged on what is free once this pass has started what it could
+                self.fragmented(job, self.placement_units(job, flavor) <= free, t)
 
     def fragmented(self, job: int, waits_on_nodes: bool, t: float) -> None:
         """Count the job's wait while units enough are free but not on nodes that hold it."""
@@ -188,9 +191,11 @@ class Engine:
         if waits_on_nodes and since < 0:
             self.frag_since[job] = t
             self.fragmented_jobs.add(job)
+            self.open_frags += 1
         elif not waits_on_nodes and since >= 0:
             self.fragmented_gpu_s += (t - since) * self.jobs[job].gpus
             self.frag_since[job] = -1.0
+            self.open_frags -= 1
 
     def run(self, job: int, flavor: Flavor, units: int, t: float) -> None:
         flavor.mutate(t)
@@ -356,6 +361,7 @@ class Engine:
             self.stop(job, t, done=False)
         else:
             flavor.waiting.remove(job)
+            self.fragmented(job, False, t)  # back in the queue: no longer waiting for nodes
         flavor.admitted -= units
         self.usage[self.tenant_of[job]][flavor.key] -= units
         self.on[job] = None
