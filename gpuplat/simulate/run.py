@@ -71,6 +71,15 @@ def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
             engine.node_ready(f, 0.0)  # draws the node's interruption
 
 
+def _open_nodes(engine: Engine, dynamic: bool) -> None:
+    options = engine.options
+    if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
+        raise FixedFleetError(
+            "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
+        )
+    engine.open_nodes()
+
+
 def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bool) -> None:
     """A spot node's notice: its pods go (their work since the last checkpoint lost), back to wait for a node."""
     if token not in flavor.spot_nodes:
@@ -126,11 +135,7 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
     _start(engine, model, dynamic)
     if options.node_packing:
-        if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
-            raise FixedFleetError(
-                "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
-            )
-        engine.open_nodes()
+        _open_nodes(engine, dynamic)
     skip = set(unplaceable)
     arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
     engine.heap.extend(arrivals)
