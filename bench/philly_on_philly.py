@@ -1,12 +1,14 @@
 """Philly's trace replayed on a spec of Philly itself, against the published queueing delay.
 
-    .venv/bin/python bench/philly_on_philly.py [--trace ../shared/traces/philly-jobs.csv]
+    .venv/bin/python bench/philly_on_philly.py [--trace ../shared/traces/philly-jobs.csv] [--seeds 5]
 
-The cluster as SOURCES.md gives it: 321 servers of 2 GPUs and 231 of 8 (2,490 GPUs), provider
-kubernetes (the nodes exist), a tenant per virtual cluster whose `gpus` is its share of the
-trace's GPU-hours of the 2,490 (at least 8), every trace tenant on its own. Nothing is fitted to
-the delay it is compared with (3,761 s mean, 189 s median). Prints the replay's delay overall and
-by job size, and the same with one tenant holding the whole cluster (no per-VC quotas).
+The spec is tests/support_philly.py's (SOURCES.md's machines, a tenant per virtual cluster with
+its share of the trace's GPU-hours, at least its widest job); nothing is fitted to the delay it is
+compared with (3,761 s mean, 189 s median). Rows: the trace on the whole cluster and on its share
+of it (the subset's part of Philly's GPU time), with node-level packing and the published outcome
+shares (a seeded draw: the trace has no status), then each of the two off. Prints the delay
+overall, by job size and by seed, the GPU-time shares of the drawn outcomes against the published
+ones, the fragmentation counted, and the wall and CPU time of each replay.
 """
 
 from __future__ import annotations
@@ -23,76 +25,101 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gpuplat.compile import Sources, compile_sources  # noqa: E402
-from gpuplat.simulate import Options, Trace, load_trace  # noqa: E402
+from gpuplat.simulate import Options, load_trace  # noqa: E402
+from gpuplat.simulate.engine import Engine  # noqa: E402
 from gpuplat.simulate.mapping import gpu_hours  # noqa: E402
+from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES  # noqa: E402
 from gpuplat.simulate.result import percentile  # noqa: E402
 from gpuplat.simulate.run import replay  # noqa: E402
+from tests.support_philly import (  # noqa: E402
+    PHILLY_JOBS,
+    PUBLISHED_MEAN_WAIT,
+    PUBLISHED_MEDIAN_WAIT,
+    philly_spec,
+    subset_share,
+    tenant_map,
+)
 
-PUBLISHED_MEAN, PUBLISHED_MEDIAN = 3761, 189
-TWO_GPU_SERVERS, EIGHT_GPU_SERVERS = 321, 231
-GPUS = 2 * TWO_GPU_SERVERS + 8 * EIGHT_GPU_SERVERS
-
-
-def philly_spec(trace: Trace, per_vc: bool, into: Path) -> Path:
-    hours: dict[str, float] = {}
-    for job in trace.jobs:
-        hours[job.tenant] = hours.get(job.tenant, 0.0) + gpu_hours(job)
-    total = sum(hours.values())
-    tenants = (
-        "".join(f"  - {{name: vc-{vc}, gpus: {max(8, round(GPUS * h / total))}}}\n" for vc, h in sorted(hours.items()))
-        if per_vc
-        else f"  - {{name: all, gpus: {GPUS}}}\n"
-    )
-    spec = into / f"philly-{'vc' if per_vc else 'one'}.yaml"
-    spec.write_text(
-        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: philly}\n"
-        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n"
-        f"  - {{name: two, gpu: {{model: A10G-24GB, count: 2}}, nodeSelector: {{p: two}}, "
-        f"nodes: {{min: {TWO_GPU_SERVERS}, max: {TWO_GPU_SERVERS}}}}}\n"
-        f"  - {{name: eight, gpu: {{model: A10G-24GB, count: 8}}, nodeSelector: {{p: eight}}, "
-        f"nodes: {{min: {EIGHT_GPU_SERVERS}, max: {EIGHT_GPU_SERVERS}}}}}\n"
-        "tenants:\n" + tenants
-    )
-    return spec
+SIZES = ("1", "2", "4", "8", ">8")
 
 
 def _size(gpus: int) -> str:
-    return str(gpus) if gpus <= 8 else ">8"
+    return str(gpus) if gpus in (1, 2, 4, 8) else ">8"
+
+
+def waits(engine: Engine) -> list[tuple[float, int]]:
+    return [(engine.started[i] - j.submit, j.gpus) for i, j in enumerate(engine.jobs) if engine.started[i] >= 0]
+
+
+def outcome_shares(engine: Engine) -> str:
+    hours: dict[str, float] = {}
+    for i, job in enumerate(engine.jobs):
+        hours[engine.outcome[i]] = hours.get(engine.outcome[i], 0.0) + gpu_hours(job)
+    total = sum(hours.values())
+    published = PHILLY_OUTCOMES.by_gpu_time or PHILLY_OUTCOMES.by_count
+    return ", ".join(
+        f"{k} {hours.get(k, 0.0) / total:.1%} (published {v:.1%})" for k, v in zip(KINDS, published, strict=True)
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace", default=str(ROOT.parent / "shared" / "traces" / "philly-jobs.csv"))
+    parser.add_argument("--trace", default=str(PHILLY_JOBS))
+    parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     load = os.getloadavg()[0]
     trace = load_trace(args.trace)
-    published = f"{PUBLISHED_MEAN:,} s mean, {PUBLISHED_MEDIAN} s median"
-    print(f"{len(trace.jobs):,} jobs on {GPUS:,} GPUs; published delay {published}")
-    print(f"{'queues':<22} {'jobs':>7} {'mean s':>9} {'median s':>9} {'p95 s':>9} {'cpu s':>6}  by size: mean s")
+    share = subset_share(trace)
+    print(
+        f"{len(trace.jobs):,} jobs, {share:.1%} of Philly's GPU time; published delay "
+        f"{PUBLISHED_MEAN_WAIT:,} s mean, {PUBLISHED_MEDIAN_WAIT} s median"
+    )
+    head = f"{'cluster':<24} {'model':<26} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7}"
+    print(f"{head} {'frag GPU-h':>10} {'wall s':>6} {'cpu s':>5}  by size (mean / median s)")
+    variants = (
+        ("packing + outcomes", True, True),
+        ("perfect packing, outcomes", False, True),
+        ("packing, no outcomes", True, False),
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        for per_vc in (True, False):
-            compiled = compile_sources(Sources(philly_spec(trace, per_vc, Path(tmp)), None))
+        for part in (share, 1.0):
+            spec = Path(tmp) / f"philly-{part:.3f}.yaml"
+            spec.write_text(philly_spec(trace, part))
+            compiled = compile_sources(Sources(spec, None))
             assert compiled.ok and compiled.model is not None and compiled.plan is not None
-            mapping = {j.tenant: (f"vc-{j.tenant}" if per_vc else "all") for j in trace.jobs}
-            cpu = time.process_time()
-            done = replay(compiled.model, compiled.plan, trace, Options(tenant_map=mapping, spot=False))
-            cpu = time.process_time() - cpu
-            engine = done.engine
-            waits = [
-                (engine.started[i] - j.submit, j.gpus) for i, j in enumerate(engine.jobs) if engine.started[i] >= 0
-            ]
-            ordered = sorted(w for w, _ in waits)
-            by_size: dict[str, list[float]] = {}
-            for w, g in waits:
-                by_size.setdefault(_size(g), []).append(w)
-            sizes = ", ".join(f"{k}: {sum(v) / len(v):,.0f}" for k, v in sorted(by_size.items(), key=lambda kv: kv[0]))
-            name = "a queue per VC" if per_vc else "one queue"
-            mean = sum(ordered) / len(ordered)
-            print(
-                f"{name:<22} {len(ordered):>7,} {mean:>9,.0f} {percentile(ordered, 50):>9,.0f} "
-                f"{percentile(ordered, 95):>9,.0f} {cpu:>6.1f}  {sizes}"
-            )
+            gpus = sum(p.gpus_per_node * p.nodes.max for p in compiled.plan.pools)
+            cluster = f"{gpus:,} GPUs ({part:.1%})"
+            for name, packing, outcomes in variants:
+                for seed in range(args.seeds if packing and outcomes else 1):
+                    options = Options(
+                        seed=seed,
+                        tenant_map=tenant_map(trace),
+                        spot=False,
+                        node_packing=packing,
+                        outcomes=PHILLY_OUTCOMES if outcomes else None,
+                    )
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    engine = replay(compiled.model, compiled.plan, trace, options).engine
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    done = waits(engine)
+                    ordered = sorted(w for w, _ in done)
+                    by_size: dict[str, list[float]] = {}
+                    for w, g in done:
+                        by_size.setdefault(_size(g), []).append(w)
+                    sizes = ", ".join(
+                        f"{k}: {sum(v) / len(v):,.0f} / {percentile(sorted(v), 50):,.0f}"
+                        for k in SIZES
+                        if (v := by_size.get(k))
+                    )
+                    mean = sum(ordered) / len(ordered)
+                    print(
+                        f"{cluster:<24} {name:<26} {seed:>4} {mean:>7,.0f} {percentile(ordered, 50):>8,.0f} "
+                        f"{percentile(ordered, 95):>7,.0f} {engine.fragmented_gpu_s / 3600:>10,.0f} "
+                        f"{wall:>6.1f} {cpu:>5.1f}  {sizes}",
+                        flush=True,
+                    )
+                    if packing and outcomes and seed == 0:
+                        print(f"{'':<24} drawn outcomes by GPU time: {outcome_shares(engine)}")
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f}")
     return 0
 

@@ -198,10 +198,27 @@ def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type priva
     simulate.add_argument("--static", action="store_true", help="autoscaling off: every pool at nodes.max")
     simulate.add_argument("--plot", metavar="FILE.svg", help="draw the replay over time (GPUs, queue, nodes) as an SVG")
     simulate.add_argument("--strict-fifo", action="store_true", help="Kueue StrictFIFO instead of BestEffortFIFO")
+    _add_simulate_fidelity(simulate)
     simulate.add_argument(
         "--tenant-map", action="append", default=[], metavar="TRACE=TENANT", help="map a trace tenant to a spec tenant"
     )
     simulate.set_defaults(run=_simulate)
+
+
+def _add_simulate_fidelity(simulate: Any) -> None:
+    """How closely the replay follows a cluster: pods node by node, jobs that fail."""
+    simulate.add_argument(
+        "--node-packing",
+        action="store_true",
+        help="place pods node by node (wider jobs on whole nodes, all pods at once; fragmentation counted); "
+        "a fixed fleet only: provider kubernetes or --static without spot",
+    )
+    simulate.add_argument(
+        "--outcomes",
+        choices=["philly"],
+        help="draw each job's outcome (completed, failed, killed) in Philly's published shares; "
+        "a failed job frees its GPUs and queues again for the rest of its run",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,8 +45,10 @@ from gpuplat.simulate import (
     simulate_seeds,
 )
 from gpuplat.simulate.bands import DEFAULT_SEEDS
-from gpuplat.simulate.blocks import block_pools, load_blocks
+from gpuplat.simulate.blocks import Block, block_pools, load_blocks
+from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.report import render_json, render_markdown, render_text
+from gpuplat.simulate.run import FixedFleetError
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
@@ -179,17 +181,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         tenant_map = _tenant_map(args.tenant_map)
         trace = load_trace(trace_path)
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
-        options = Options(
-            seed=args.seed,
-            autoscaling=not args.static,
-            tenant_map=tenant_map,
-            lookahead=1 if args.strict_fifo else Options.lookahead,
-            capacity_blocks=blocks,
-        )
-        if args.utilization:
-            options = dataclasses.replace(options, utilization=load_distribution(args.utilization))
-        if args.signals is not None:
-            options = dataclasses.replace(options, signals=_signals(args.signals))
+        options = _options(args, tenant_map, blocks)
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
         base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
     except InputUnreadable as err:
@@ -200,13 +192,30 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except TraceError as err:
         return _report(err.diagnostics, args.format)
-    except (BaseError, UnknownTenantError) as err:
+    except (BaseError, UnknownTenantError, FixedFleetError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
     except NoTenantsError as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_INVALID
     return _write(args, result, base, compiler)
+
+
+def _options(args: argparse.Namespace, tenant_map: dict[str, str], blocks: tuple[Block, ...]) -> Options:
+    options = Options(
+        seed=args.seed,
+        autoscaling=not args.static,
+        tenant_map=tenant_map,
+        lookahead=1 if args.strict_fifo else Options.lookahead,
+        capacity_blocks=blocks,
+        node_packing=args.node_packing,
+        outcomes=PHILLY_OUTCOMES if args.outcomes == "philly" else None,
+    )
+    if args.utilization:
+        options = dataclasses.replace(options, utilization=load_distribution(args.utilization))
+    if args.signals is not None:
+        options = dataclasses.replace(options, signals=_signals(args.signals))
+    return options
 
 
 def _write(args: argparse.Namespace, result: list[Result], base: list[Result] | None, compiler: str) -> int:

@@ -8,7 +8,9 @@ flavors, in the plan's order, where the flavor's quota has room and the tenant s
 its borrowing limit; failing that, where the tenant is within its nominal quota, by
 preempting borrowers there (lowest priority, newest first: reclaimWithinCohort). Admitted
 work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
-ready `boot_seconds` later. Nodes are packed perfectly (units, not node-by-node placement).
+ready `boot_seconds` later. Nodes are packed perfectly (units), or with `node_packing` node by
+node on a fixed fleet (nodes.py), a job's pods all at once. With `outcomes`, a job drawn to fail
+stops at its drawn point, frees its GPUs and quota, and queues again for the rest of its run.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import math
 import random
 
 from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant
+from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
 
-ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK = range(6)
+ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL = range(7)
 _OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
 
 
@@ -68,6 +71,21 @@ class Engine:
         self.lost_gpu_s = 0.0
         self.now = 0.0
         self.polls = 0  # TICK events handled: what skipping quiet stretches saves
+        self.outcome, self.fail_at = (
+            options.outcomes.draws(options.seed, jobs) if options.outcomes else (["completed"] * n, [1.0] * n)
+        )
+        self.retried = [False] * n
+        self.pods: list[Pods] = [[] for _ in range(n)]  # node packing: where each running job's pods are
+        # Fragmentation: waits while the flavor's free units would hold a job but no set of its nodes does.
+        self.frag_since = [-1.0] * n
+        self.fragmented_gpu_s = 0.0
+        self.fragmented_jobs: set[int] = set()
+        self.open_frags = 0  # jobs whose fragmentation wait is being counted now
+
+    def open_nodes(self) -> None:
+        """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one)."""
+        for f in self.flavors:
+            f.nodes = NodeMap(f.ready, f.per_node)
 
     def push(self, t: float, kind: int, a: int = 0, b: int = 0) -> None:
         self.seq += 1
@@ -147,17 +165,37 @@ class Engine:
     # ------------------------------------------------------------------ pods
     def start_pods(self, flavor: Flavor, t: float) -> None:
         free = flavor.ready * flavor.per_node - flavor.alloc
-        if not flavor.waiting or free <= 0:
+        if not flavor.waiting or (free <= 0 and not self.open_frags):
             return
         still: list[int] = []
+        nodes = flavor.nodes
         for job in flavor.waiting:
             units = self.placement_units(job, flavor)
-            if units <= free:
+            pods = nodes.fit(units) if nodes is not None and units <= free else None
+            if units <= free and (nodes is None or pods is not None):
                 free -= units
+                if pods is not None:
+                    nodes.take(pods)  # type: ignore[union-attr]
+                    self.pods[job] = pods
                 self.run(job, flavor, units, t)
             else:
                 still.append(job)
         flavor.waiting = still
+        if nodes is not None:
+            for job in still:  # judged on what is free once this pass has started what it could
+                self.fragmented(job, self.placement_units(job, flavor) <= free, t)
+
+    def fragmented(self, job: int, waits_on_nodes: bool, t: float) -> None:
+        """Count the job's wait while units enough are free but not on nodes that hold it."""
+        since = self.frag_since[job]
+        if waits_on_nodes and since < 0:
+            self.frag_since[job] = t
+            self.fragmented_jobs.add(job)
+            self.open_frags += 1
+        elif not waits_on_nodes and since >= 0:
+            self.fragmented_gpu_s += (t - since) * self.jobs[job].gpus
+            self.frag_since[job] = -1.0
+            self.open_frags -= 1
 
     def run(self, job: int, flavor: Flavor, units: int, t: float) -> None:
         flavor.mutate(t)
@@ -167,7 +205,11 @@ class Engine:
             self.started[job] = t
         self.run_start[job] = t
         self.running[flavor.key][job] = None
-        self.push(t + self.remaining[job], FINISH, job, self.runs[job])
+        self.fragmented(job, False, t)
+        if self.fail_at[job] < 1.0 and not self.retried[job]:
+            self.push(t + self.remaining[job] * self.fail_at[job], FAIL, job, self.runs[job])
+        else:
+            self.push(t + self.remaining[job], FINISH, job, self.runs[job])
         self.audit(flavor)
 
     def utilization(self, job: int) -> float:
@@ -183,6 +225,9 @@ class Engine:
         flavor.busy -= units / flavor.per_gpu * self.utilization(job)
         flavor.busy = max(flavor.busy, 0.0)  # float residue of many adds and subtracts
         del self.running[flavor.key][job]
+        if flavor.nodes is not None:
+            flavor.nodes.take(self.pods[job], -1)
+            self.pods[job] = []
         self.runs[job] += 1
         ran = t - self.run_start[job]
         if self.drawn[job]:
@@ -210,8 +255,21 @@ class Engine:
             )
 
     # ------------------------------------------------------------------ admission
-    def enqueue(self, job: int) -> None:
-        heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], self.jobs[job].submit, job))
+    def enqueue(self, job: int, at: float | None = None) -> None:
+        at = self.jobs[job].submit if at is None else at
+        heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], at, job))
+
+    def fail(self, job: int, t: float) -> Flavor:
+        """The job failed: its GPUs and quota go back, and it queues again, behind the jobs already
+        waiting, for the rest of its run (the trace's duration is its attempts together: nothing lost)."""
+        left = self.remaining[job] - (t - self.run_start[job])
+        flavor = self.stop(job, t, done=True)
+        self.remaining[job] = max(left, 0.0)
+        self.release(job)
+        self.retried[job] = True
+        self.enqueue(job, t)
+        self.blocked[self.tenant_of[job]] = -1
+        return flavor
 
     def arrive(self, job: int, t: float) -> None:
         i = self.tenant_of[job]
@@ -303,6 +361,7 @@ class Engine:
             self.stop(job, t, done=False)
         else:
             flavor.waiting.remove(job)
+            self.fragmented(job, False, t)  # back in the queue: no longer waiting for nodes
         flavor.admitted -= units
         self.usage[self.tenant_of[job]][flavor.key] -= units
         self.on[job] = None

@@ -20,6 +20,7 @@ from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, floor_bounds, stabilization_seconds
 from gpuplat.simulate.blocks import Block
+from gpuplat.simulate.nodes import NodeMap
 
 PRIORITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 # Which work tolerates the spot taint is the workload's choice; the replay takes work below
@@ -60,6 +61,7 @@ class Flavor:
     waiting: list[int] = field(default_factory=lambda: [])  # admitted jobs whose pods wait for a node
     spot_nodes: list[int] = field(default_factory=lambda: [])  # tokens of live spot nodes
     owner: SimPool | None = None
+    nodes: NodeMap | None = None  # node-level packing (nodes.py); None: units packed perfectly
 
     @property
     def cap(self) -> int:

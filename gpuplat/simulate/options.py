@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 from gpuplat.scaling import DRIVING_SIGNALS
 from gpuplat.simulate.blocks import Block
+from gpuplat.simulate.outcomes import Outcomes
 from gpuplat.simulate.utilization import PHILLY, Distribution
 
 DEFAULT_BOOT_SECONDS = 300.0  # launch to Ready of a GPU node (AMI with drivers, no image pulls)
@@ -31,4 +32,9 @@ class Options:
     capacity_blocks: tuple[Block, ...] = ()
     # The signals the floor's pressure reads: both, as the emitted rule; one alone is a what-if.
     signals: frozenset[str] = frozenset(DRIVING_SIGNALS)
+    # How jobs ended where the trace does not say (outcomes.py); None: every job runs once to its end.
+    outcomes: Outcomes | None = None
+    # Place each pod on a node (best fit; a job wider than a node on whole nodes, all its pods at
+    # once) instead of packing units perfectly within a flavor; a fixed fleet only (engine.py).
+    node_packing: bool = False
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)

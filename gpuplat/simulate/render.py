@@ -28,6 +28,8 @@ def result_json(r: Result) -> dict[str, Any]:
             "spotInterruptions": o.spot,
             "drivingSignals": sorted(o.signals),
             "capacityBlockWindows": r.windows,
+            "nodePacking": o.node_packing,
+            "outcomes": o.outcomes.source if o.outcomes else None,
         },
         "coverage": coverage_json(r),
         "signal": r.signal,
@@ -54,6 +56,8 @@ def result_json(r: Result) -> dict[str, Any]:
         "lostGpuHours": r.lost_gpu_h,
         "stoppedAtBlockEnd": r.block_stops,
         "stranded": r.stranded,
+        "fragmentation": {"gpuHours": r.fragmented_gpu_h, "jobs": r.fragmented_jobs},
+        "retried": r.retried,
         "cost": cost_json(r),
     }
 
@@ -159,6 +163,13 @@ def detail_lines(r: Result) -> list[str]:
         f"per busy GPU-hour {c['perBusyGpuHour'] or 0:,.2f} USD; saving {c['savingVsAllOnDemandPercent'] or 0:.1f} % "
         f"against all on-demand, {c['savingVsStaticPercent'] or 0:.1f} % against a static fleet at nodes.max",
     ]
+    if r.options.node_packing:
+        lines.append(
+            f"node packing: {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while free GPUs "
+            "were split over nodes that could not hold them (fragmentation)"
+        )
+    if r.options.outcomes:
+        lines.append(f"outcomes drawn from {r.options.outcomes.source}: {r.retried:,} failed jobs queued again")
     if r.windows:
         lines.append(
             "Capacity Block windows: "

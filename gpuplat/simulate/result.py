@@ -89,6 +89,10 @@ class Result:
     coverage: Coverage
     busy_share: BusyShare
     timeline: Timeline | None = None  # the replay sampled over time (simulate --plot draws it)
+    # Node packing: GPU-hours of waits while free GPUs would hold a job but no set of nodes did, and the jobs.
+    fragmented_gpu_h: float = 0.0
+    fragmented_jobs: int = 0
+    retried: int = 0  # jobs drawn to fail, freed and queued again (Options.outcomes)
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)
@@ -189,6 +193,9 @@ def summarise(
         static_usd=static,
         coverage=_coverage(engine, unplaceable),
         busy_share=_busy_share(engine, options, pools),
+        fragmented_gpu_h=engine.fragmented_gpu_s / 3600,
+        fragmented_jobs=len(engine.fragmented_jobs),
+        retried=sum(engine.retried),
     )
 
 

@@ -13,7 +13,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
-from gpuplat.simulate.engine import ARRIVE, BLOCK, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
@@ -21,7 +21,20 @@ from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.timeline import Timeline, sample_step
 from gpuplat.simulate.trace import Trace
 
-__all__ = ["NoTenantsError", "Replay", "UnknownTenantError", "build", "replay", "simulate", "simulate_seeds"]
+__all__ = [
+    "FixedFleetError",
+    "NoTenantsError",
+    "Replay",
+    "UnknownTenantError",
+    "build",
+    "replay",
+    "simulate",
+    "simulate_seeds",
+]
+
+
+class FixedFleetError(ValueError):
+    """Node packing asked of a fleet whose nodes come and go (it places pods on fixed nodes only)."""
 
 
 def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], dict[int, str]]:
@@ -56,6 +69,15 @@ def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
         for _ in range(f.ready if f.hazard > 0 and engine.options.spot else 0):
             f.booting, f.ready = 1, f.ready - 1
             engine.node_ready(f, 0.0)  # draws the node's interruption
+
+
+def _open_nodes(engine: Engine, dynamic: bool) -> None:
+    options = engine.options
+    if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
+        raise FixedFleetError(
+            "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
+        )
+    engine.open_nodes()
 
 
 def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bool) -> None:
@@ -112,6 +134,8 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     # An existing cluster's nodes are there whether used or not: nothing scales them.
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
     _start(engine, model, dynamic)
+    if options.node_packing:
+        _open_nodes(engine, dynamic)
     skip = set(unplaceable)
     arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
     engine.heap.extend(arrivals)
@@ -142,6 +166,11 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             engine.release(a)
             outstanding -= 1
             engine.start_pods(flavor, t)
+            engine.admit_all(t)
+        elif kind == FAIL:
+            if engine.runs[a] != b:
+                continue  # evicted since
+            engine.start_pods(engine.fail(a, t), t)
             engine.admit_all(t)
         elif kind == READY:
             engine.node_ready(engine.flavors[a], t)

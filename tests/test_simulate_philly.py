@@ -1,0 +1,81 @@
+"""Philly's trace on a spec of Philly itself, against Philly's published queueing delay.
+
+The whole trace (82,247 jobs) replays in about 2 s of CPU, so this runs in the unit suite. The
+spec and its published inputs are tests/support_philly.py's; docs/simulate.md has the table and
+states the error this test holds: the replay does not reproduce Philly's queueing yet, and this
+test keeps the gap where docs/simulate.md says it is, so a change that moves it is seen.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from gpuplat.compile import Sources, compile_sources
+from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
+from gpuplat.simulate.result import percentile
+from gpuplat.simulate.run import replay
+from tests.support_philly import (
+    EIGHT_GPU_SERVERS,
+    FIXTURE,
+    PHILLY_JOBS,
+    PUBLISHED_MEAN_WAIT,
+    PUBLISHED_MEDIAN_WAIT,
+    TWO_GPU_SERVERS,
+    philly_spec,
+    subset_share,
+    tenant_map,
+)
+
+needs_traces = pytest.mark.skipif(not PHILLY_JOBS.exists(), reason=f"no public traces at {PHILLY_JOBS.parent}")
+
+# The stated error (docs/simulate.md, "Philly on Philly"): seeds 0-4 replay a mean of 21-23 % of
+# the published one and a median of 0 s against 189 s.
+MEAN_WITHIN = (0.15, 0.40)
+
+
+@pytest.fixture(scope="module")
+def trace() -> Trace:
+    return load_trace(PHILLY_JOBS)
+
+
+@needs_traces
+def test_the_philly_fixture_is_philly(trace: Trace) -> None:
+    """tests/fixtures/philly.yaml is the generator's spec: 2,490 GPUs in 2- and 8-GPU servers, a
+    tenant per virtual cluster that holds at least its widest job."""
+    assert FIXTURE.read_text() == philly_spec(trace)
+    compiled = compile_sources(Sources(FIXTURE, None))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None
+    servers = {p.name: (p.gpus_per_node, p.nodes.max) for p in compiled.plan.pools}
+    assert servers == {"two": (2, TWO_GPU_SERVERS), "eight": (8, EIGHT_GPU_SERVERS)}
+    assert sum(g * n for g, n in servers.values()) == 2490
+    widest: dict[str, int] = {}
+    for job in trace.jobs:
+        widest[job.tenant] = max(widest.get(job.tenant, 0), job.gpus)
+    assert {t.name: t.gpus >= widest[t.name[3:]] for t in compiled.model.tenants} == {f"vc-{vc}": True for vc in widest}
+
+
+@needs_traces
+def test_philly_on_its_share_of_philly_against_the_published_delay(trace: Trace) -> None:
+    share = subset_share(trace)
+    assert share == pytest.approx(0.511, abs=0.001)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "philly.yaml"
+        spec.write_text(philly_spec(trace, share))
+        compiled = compile_sources(Sources(spec, None))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None
+    options = Options(tenant_map=tenant_map(trace), spot=False, node_packing=True, outcomes=PHILLY_OUTCOMES)
+    done = replay(compiled.model, compiled.plan, trace, options)
+    engine = done.engine
+    assert done.stranded == 0 and not done.unplaceable  # every job ran: each VC holds its widest job
+    waits = sorted(engine.started[i] - j.submit for i, j in enumerate(engine.jobs))
+    mean = sum(waits) / len(waits)
+    low, high = MEAN_WITHIN
+    assert low * PUBLISHED_MEAN_WAIT <= mean <= high * PUBLISHED_MEAN_WAIT
+    # Not reproduced: fewer than half of the replayed jobs wait at all, where Philly's median job
+    # waited 189 s (docs/simulate.md says what the replay leaves out).
+    assert percentile(waits, 50) < PUBLISHED_MEDIAN_WAIT
+    assert engine.fragmented_gpu_s > 0  # multi-GPU jobs did wait for whole servers
