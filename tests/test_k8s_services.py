@@ -420,7 +420,9 @@ def test_storage_on_kubernetes_uses_the_named_classes() -> None:
 @pytest.mark.parametrize("which", SPECS)
 def test_gpu_utilization_rules_per_pool(which: str) -> None:
     model, _, resources = recorded(which)
-    (monitor,) = by_kind(resources, "ServiceMonitor")  # the operator's own is off: exactly one
+    # The operator's own monitor is off: exactly one scrapes the exporter.
+    monitors = by_kind(resources, "ServiceMonitor")
+    (monitor,) = [m for m in monitors if "nvidia-dcgm-exporter" in str(m["spec"]["selector"])]
     endpoint = monitor["spec"]["endpoints"][0]
     assert endpoint["honorLabels"] is True
     assert monitor["spec"]["attachMetadata"] == {"node": True}

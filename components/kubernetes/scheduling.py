@@ -57,6 +57,7 @@ from gpuplat.plan import Plan
 from .._common import child_opts
 from ._common import TENANT_LABEL, helm_release, meta, prefix
 from ._quota import flavor_spec, resource_groups, tenant_flavors
+from .observability import MONITORING_NAMESPACE
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
@@ -110,6 +111,9 @@ class SchedulingArgs:
     # LocalQueues live in tenant namespaces: the Tenant components (or their namespaces), by tenant.
     tenants: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
+    # The release that installs the monitoring.coreos.com CRDs (Observability.release): the Kueue
+    # chart's ServiceMonitor needs them to install at all.
+    monitoring: pulumi.Resource | None = None
 
 
 def kueue_config() -> dict[str, Any]:
@@ -131,7 +135,13 @@ def kueue_config() -> dict[str, Any]:
 
 def kueue_values() -> dict[str, Any]:
     text = yaml.safe_dump(kueue_config(), sort_keys=False)
-    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+    return {
+        "managerConfig": {"controllerManagerConfigYaml": text},
+        # The chart's ServiceMonitor for the manager's metrics (HTTPS, the scraper's token), and
+        # its RoleBinding naming the Prometheus namespace: the dashboards' queue panels read them.
+        "enablePrometheus": True,
+        "metrics": {"prometheusNamespace": MONITORING_NAMESPACE},
+    }
 
 
 def cluster_queue_name(model: Platform, tenant: str) -> str:
@@ -164,9 +174,11 @@ class Scheduling(pulumi.ComponentResource):
         if model.scheduling.queueing != "kueue":
             self.register_outputs({})
             return
+        monitoring = [args.monitoring] if args.monitoring is not None else []
         self.kueue = kueue = helm_release(
-            self, name, "kueue", kueue_values(), provider=provider, pod_security="baseline", depends_on=args.depends_on
-        )
+            self, name, "kueue", kueue_values(), provider=provider, pod_security="baseline",
+            depends_on=[*args.depends_on, *monitoring],
+        )  # fmt: skip
         all_flavors = args.plan.flavors
         flavor_resources = {
             flavor.key: k8s.apiextensions.CustomResource(

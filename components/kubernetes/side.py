@@ -77,7 +77,8 @@ def build_kubernetes_side(
     scope_args = TenantPriorityScopeArgs(model, provider, ready)
     priority_scope = TenantPriorityScope(f"{name}-priority-scope", scope_args, opts)
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
-    scheduling = Scheduling(f"{name}-scheduling", SchedulingArgs(model, plan, provider, namespaces, ready), opts)
+    scheduling_args = SchedulingArgs(model, plan, provider, namespaces, ready, observability.release)
+    scheduling = Scheduling(f"{name}-scheduling", scheduling_args, opts)
     fabric_args = FabricTopologyArgs(
         model, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
     )
