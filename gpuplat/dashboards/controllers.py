@@ -17,8 +17,13 @@ from .grafana import Panel, Query, or_zero
 EVENTS_OVER = "1h"
 
 
+def _or_zero_by(expr: str) -> str:
+    """0 when `expr`, grouped by labels, has no series at all: `on ()` keeps the 0 out otherwise."""
+    return f"({expr} or on () vector(0))"
+
+
 def _events(series: str, by: str) -> str:
-    return or_zero(f"sum by ({by}) (increase({series}[{EVENTS_OVER}]))")
+    return _or_zero_by(f"sum by ({by}) (increase({series}[{EVENTS_OVER}]))")
 
 
 def cluster_queue(model: Platform, tenant: Tenant) -> str:
@@ -68,7 +73,7 @@ def tenant_queue_panels(model: Platform, tenant: Tenant) -> list[Panel]:
         ),
         Panel(
             "Requested by waiting workloads",
-            [Query(or_zero(f"sum by (resource) (kueue_cluster_queue_resource_pending{{{cq}}})"), "{{resource}}")],
+            [Query(_or_zero_by(f"sum by (resource) (kueue_cluster_queue_resource_pending{{{cq}}})"), "{{resource}}")],
             description="In the units the quota counts (GPUs, or shares of one on shared pools).",
         ),
         Panel(
