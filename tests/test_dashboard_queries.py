@@ -56,30 +56,35 @@ def test_queue_and_node_panels_answer_from_kueue_and_karpenter_series(tmp_path: 
     fleet, mine, pools = boards["fleet"], boards[f"tenant-{tenant.name}"], boards[f"pool-{pool.name}"]
     node_pool = plan.pool_node_pools(pool.name)[0]
     cq = f'cluster_queue="{cluster_queue(model, tenant)}", {ROLE}'
-    gpu = 'resource="nvidia.com/gpu"'
+    gpu, spot = 'resource="nvidia.com/gpu"', 'capacity_type="spot"'
+    cohort = f'cohort="{model.metadata.name}", {cq}'
+
+    def waiting(namespace: str, status: str) -> str:
+        return (
+            f'kueue_local_queue_pending_workloads{{name="default", namespace="{namespace}", status="{status}", {ROLE}}}'
+        )
+
+    def disrupted(node_pool: str) -> str:
+        return f'karpenter_nodeclaims_disrupted_total{{reason="spot_interrupted", nodepool="{node_pool}", {spot}}}'
+
     series = {
-        f'kueue_local_queue_pending_workloads{{name="default", namespace="{tenant.name}", status="active", {ROLE}}}':
-            "2x60",
-        f'kueue_local_queue_pending_workloads{{name="default", namespace="{tenant.name}", status="inadmissible", '
-        f"{ROLE}}}": "1x60",
-        f'kueue_local_queue_pending_workloads{{name="default", namespace="someone-else", status="active", {ROLE}}}':
-            "7x60",
-        f'kueue_cluster_queue_resource_usage{{cohort="{model.metadata.name}", {cq}, flavor="a", {gpu}}}': "10x60",
-        f'kueue_cluster_queue_nominal_quota{{cohort="{model.metadata.name}", {cq}, flavor="a", {gpu}}}': "8x60",
-        f'kueue_cluster_queue_resource_usage{{cohort="{model.metadata.name}", {cq}, flavor="b", {gpu}}}': "1x60",
-        f'kueue_cluster_queue_nominal_quota{{cohort="{model.metadata.name}", {cq}, flavor="b", {gpu}}}': "4x60",
+        waiting(tenant.name, "active"): "2x60",
+        waiting(tenant.name, "inadmissible"): "1x60",
+        waiting("someone-else", "active"): "7x60",
+        f'kueue_cluster_queue_resource_usage{{{cohort}, flavor="a", {gpu}}}': "10x60",
+        f'kueue_cluster_queue_nominal_quota{{{cohort}, flavor="a", {gpu}}}': "8x60",
+        f'kueue_cluster_queue_resource_usage{{{cohort}, flavor="b", {gpu}}}': "1x60",
+        f'kueue_cluster_queue_nominal_quota{{{cohort}, flavor="b", {gpu}}}': "4x60",
         f'kueue_evicted_workloads_total{{{cq}, reason="Preempted", underlying_cause="", priority_class=""}}': "0+1x60",
-        f'karpenter_nodeclaims_disrupted_total{{reason="spot_interrupted", nodepool="{node_pool.name}", '
-        'capacity_type="spot"}': "0+1x60",
-        'karpenter_nodeclaims_disrupted_total{reason="spot_interrupted", nodepool="not-this-pool-spot", '
-        'capacity_type="spot"}': "0+5x60",
+        disrupted(node_pool.name): "0+1x60",
+        disrupted("not-this-pool-spot"): "0+5x60",
     }
     cases = [
         (_query(mine, "Workloads waiting and why"), [('{status="active"}', 2), ('{status="inadmissible"}', 1)]),
         (_query(mine, "Borrowed from the cohort"), [(f'{{flavor="a", {gpu}}}', 2), (f'{{flavor="b", {gpu}}}', 0)]),
         (_query(mine, "Evictions by reason (per 1h)"), [('{reason="Preempted"}', 60)]),
         (_query(mine, "Requested by waiting workloads"), [("{}", 0)]),  # nothing pending: 0, not "no data"
-        (_query(pools, "Nodes disrupted by reason (per 1h)"), [('{reason="spot_interrupted", capacity_type="spot"}', 60)]),
+        (_query(pools, "Nodes disrupted by reason (per 1h)"), [(f'{{reason="spot_interrupted", {spot}}}', 60)]),
         (_query(pools, "Repairs by node condition (per 1h)"), [("{}", 0)]),
         (_query(fleet, "Interruption messages (per 1h)"), [("{}", 0)]),
     ]
