@@ -5,11 +5,14 @@ The names are read out of the Go source of the releases the catalog pins (Kueue'
 provider's modules, as e2e/upstream.py finds them) and of the Karpenter core the e2e suite runs
 (e2e/tools/karpenter); a machine with neither skips, saying so. tests/test_dashboards.py then
 holds every query to series.known_series, which includes these names where the stack runs them.
+The monitors are checked against the real charts rendered with the emitted releases: ours
+selects Karpenter's metrics Service, Kueue's own selects its manager's.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +28,7 @@ from gpuplat.dashboards.series import GRAFANA_BUILTINS, KARPENTER_METRICS, KUEUE
 from tests import support_aws as aws
 from tests.support_go_metrics import GoMetrics
 from tests.support_k8s import RELEASE, STACKS, by_kind, recorded, releases
+from tests.test_e2e_charts import _rendered
 
 KARPENTER_CORE = "sigs.k8s.io/karpenter"
 
@@ -106,3 +110,28 @@ def test_the_karpenter_panels_and_monitor_name_the_emitted_node_pools_and_releas
     selector = karpenter_service_monitor_spec()
     assert selector["selector"]["matchLabels"]["app.kubernetes.io/instance"] == release["name"]
     assert selector["namespaceSelector"]["matchNames"] == [release["namespace"]]
+
+
+def _labels_match(selector: dict[str, Any], obj: dict[str, Any]) -> bool:
+    return selector["matchLabels"].items() <= obj["metadata"].get("labels", {}).items()
+
+
+def test_the_karpenter_monitor_selects_the_real_charts_metrics_service() -> None:
+    rendered = _rendered("dev", "karpenter")
+    spec = karpenter_service_monitor_spec()
+    (service,) = [o for o in rendered if o["kind"] == "Service" and _labels_match(spec["selector"], o)]
+    assert service["metadata"]["namespace"] in spec["namespaceSelector"]["matchNames"]
+    assert KARPENTER_METRICS_PORT in {p["name"] for p in service["spec"]["ports"]}
+    # The chart's own monitor stays off (it would scrape the same target twice once the CRDs exist).
+    assert not [o for o in rendered if o["kind"] == "ServiceMonitor"]
+
+
+def test_the_kueue_charts_monitor_selects_its_metrics_service_for_the_monitoring_namespace() -> None:
+    rendered = _rendered("dev", "kueue")
+    (monitor,) = [o for o in rendered if o["kind"] == "ServiceMonitor"]
+    namespace = monitor["metadata"]["namespace"]
+    services = [o for o in rendered if o["kind"] == "Service" and _labels_match(monitor["spec"]["selector"], o)]
+    assert [s["metadata"]["namespace"] for s in services] == [namespace]
+    assert {p["name"] for p in services[0]["spec"]["ports"]} >= {e["port"] for e in monitor["spec"]["endpoints"]}
+    bindings = [o for o in rendered if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("prometheus-k8s")]
+    assert bindings and {s["namespace"] for b in bindings for s in b["subjects"]} == {MONITORING_NAMESPACE}
