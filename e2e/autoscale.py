@@ -25,7 +25,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import exporter, keda, prometheus, ruletests
+from e2e import exporter, keda, kueue_metrics, prometheus, ruletests
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay, curve
 from e2e.report import Report
@@ -154,6 +154,16 @@ class Loop:
 
 
 @contextmanager
+def _kueue_metrics(cluster: Cluster, stack: Stack) -> Iterator[kueue_metrics.Forwarder | None]:
+    """Kueue's metrics at its pod's address while the loop runs, where the stack runs Kueue."""
+    if stack.release("kueue") is None:
+        yield None
+        return
+    with kueue_metrics.Forwarder(cluster) as forwarder:
+        yield forwarder
+
+
+@contextmanager
 def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Iterator[Loop]:
     """Everything the loop needs, started; the two promtool scenarios reported on the way."""
     label = stack.target.label
@@ -169,7 +179,7 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with exporter.Exporter(cluster, replay) as stand_in:
+    with exporter.Exporter(cluster, replay) as stand_in, _kueue_metrics(cluster, stack):
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}
         started = keda.start(cluster, hosts, timeout)

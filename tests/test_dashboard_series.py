@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.kubernetes.dashboards import KARPENTER_METRICS_PORT, karpenter_service_monitor_spec
 from components.kubernetes.observability import MONITORING_NAMESPACE
@@ -74,6 +75,9 @@ def test_kueue_and_karpenter_panels_appear_where_the_stack_runs_and_scrapes_them
     if kueue is not None:
         values = kueue.inputs["values"]
         assert values["enablePrometheus"] and values["metrics"]["prometheusNamespace"] == MONITORING_NAMESPACE
+        # Without it Kueue exports no ClusterQueue quota, usage or pending series (cmd/kueue/main.go).
+        manager = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+        assert manager["metrics"]["enableClusterQueueResources"] is True
         # The chart's ServiceMonitor installs only once the CRDs are there: after their release.
         assert installed["kube-prometheus-stack"].urn in kueue.options["dependsOn"]
     monitors = {m["metadata"]["name"]: m for m in by_kind(resources, "ServiceMonitor")}

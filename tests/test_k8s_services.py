@@ -169,6 +169,8 @@ def test_kueue_configuration_keeps_the_chart_default() -> None:
     assert set(frameworks) - set(default["integrations"]["frameworks"]) == {"kubeflow.org/pytorchjob"}
     kept = [f for f in frameworks if f != "kubeflow.org/pytorchjob"]
     ours = {**ours, "integrations": {**ours["integrations"], "frameworks": kept}}
+    assert ours["metrics"] == {**default["metrics"], "enableClusterQueueResources": True}
+    ours = {**ours, "metrics": default["metrics"]}
     assert {k: v for k, v in ours.items() if k not in KUEUE_CHANGES} == default
     assert set(ours) - set(default) == KUEUE_CHANGES
     assert ours["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}

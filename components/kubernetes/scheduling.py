@@ -6,6 +6,9 @@
     (BlockUndeclared) every workload asking for CPU, memory, EFA or RDMA devices would be
     inadmissible unless every queue also declared quotas for those, which the platform has no
     basis to size. Nodes bound those resources anyway.
+  - `metrics.enableClusterQueueResources: true`: without it Kueue exports no ClusterQueue
+    quota, usage or pending-resource series, which the tenant dashboards' borrowing and
+    waiting panels read (docs/dashboards.md). The chart's `enablePrometheus` has them scraped.
   - `manageJobsWithoutQueueName: true` with `managedJobsNamespaceSelector` on the label every
     tenant Namespace carries (Tenant). In a tenant namespace a job or pod that reaches Kueue
     without a queue name (none given, and no LocalQueue `default` to file it under, e.g.
@@ -122,6 +125,7 @@ def kueue_config() -> dict[str, Any]:
     frameworks.insert(frameworks.index("kubeflow.org/mpijob") + 1, PYTORCH_JOB)
     config["integrations"] = {**_KUEUE_DEFAULT_CONFIG["integrations"], "frameworks": frameworks}
     config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    config["metrics"] = {**_KUEUE_DEFAULT_CONFIG["metrics"], "enableClusterQueueResources": True}
     config["waitForPodsReady"] = {
         "timeout": WAIT_FOR_PODS_READY,
         "recoveryTimeout": RECOVERY_TIMEOUT,
