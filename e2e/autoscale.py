@@ -25,7 +25,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import exporter, keda, prometheus, ruletests
+from e2e import exporter, keda, kueue_metrics, prometheus, ruletests
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay, curve
 from e2e.report import Report
@@ -151,6 +151,23 @@ class Loop:
     exporter: exporter.Exporter
     replay: Replay
     applied: str
+    kueue_metrics: str = ""
+
+
+@contextmanager
+def _kueue_metrics(cluster: Cluster, stack: Stack) -> Iterator[str]:
+    """Kueue's metrics at its pod's address while the loop runs, where the stack runs Kueue; says
+    what was done (the dashboard-queries scenario reports it: without it Kueue's series are empty)."""
+    if stack.release("kueue") is None:
+        yield "the stack runs no Kueue"
+        return
+    try:
+        forwarder = kueue_metrics.Forwarder(cluster)
+    except E2EError as err:
+        yield f"Kueue's metrics not forwarded: {err}"
+        return
+    with forwarder:
+        yield f"Kueue's metrics served at its pod's address {forwarder.address}:{forwarder.port}"
 
 
 @contextmanager
@@ -169,12 +186,12 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with exporter.Exporter(cluster, replay) as stand_in:
+    with exporter.Exporter(cluster, replay) as stand_in, _kueue_metrics(cluster, stack) as queue_metrics:
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}
         started = keda.start(cluster, hosts, timeout)
         try:
-            yield Loop(short, operator, started, stand_in, replay, applied)
+            yield Loop(short, operator, started, stand_in, replay, applied, queue_metrics)
         finally:
             cluster.processes.stop("keda-metrics-apiserver", "keda-operator", "prometheus", "prometheus-operator")
 

@@ -57,5 +57,6 @@ def check(loop: Loop) -> tuple[bool, str]:
     said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data; "
             f"{len(names - NOT_RUN) - len(empty)} of the {len(names - NOT_RUN)} series they read have data"
             + (f" (none yet, not judged: {', '.join(empty)})" if empty else "")
-            + f"; not run (no kube-state-metrics here): {', '.join(skipped) or 'none'}")
+            + f"; not run (no kube-state-metrics here): {', '.join(skipped) or 'none'}"
+            + (f"; {loop.kueue_metrics}" if loop.kueue_metrics else ""))
     return not problems, "; ".join(problems[:8]) or said

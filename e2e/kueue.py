@@ -51,12 +51,13 @@ def restart(cluster: Cluster, stack: Stack, emitted: dict[str, Any]) -> None:
     start(cluster, stack, emitted)
 
 
-def local_configuration(emitted: dict[str, Any], webhook_port: int, probe_port: int, cert_dir: Path) -> dict[str, Any]:
+def local_configuration(emitted: dict[str, Any], webhook_port: int, probe_port: int, cert_dir: Path,
+                        metrics_port: int) -> dict[str, Any]:
     config = dict(emitted)
     config["namespace"] = NAMESPACE
     config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": str(cert_dir)}
     config["health"] = {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"}
-    config["metrics"] = {"bindAddress": "0"}
+    config["metrics"] = {**emitted.get("metrics", {}), "bindAddress": f"127.0.0.1:{metrics_port}"}
     config["leaderElection"] = {"leaderElect": False}
     config["internalCertManagement"] = {"enable": False}
     return config
@@ -112,8 +113,9 @@ def start(cluster: Cluster, stack: Stack, emitted: dict[str, Any] | None = None)
     METRICS_CERTS.mkdir(parents=True, exist_ok=True)
     for name in ("tls.crt", "tls.key"):
         shutil.copyfile(cert.dir / name, METRICS_CERTS / name)
-    webhook_port, probe_port = free_port(), free_port()
-    config = local_configuration(emitted or emitted_configuration(stack), webhook_port, probe_port, cert.dir)
+    webhook_port, probe_port, metrics_port = free_port(), free_port(), free_port()
+    config = local_configuration(emitted or emitted_configuration(stack), webhook_port, probe_port, cert.dir,
+                                 metrics_port)
     path = cluster.workdir / "kueue-config.yaml"
     buffer = io.StringIO()
     YAML().dump(config, buffer)

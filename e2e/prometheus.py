@@ -12,7 +12,9 @@ reloader does, and starting the real Prometheus with the container's own argumen
 arguments differ: the TSDB path (a directory of the run) and the listening address (the
 cluster's loopback address, port 9090 as the chart's Service). One line of the generated
 configuration differs: its Kubernetes service discovery, which would use the pod's service
-account, reads the cluster's kubeconfig instead.
+account, reads the cluster's kubeconfig instead; and where a scrape sends the pod's service-account
+token (`bearer_token_file`, Kueue's ServiceMonitor), the file is a token of the run, made for the
+Prometheus service account, which the stand-in gives the chart's `/metrics` permission.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from e2e.stack import Stack
 MODULE = "github.com/prometheus-operator/prometheus-operator"
 PORT = 9090
 POD_ENV = {"SHARD": "0"}
+POD_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 def release_name(stack: Stack) -> tuple[str, str, dict[str, Any]]:
@@ -84,6 +87,21 @@ def service(stack: Stack) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace},
             "spec": {"selector": {"app.kubernetes.io/name": "prometheus", "operator.prometheus.io/name": name},
                      "ports": [{"name": "http-web", "port": PORT, "targetPort": PORT}]}}
+
+
+def service_account_objects(stack: Stack) -> list[dict[str, Any]]:
+    """Prometheus' service account, and of the chart's ClusterRole for it the one rule a scrape
+    needs: `get` on `/metrics`, which secured metrics endpoints (Kueue's) check the token for."""
+    release, namespace, _ = release_name(stack)
+    name = f"{fullname(release)}-prometheus"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+         "rules": [{"nonResourceURLs": ["/metrics", "/metrics/cadvisor"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+    ]
 
 
 def service_names(stack: Stack) -> list[str]:
@@ -149,7 +167,7 @@ def start_operator(cluster: Cluster, stack: Stack) -> Prometheus:
     release, namespace, _ = release_name(stack)
     if cluster.get("namespace", namespace) is None:  # the stack emits it, with its Pod Security
         cluster.kubectl("create", "namespace", namespace)
-    refused += cluster.apply([prometheus_object(stack), service(stack)])
+    refused += cluster.apply([prometheus_object(stack), service(stack), *service_account_objects(stack)])
     if refused:
         raise E2EError(f"the Prometheus stand-in objects were refused: {refused[0][1][-400:]}")
     auth = credentials(cluster)
@@ -183,8 +201,9 @@ def _secret(prometheus: Prometheus, name: str) -> dict[str, bytes] | None:
     return {k: base64.b64decode(v) for k, v in (found.get("data") or {}).items()}
 
 
-def _configuration(raw: bytes, kubeconfig: Path, pod: str) -> str:
-    """The reloader's output: `$(VAR)` expanded; service discovery through the kubeconfig."""
+def _configuration(raw: bytes, kubeconfig: Path, pod: str, token: Path | None = None) -> str:
+    """The reloader's output: `$(VAR)` expanded; service discovery through the kubeconfig; the
+    pod's service-account token at `token`."""
     text = gzip.decompress(raw).decode()
     env = {**POD_ENV, "POD_NAME": pod}
     text = re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)), text)
@@ -193,6 +212,10 @@ def _configuration(raw: bytes, kubeconfig: Path, pod: str) -> str:
     for job in config.get("scrape_configs", []):
         for discovery in job.get("kubernetes_sd_configs", []):
             discovery["kubeconfig_file"] = str(kubeconfig)
+        if token is not None and job.get("bearer_token_file") == POD_TOKEN:
+            job["bearer_token_file"] = str(token)
+        if token is not None and job.get("authorization", {}).get("credentials_file") == POD_TOKEN:
+            job["authorization"]["credentials_file"] = str(token)
     buffer = io.StringIO()
     yaml.dump(config, buffer)
     return buffer.getvalue()
@@ -236,6 +259,10 @@ def start_server(prometheus: Prometheus, timeout: float) -> None:
     volumes = {v["name"]: v for v in pod_spec.get("volumes", [])}
     root = prometheus.workdir / "etc-prometheus"  # mounted at /etc/prometheus
     pod = f"prometheus-{prometheus.name}-0"
+    token = prometheus.workdir / "service-account-token"
+    made = prometheus.cluster.kubectl("create", "token", prometheus.name, "-n", prometheus.namespace,
+                                      "--duration=24h", check=False)
+    token.write_text(made.stdout.strip() if made.returncode == 0 else "")
     for mount in container.get("volumeMounts", []):
         path = mount["mountPath"]
         if not path.startswith("/etc/prometheus/"):
@@ -244,7 +271,8 @@ def start_server(prometheus: Prometheus, timeout: float) -> None:
         volume = volumes[mount["name"]]
         if "emptyDir" in volume:  # config_out: what the reloader writes
             target.mkdir(parents=True, exist_ok=True)
-            (target / "prometheus.env.yaml").write_text(_configuration(config, prometheus.cluster.kubeconfig, pod))
+            (target / "prometheus.env.yaml").write_text(
+                _configuration(config, prometheus.cluster.kubeconfig, pod, token))
         else:
             _write_volume(prometheus, volume, target, mount.get("subPath", ""))
     tsdb = prometheus.workdir / "tsdb"

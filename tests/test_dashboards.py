@@ -3,8 +3,9 @@
 What a user relies on: Grafana's sidecar finds the ConfigMaps (the label the chart's values
 name), each dashboard is well formed (unique ids, a 24-column grid without overlaps, a uid
 Grafana accepts, every variable defined), and no panel queries a series nobody records. The
-queries' series are checked against what the emitted rules record and what the exporter and
-kube-state-metrics emit; the real PromQL parser runs on them in the e2e suite.
+queries' series are checked against what the emitted rules record and what the exporter,
+kube-state-metrics, Kueue and Karpenter emit (tests/test_dashboard_series.py); the real PromQL
+parser runs on them in tests/test_dashboard_queries.py and against data in the e2e suite.
 """
 
 from __future__ import annotations

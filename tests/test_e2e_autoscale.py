@@ -134,7 +134,7 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
             return [] if referenced(promql) & self.missing else [{"value": [0, "1"]}]
 
     def judged(missing: set[str]) -> tuple[bool, str]:
-        return dashboards_.check(SimpleNamespace(short=short, prometheus=Prometheus(missing)))  # type: ignore[arg-type]
+        return dashboards_.check(SimpleNamespace(short=short, prometheus=Prometheus(missing), kueue_metrics=""))  # type: ignore[arg-type]
 
     ok, detail = judged(set(dashboards_.NOT_RUN))
     assert ok, detail

@@ -141,12 +141,15 @@ def test_instance_types_come_from_the_catalog_with_reservations_sized_by_the_pla
 def test_kueue_runs_with_the_emitted_configuration_except_where_it_listens(tmp_path: Path) -> None:
     emitted = {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}, "waitForPodsReady": {"enable": True},
                "integrations": {"frameworks": ["batch/job"]}, "webhook": {"port": 9443},
-               "manageJobsWithoutQueueName": True}
-    local = kueue.local_configuration(emitted, 1234, 1235, tmp_path)
+               "manageJobsWithoutQueueName": True,
+               "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True}}
+    local = kueue.local_configuration(emitted, 1234, 1235, tmp_path, 1236)
     for key in ("resources", "waitForPodsReady", "integrations", "manageJobsWithoutQueueName"):
         assert local[key] == emitted[key]
     assert local["webhook"] == {"host": "127.0.0.1", "port": 1234, "certDir": str(tmp_path)}
     assert local["internalCertManagement"] == {"enable": False}
+    # Metrics on loopback (e2e/kueue_metrics.py forwards the pod's address there), as configured otherwise.
+    assert local["metrics"] == {"bindAddress": "127.0.0.1:1236", "enableClusterQueueResources": True}
 
 
 def test_the_reference_job_asks_only_for_the_pool_and_its_unit() -> None:

@@ -169,6 +169,8 @@ def test_kueue_configuration_keeps_the_chart_default() -> None:
     assert set(frameworks) - set(default["integrations"]["frameworks"]) == {"kubeflow.org/pytorchjob"}
     kept = [f for f in frameworks if f != "kubeflow.org/pytorchjob"]
     ours = {**ours, "integrations": {**ours["integrations"], "frameworks": kept}}
+    assert ours["metrics"] == {**default["metrics"], "enableClusterQueueResources": True}
+    ours = {**ours, "metrics": default["metrics"]}
     assert {k: v for k, v in ours.items() if k not in KUEUE_CHANGES} == default
     assert set(ours) - set(default) == KUEUE_CHANGES
     assert ours["resources"] == {"quotaCheckStrategy": "IgnoreUndeclared"}
@@ -420,7 +422,9 @@ def test_storage_on_kubernetes_uses_the_named_classes() -> None:
 @pytest.mark.parametrize("which", SPECS)
 def test_gpu_utilization_rules_per_pool(which: str) -> None:
     model, _, resources = recorded(which)
-    (monitor,) = by_kind(resources, "ServiceMonitor")  # the operator's own is off: exactly one
+    # The operator's own monitor is off: exactly one scrapes the exporter.
+    monitors = by_kind(resources, "ServiceMonitor")
+    (monitor,) = [m for m in monitors if "nvidia-dcgm-exporter" in str(m["spec"]["selector"])]
     endpoint = monitor["spec"]["endpoints"][0]
     assert endpoint["honorLabels"] is True
     assert monitor["spec"]["attachMetadata"] == {"node": True}

@@ -47,7 +47,7 @@ from .capacity_floor import (
     scaled_object_spec,
     signal_expr,
 )
-from .observability import MONITORING_NAMESPACE
+from .observability import monitoring_object
 
 WASTE_FOR = "1h"
 # The operator's exporter Service (gpu-operator assets/state-dcgm-exporter/0400_service.yaml).
@@ -185,24 +185,16 @@ class Autoscaling(pulumi.ComponentResource):
     def __init__(self, name: str, args: AutoscalingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:Autoscaling", name, None, opts)
         model, provider = args.model, args.provider
-        crds = [args.monitoring] if args.monitoring is not None else []
-        deps = [*args.depends_on, *crds]
-        k8s.apiextensions.CustomResource(
-            f"{name}-dcgm-servicemonitor",
-            api_version="monitoring.coreos.com/v1",
-            kind="ServiceMonitor",
-            metadata=meta(f"{prefix(model)}-dcgm-exporter", MONITORING_NAMESPACE),
-            spec=service_monitor_spec(),
-            opts=child_opts(self, provider, deps),
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-gpu-rules",
-            api_version="monitoring.coreos.com/v1",
-            kind="PrometheusRule",
-            metadata=meta(f"{prefix(model)}-gpu-utilization", MONITORING_NAMESPACE),
-            spec=prometheus_rule_spec(model),
-            opts=child_opts(self, provider, deps),
-        )
+        monitor = f"{prefix(model)}-dcgm-exporter"
+        monitoring_object(
+            self, f"{name}-dcgm-servicemonitor", "ServiceMonitor", monitor, service_monitor_spec(), provider,
+            args.monitoring, args.depends_on,
+        )  # fmt: skip
+        rules = f"{prefix(model)}-gpu-utilization"
+        monitoring_object(
+            self, f"{name}-gpu-rules", "PrometheusRule", rules, prometheus_rule_spec(model), provider,
+            args.monitoring, args.depends_on,
+        )  # fmt: skip
         self.recording_rule = utilization_record(model)
         self.signal_rule = signal_record(model)
         # KEDA's webhooks, operator and metrics server need no host access.

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from gpuplat.model import Platform
 
-from .._common import child_opts
-from ._common import meta, prefix
-from .observability import MONITORING_NAMESPACE
+from ._common import prefix
+from .observability import monitoring_object
 
 # XIDs after which the GPU's results or its collectives cannot be trusted until it is reset or
 # replaced (NVIDIA's XID catalog): 48 double-bit ECC, 63/64 row remapping event / failure,
@@ -85,14 +83,9 @@ class GpuHealth(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuHealthArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplat:index:GpuHealth", name, None, opts)
-        deps = [*args.depends_on, *([args.monitoring] if args.monitoring is not None else [])]
         self.rule_name = f"{prefix(args.model)}-gpu-health"
-        k8s.apiextensions.CustomResource(
-            f"{name}-rules",
-            api_version="monitoring.coreos.com/v1",
-            kind="PrometheusRule",
-            metadata=meta(self.rule_name, MONITORING_NAMESPACE),
-            spec=prometheus_rule_spec(),
-            opts=child_opts(self, args.provider, deps),
-        )
+        monitoring_object(
+            self, f"{name}-rules", "PrometheusRule", self.rule_name, prometheus_rule_spec(), args.provider,
+            args.monitoring, args.depends_on,
+        )  # fmt: skip
         self.register_outputs({"ruleName": self.rule_name})

@@ -40,6 +40,7 @@ from .._common import child_opts
 from ._common import helm_release, meta, prefix
 
 MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
+MONITORING_API = "monitoring.coreos.com/v1"
 
 
 @dataclass(frozen=True)
@@ -125,3 +126,26 @@ class Observability(pulumi.ComponentResource):
             depends_on=depends_on,
         )
         self.register_outputs({"namespace": self.namespace, "retention": args.model.observability.retention})
+
+
+def monitoring_object(
+    parent: pulumi.Resource,
+    resource_name: str,
+    kind: str,
+    name: str,
+    spec: dict[str, Any],
+    provider: pulumi.ProviderResource,
+    monitoring: pulumi.Resource | None,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.apiextensions.CustomResource:
+    """A ServiceMonitor or PrometheusRule `name` in the monitoring namespace, made after
+    `depends_on` and `monitoring` (Observability.release, which installs their CRDs)."""
+    deps = [*depends_on, *([monitoring] if monitoring is not None else [])]
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=MONITORING_API,
+        kind=kind,
+        metadata=meta(name, MONITORING_NAMESPACE),
+        spec=spec,
+        opts=child_opts(parent, provider, deps),
+    )

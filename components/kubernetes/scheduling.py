@@ -6,6 +6,9 @@
     (BlockUndeclared) every workload asking for CPU, memory, EFA or RDMA devices would be
     inadmissible unless every queue also declared quotas for those, which the platform has no
     basis to size. Nodes bound those resources anyway.
+  - `metrics.enableClusterQueueResources: true`: without it Kueue exports no ClusterQueue
+    quota, usage or pending-resource series, which the tenant dashboards' borrowing and
+    waiting panels read (docs/dashboards.md). The chart's `enablePrometheus` has them scraped.
   - `manageJobsWithoutQueueName: true` with `managedJobsNamespaceSelector` on the label every
     tenant Namespace carries (Tenant). In a tenant namespace a job or pod that reaches Kueue
     without a queue name (none given, and no LocalQueue `default` to file it under, e.g.
@@ -60,6 +63,7 @@ from gpuplat.plan import Plan
 from .._common import child_opts
 from ._common import TENANT_LABEL, helm_release, meta, prefix
 from ._quota import flavor_spec, resource_groups, tenant_flavors
+from .observability import MONITORING_NAMESPACE
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served by chart 0.19.2 (v1beta1 still served, deprecated)
 LOCAL_QUEUE = "default"
@@ -115,6 +119,9 @@ class SchedulingArgs:
     tenants: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
     fleet_manager: bool = False  # this cluster dispatches a fleet's work (MultiKueue manager)
+    # The release that installs the monitoring.coreos.com CRDs (Observability.release): the Kueue
+    # chart's ServiceMonitor needs them to install at all.
+    monitoring: pulumi.Resource | None = None
 
 
 def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
@@ -123,6 +130,7 @@ def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
     frameworks.insert(frameworks.index("kubeflow.org/mpijob") + 1, PYTORCH_JOB)
     config["integrations"] = {**_KUEUE_DEFAULT_CONFIG["integrations"], "frameworks": frameworks}
     config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    config["metrics"] = {**_KUEUE_DEFAULT_CONFIG["metrics"], "enableClusterQueueResources": True}
     config["waitForPodsReady"] = {
         "timeout": WAIT_FOR_PODS_READY,
         "recoveryTimeout": RECOVERY_TIMEOUT,
@@ -141,7 +149,13 @@ def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
 
 def kueue_values(fleet_manager: bool = False) -> dict[str, Any]:
     text = yaml.safe_dump(kueue_config(fleet_manager), sort_keys=False)
-    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+    return {
+        "managerConfig": {"controllerManagerConfigYaml": text},
+        # The chart's ServiceMonitor for the manager's metrics (HTTPS, the scraper's token), and
+        # its RoleBinding naming the Prometheus namespace: the dashboards' queue panels read them.
+        "enablePrometheus": True,
+        "metrics": {"prometheusNamespace": MONITORING_NAMESPACE},
+    }
 
 
 def cluster_queue_name(model: Platform, tenant: str) -> str:
@@ -174,10 +188,11 @@ class Scheduling(pulumi.ComponentResource):
         if model.scheduling.queueing != "kueue":
             self.register_outputs({})
             return
-        values = kueue_values(args.fleet_manager)
+        monitoring = [args.monitoring] if args.monitoring is not None else []
         self.kueue = kueue = helm_release(
-            self, name, "kueue", values, provider=provider, pod_security="baseline", depends_on=args.depends_on
-        )
+            self, name, "kueue", kueue_values(args.fleet_manager), provider=provider, pod_security="baseline",
+            depends_on=[*args.depends_on, *monitoring],
+        )  # fmt: skip
         all_flavors = args.plan.flavors
         flavor_resources = {
             flavor.key: k8s.apiextensions.CustomResource(

@@ -16,7 +16,9 @@ from gpuplat import scaling, usage
 from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode, Tenant
 from gpuplat.plan.types import Plan
 
-from .grafana import Panel, Query, dashboard, uid
+from .controllers import fleet_karpenter_panels, fleet_queue_panels, pool_karpenter_panels, tenant_queue_panels
+from .grafana import Panel, Query, dashboard, or_zero, over_range, uid
+from .series import runs_karpenter, runs_kueue
 
 HELD = f'namespace!="{usage.EXPORTER_NAMESPACE}"'
 FLOOR_APP = "capacity-floor"  # components/kubernetes/capacity_floor.py names each pool's Deployment so
@@ -29,20 +31,21 @@ class Dashboard:
     model: dict[str, Any]
 
 
-def _over_range(series: str) -> str:
-    """A per-hour rate summed over the dashboard's range, sampled each minute: hours (or USD)."""
-    return f"sum(sum_over_time({series}[$__range:1m])) / 60"
+def _total(title: str, series: str, legend: str, unit: str = "short") -> Panel:
+    """A stat: a per-hour rate summed over the dashboard's range (GPU-hours, USD)."""
+    return Panel(title, [Query(over_range(series), legend)], unit=unit, kind="stat", width=6)
 
 
-def _or_zero(expr: str) -> str:
-    return f"({expr} or vector(0))"
+def _by(label: str, title: str, series: str, **options: Any) -> Panel:
+    """`series` summed by one label, stacked, one line per value of it."""
+    return Panel(title, [Query(f"sum by ({label}) ({series})", "{{" + label + "}}")], stacked=True, **options)
 
 
 def fleet_panels(model: Platform) -> list[Panel]:
     window = model.autoscaling.window
-    provisioned = _or_zero(f"sum({usage.PROVISIONED})")
-    allocated = _or_zero(f"sum({usage.ALLOCATED})")
-    busy = _or_zero(f"sum({usage.BUSY}{{{HELD}}})")
+    provisioned = or_zero(f"sum({usage.PROVISIONED})")
+    allocated = or_zero(f"sum({usage.ALLOCATED})")
+    busy = or_zero(f"sum({usage.BUSY}{{{HELD}}})")
     return [
         Panel(
             "GPUs by state",
@@ -58,32 +61,22 @@ def fleet_panels(model: Platform) -> list[Panel]:
         Panel(
             "Waste share", [Query(f"1 - {busy} / {provisioned}", "not busy")], unit="percentunit", kind="stat", width=3
         ),
-        Panel(
+        _by(
+            "pool",
             "Cost rate by pool",
-            [Query(f"sum by (pool) ({usage.FLEET_COST})", "{{pool}}")],
+            usage.FLEET_COST,
             unit="currencyUSD",
-            stacked=True,
             description="USD per hour of the GPU nodes provisioned, at the plan's list prices.",
         ),
-        Panel(
-            "Cost over the range",
-            [Query(_over_range(usage.FLEET_COST), "USD")],
-            unit="currencyUSD",
-            kind="stat",
-            width=6,
-        ),
+        _total("Cost over the range", usage.FLEET_COST, "USD", "currencyUSD"),
         Panel(
             "Cost per busy GPU-hour",
-            [Query(f"{_over_range(usage.FLEET_COST)} / ({_over_range(usage.BUSY + '{' + HELD + '}')})", "USD")],
+            [Query(f"{over_range(usage.FLEET_COST)} / ({over_range(usage.BUSY + '{' + HELD + '}')})", "USD")],
             unit="currencyUSD",
             kind="stat",
             width=6,
         ),
-        Panel(
-            "GPUs held by tenant",
-            [Query(f"sum by (namespace) ({usage.TENANT_GPU_HOURS_RATE})", "{{namespace}}")],
-            stacked=True,
-        ),
+        _by("namespace", "GPUs held by tenant", usage.TENANT_GPU_HOURS_RATE),
         Panel(
             "Pending GPU requests",
             [Query(scaling.PENDING_RECORD, "GPUs")],
@@ -95,6 +88,8 @@ def fleet_panels(model: Platform) -> list[Panel]:
             unit="percentunit",
             lines=[(model.autoscaling.scale_down_below, "blue"), (model.autoscaling.scale_up_above, "red")],
         ),
+        *(fleet_queue_panels(model) if runs_kueue(model) else []),
+        *(fleet_karpenter_panels() if runs_karpenter(model) else []),
     ]
 
 
@@ -129,8 +124,8 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
             "GPUs provisioned, allocated, busy",
             [
                 Query(f"sum({usage.PROVISIONED}{sel})", "provisioned"),
-                Query(_or_zero(f"sum({usage.ALLOCATED}{sel})"), "allocated"),
-                Query(_or_zero(f'sum({usage.BUSY}{{pool="{name}", {HELD}}})'), "busy"),
+                Query(or_zero(f"sum({usage.ALLOCATED}{sel})"), "allocated"),
+                Query(or_zero(f'sum({usage.BUSY}{{pool="{name}", {HELD}}})'), "busy"),
             ],
         ),
         Panel("Cost rate", [Query(f"{usage.FLEET_COST}{sel}", "USD/h")], unit="currencyUSD"),
@@ -144,7 +139,7 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
     floor = _floor_panel(model, plan, pool)
     if floor is not None:
         panels.insert(4, floor)
-    return panels
+    return panels + (pool_karpenter_panels(plan, pool) if runs_karpenter(model) else [])
 
 
 def _nodes_panel(model: Platform, pool: GpuNodePool) -> Panel:
@@ -186,42 +181,31 @@ def tenant_panels(model: Platform, plan: Plan, tenant: Tenant) -> list[Panel]:
         f'* on (namespace, pod) group_left () (kube_pod_status_phase{{{ns}, phase="Pending"}} == 1))'
     )
     return [
-        Panel(
+        _by(
+            "pool",
             "GPUs held against the quota",
-            [Query(f"sum by (pool) ({usage.TENANT_GPU_HOURS_RATE}{{{ns}}})", "{{pool}}")],
-            stacked=True,
+            f"{usage.TENANT_GPU_HOURS_RATE}{{{ns}}}",
             lines=[(nominal, "red")],
             description=f"Nominal quota {nominal} GPUs (the line); above it the tenant borrows from the cohort.",
         ),
-        Panel("Borrowing", [Query(f"clamp_min({_or_zero(held)} - {nominal}, 0)", "GPUs above nominal")]),
-        Panel("Busy and held", [Query(_or_zero(held), "held"), Query(_or_zero(f"sum({usage.BUSY}{{{ns}}})"), "busy")]),
+        # With Kueue, its own accounting of what the tenant borrows, and who waits and why.
+        *(
+            tenant_queue_panels(model, tenant)
+            if runs_kueue(model)
+            else [Panel("Borrowing", [Query(f"clamp_min({or_zero(held)} - {nominal}, 0)", "GPUs above nominal")])]
+        ),
+        Panel("Busy and held", [Query(or_zero(held), "held"), Query(or_zero(f"sum({usage.BUSY}{{{ns}}})"), "busy")]),
         Panel(
             "Waiting",
             [
-                Query(_or_zero(pending), "GPUs requested by Pending pods"),
-                Query(_or_zero(f"count(kube_pod_status_unschedulable{{{ns}}} == 1)"), "pods no node fits"),
+                Query(or_zero(pending), "GPUs requested by Pending pods"),
+                Query(or_zero(f"count(kube_pod_status_unschedulable{{{ns}}} == 1)"), "pods no node fits"),
             ],
             description="Workloads Kueue has not admitted have no pods yet and are not counted here.",
         ),
-        Panel(
-            "GPU-hours over the range",
-            [Query(_over_range(f"{usage.TENANT_GPU_HOURS_RATE}{{{ns}}}"), "GPU-h")],
-            kind="stat",
-            width=6,
-        ),
-        Panel(
-            "Cost over the range",
-            [Query(_over_range(f"{usage.TENANT_COST}{{{ns}}}"), "USD")],
-            unit="currencyUSD",
-            kind="stat",
-            width=6,
-        ),
-        Panel(
-            "Cost rate by pool",
-            [Query(f"sum by (pool) ({usage.TENANT_COST}{{{ns}}})", "{{pool}}")],
-            unit="currencyUSD",
-            stacked=True,
-        ),
+        _total("GPU-hours over the range", f"{usage.TENANT_GPU_HOURS_RATE}{{{ns}}}", "GPU-h"),
+        _total("Cost over the range", f"{usage.TENANT_COST}{{{ns}}}", "USD", "currencyUSD"),
+        _by("pool", "Cost rate by pool", f"{usage.TENANT_COST}{{{ns}}}", unit="currencyUSD"),
     ]
 
 

@@ -44,6 +44,16 @@ class Panel:
     lines: Sequence[tuple[float, str]] = field(default_factory=lambda: ())
 
 
+def or_zero(expr: str) -> str:
+    """0 where `expr` has no series (nothing held, no event yet), so the panel reads 0, not "no data"."""
+    return f"({expr} or vector(0))"
+
+
+def over_range(series: str) -> str:
+    """A per-hour rate summed over the dashboard's range, sampled each minute: hours (or USD)."""
+    return f"sum(sum_over_time({series}[$__range:1m])) / 60"
+
+
 def uid(*parts: str) -> str:
     """A stable dashboard uid: readable when short, hashed to Grafana's 40 characters when not."""
     text = "-".join(parts)

@@ -3,8 +3,10 @@
 Known series: what the platform's rules record (gpuplat/scaling.py, gpuplat/usage.py), what
 the DCGM exporter emits (its default counter list, scaling.DCGM_METRICS) and the
 kube-state-metrics series the queries use (kube-state-metrics' docs/metrics, collected by
-kube-prometheus-stack's kube-state-metrics). A query naming anything else would draw an
-empty panel.
+kube-prometheus-stack's kube-state-metrics), and Kueue's and Karpenter's own where the stack
+runs them and has them scraped (the charts' ServiceMonitors, turned on in their values). A query
+naming anything else would draw an empty panel. tests/test_dashboard_series.py reads the Kueue
+and Karpenter names below out of the pinned releases' Go source.
 
 `referenced` is a lexer, not a parser: it finds the metric names an expression selects
 (identifiers that are not functions, keywords or label names, and the alternatives of a
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 
 from gpuplat import scaling, usage
-from gpuplat.model import Platform
+from gpuplat.model import Platform, Provider
 from gpuplat.plan.types import Plan
 
 KUBE_STATE_METRICS = frozenset(
@@ -27,6 +29,31 @@ KUBE_STATE_METRICS = frozenset(
         "kube_pod_status_unschedulable",
         "kube_deployment_spec_replicas",
         "kube_deployment_status_replicas_available",
+    }
+)
+# Kueue v0.19.2, sigs.k8s.io/kueue pkg/metrics/metrics.go (Subsystem constants.KueueName, "kueue");
+# the local_queue_* ones are registered under the LocalQueueMetrics gate, on by default since 0.17.
+KUEUE_METRICS = frozenset(
+    {
+        "kueue_pending_workloads",  # cluster_queue, status: active (queued) | inadmissible
+        "kueue_local_queue_pending_workloads",  # name, namespace, status
+        "kueue_admitted_active_workloads",  # cluster_queue
+        "kueue_cluster_queue_resource_usage",  # cohort, cluster_queue, flavor, resource
+        "kueue_cluster_queue_nominal_quota",  # cohort, cluster_queue, flavor, resource
+        "kueue_cluster_queue_resource_pending",  # cluster_queue, resource
+        "kueue_evicted_workloads_total",  # cluster_queue, reason, underlying_cause, priority_class
+        "kueue_admission_wait_time_seconds_bucket",  # a histogram's buckets: cluster_queue, le
+    }
+)
+# Karpenter v1.14.1: the core's sigs.k8s.io/karpenter pkg/metrics/metrics.go (nodeclaims_*) and
+# pkg/controllers/node/health/metrics.go (repairs), and the AWS provider's
+# github.com/aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go (Namespace "karpenter").
+KARPENTER_METRICS = frozenset(
+    {
+        "karpenter_nodeclaims_created_total",  # reason, nodepool
+        "karpenter_nodeclaims_disrupted_total",  # reason (spot_interrupted, unhealthy, ...), nodepool, capacity_type
+        "karpenter_nodeclaims_unhealthy_disrupted_total",  # condition, nodepool, capacity_type, image_id
+        "karpenter_interruption_received_messages_total",  # message_type
     }
 )
 # Grafana's built-in variables (docs: "Global variables") and their stand-ins for a parse.
@@ -57,9 +84,24 @@ def known_series(model: Platform, plan: Plan) -> frozenset[str]:
         scaling.pressure_record(window),
         scaling.signal_record(window),
     }
+    none: frozenset[str] = frozenset()
+    components = (KUEUE_METRICS if runs_kueue(model) else none) | (KARPENTER_METRICS if runs_karpenter(model) else none)
     return frozenset(
-        records | usage.records(model, plan) | {m.series for m in scaling.DCGM_METRICS} | KUBE_STATE_METRICS
+        records
+        | usage.records(model, plan)
+        | {m.series for m in scaling.DCGM_METRICS}
+        | KUBE_STATE_METRICS
+        | components
     )
+
+
+def runs_kueue(model: Platform) -> bool:
+    return model.scheduling.queueing == "kueue"
+
+
+def runs_karpenter(model: Platform) -> bool:
+    """Karpenter provisions the pools on aws; on provider kubernetes the nodes are given."""
+    return model.target.provider is Provider.AWS
 
 
 def variables(expr: str) -> set[str]:
