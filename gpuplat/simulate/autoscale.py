@@ -47,6 +47,9 @@ def _hpa(pool: SimPool, signal: float, auto: Autoscaling, t: float, stabilize: f
     current = pool.floor
     wanted = up if current < up else down if current > down else current
     pool.floor = max(low, min(high, wanted))
+    if pool.floor != current:
+        # The next raw recommendation reads the new floor even when no node moves: a change.
+        pool.last_change = t
 
 
 def hold_floor(pool: SimPool, engine: Engine, t: float) -> None:
