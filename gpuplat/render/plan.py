@@ -18,6 +18,7 @@ from gpuplat.plan.types import FabricPlan, MarketShare, Plan, PoolPlan, StorageP
 from ._templates import block, render
 from .plan_capacity import capacity_json, capacity_table
 from .plan_cost import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
+from .plan_health import health_json, health_text
 from .plan_kubernetes import kubernetes_facts, kubernetes_json
 from .plan_workloads import workload_details, workloads_json, workloads_table
 
@@ -177,6 +178,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
         ],
         "capacityBlocks": capacity_blocks_json(plan),
         "capacity": capacity_json(plan),
+        "health": health_json(plan),
         **({"workloads": workloads_json(plan.workloads)} if plan.workloads else {}),
     }
 
@@ -374,4 +376,5 @@ def plan_text(model: Platform, plan: Plan) -> str:
         cost=block(cost_text(plan, table)),
         reservations=_optional(_reservations_table(plan)),
         capacity_blocks=_optional(capacity_blocks_text(plan, table) or None),
+        health=_optional(health_text(plan, table)),
     )
