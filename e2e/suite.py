@@ -31,6 +31,7 @@ from e2e import (
     netns,
     nodes,
     releases,
+    repair,
     scenarios,
     topology,
 )
@@ -207,6 +208,11 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             mutations.caught(cluster, stack, report, timeout)
             devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents,
                                    timeout)
+            if stack.provider == "aws":
+                repair.node_failure(cluster, stack, report, timeout)
+            else:
+                report.skip(target.label, "gpu-node-failure", "provider kubernetes: no Karpenter removes the failed "
+                            "node; the scenario runs on aws targets")
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
                             "their devices with no agent error")
