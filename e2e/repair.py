@@ -13,9 +13,10 @@ by Karpenter's replacement (docs/health.md). Every judgement is read off the eng
   taint on the node, so the scheduler sends nothing new there;
 - evicted: Kueue evicts the workload once its pod is not ready for `recoveryTimeout` (its
   Evicted condition, reason PodsReadyTimeout, and `requeueState.count`);
-- admitted again: after the requeue backoff Kueue reserves quota for the same Workload again;
 - node removed: Karpenter terminates the node once its NodeClaim is deleted;
 - lost pod cleared: the pod garbage collector fails the pod of the node that is gone;
+- admitted again: Kueue reserves quota for the same Workload again (it held the quota while
+  the lost pod was bound to a node and not failed: pod_controller.go `IsActive`);
 - running again: the work's next pod runs on another node.
 
 The running work is a plain pod group of one pod (Kueue's pod integration): kwok completes a
@@ -27,7 +28,7 @@ group's next pod), and Kueue takes a new pod into the group only once the lost o
 Shortened for the suite, and said so in the rows: Kueue's `recoveryTimeout` (10 minutes as
 emitted; RECOVERY here, Kueue restarted with the emitted configuration changed in that one
 field, and restarted as emitted afterwards), and Karpenter's 10 minutes of toleration: once
-Kueue readmitted the work, the suite deletes the node's NodeClaim as the repair does
+Kueue evicted the work, the suite deletes the node's NodeClaim as the repair does
 (node/health deleteNodeClaim) and judges what the real Karpenter then does.
 """
 
@@ -50,6 +51,7 @@ from e2e.scenarios import tenant_identity
 from e2e.stack import Stack
 
 RECOVERY = "20s"  # Kueue's recoveryTimeout for this scenario (10m as emitted)
+FENCE_GRACE = 200.0  # kwokctl's node-monitor-grace-period: 40 s x its default heartbeat factor 5
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 # The node controller's taints for Ready False and Ready Unknown (TaintNodesByCondition).
@@ -195,19 +197,24 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     clock = _Clock()
     made.failed = node
     _fail_node(cluster, node)
+    # The node controller notices a silent node after its grace period: the suite's kwokctl
+    # control plane runs 40 s x its heartbeat factor 5 (FENCE_GRACE), not the default 40-50 s.
     steps: list[str | None] = [
-        _step(report, label, "gpu-node-failure-fenced", lambda: _tainted(cluster, node), timeout,
+        _step(report, label, "gpu-node-failure-fenced", lambda: _tainted(cluster, node), timeout + FENCE_GRACE,
               f"the node controller tainting {node}", clock),
         _step(report, label, "gpu-node-failure-evicted", lambda: _evicted(get()), timeout,
               f"Kueue evicting Workload {ns}/{wl_name}", clock),
     ]
     if steps[-1] is not None:
-        steps.append(_step(report, label, "gpu-node-failure-readmitted", lambda: _readmitted(get()), timeout,
-                           f"Kueue admitting Workload {ns}/{wl_name} again", clock))
+        # Kueue holds an evicted pod group's quota while its pod is bound to a node and not
+        # failed (pod_controller.go IsActive, re-read on the pod's events), so the work comes
+        # back once the repair removed the node and the pod garbage collector failed the pod.
         steps.append(_step(report, label, "gpu-node-failure-node-removed", lambda: _removed(cluster, node), timeout,
                            f"Karpenter removing {node}", clock))
         steps.append(_step(report, label, "gpu-node-failure-lost-pod-cleared", lambda: _cleared(cluster, ns, first),
                            timeout, f"the lost pod {ns}/{first} failed or gone", clock))
+        steps.append(_step(report, label, "gpu-node-failure-readmitted", lambda: _readmitted(get()), timeout,
+                           f"Kueue admitting Workload {ns}/{wl_name} again", clock))
         second = f"{GROUP}-1"
         made.pods.append(second)
         _create(cluster, _member(slot, second))
@@ -218,8 +225,8 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     report.scenario(label, "gpu-node-failure-times", all(s is not None for s in steps),
                     f"node {node} failed under {ns}'s pod in flavor {slot.flavor}; from the fault: {summary}; "
                     f"Kueue's recoveryTimeout shortened to {RECOVERY} for the suite (10m as emitted); the node's "
-                    "NodeClaim deleted by the suite once Kueue readmitted the work, as Karpenter's repair does "
-                    "after 10 minutes")
+                    "NodeClaim deleted by the suite once Kueue evicted the work, as Karpenter's repair does after "
+                    "10 minutes; the node controller's grace period is the suite's (200 s)")
     report.skip(label, "gpu-node-failure-karpenter-repair-timer",
                 "not waited for: Karpenter's kwok provider repairs a node Ready False or Unknown after 10 minutes "
                 "(RepairPolicies, fixed), longer than the suite's scenarios; the suite deletes the NodeClaim as the "
