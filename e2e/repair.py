@@ -15,8 +15,9 @@ by Karpenter's replacement (docs/health.md). Every judgement is read off the eng
   Evicted condition, reason PodsReadyTimeout, and `requeueState.count`);
 - node removed: Karpenter terminates the node once its NodeClaim is deleted;
 - lost pod cleared: the pod garbage collector fails the pod of the node that is gone;
-- admitted again: Kueue reserves quota for the same Workload again (it held the quota while
-  the lost pod was bound to a node and not failed: pod_controller.go `IsActive`);
+- admitted again: Kueue reserves quota for the same Workload again, once the lost pod failed
+  (it held the quota while the pod was bound to a node and not failed: pod_controller.go
+  `IsActive`) and the group has its next pod;
 - running again: the work's next pod runs on another node.
 
 The running work is a plain pod group of one pod (Kueue's pod integration): kwok completes a
@@ -213,11 +214,13 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
                            f"Karpenter removing {node}", clock))
         steps.append(_step(report, label, "gpu-node-failure-lost-pod-cleared", lambda: _cleared(cluster, ns, first),
                            timeout, f"the lost pod {ns}/{first} failed or gone", clock))
-        steps.append(_step(report, label, "gpu-node-failure-readmitted", lambda: _readmitted(get()), timeout,
-                           f"Kueue admitting Workload {ns}/{wl_name} again", clock))
+        # Kueue admits a pod group again only once it has a pod (both staging runs: not within
+        # 180 s of the lost pod failing, 6 s after the next pod was made): the launcher's part.
         second = f"{GROUP}-1"
         made.pods.append(second)
         _create(cluster, _member(slot, second))
+        steps.append(_step(report, label, "gpu-node-failure-readmitted", lambda: _readmitted(get()), timeout,
+                           f"Kueue admitting Workload {ns}/{wl_name} again", clock))
         steps.append(_step(report, label, "gpu-node-failure-running-again",
                            lambda: _elsewhere(cluster, ns, second, node), timeout,
                            f"the group's new pod {ns}/{second} running on a healthy node", clock))
