@@ -78,7 +78,7 @@ def test_capacity_block_pool_selects_blocks_and_creates_no_reservation(tmp_path:
     }
     assert refs == {"train-reserved": "train-blocks", "train-spot": "train", "train-on-demand": "train"}
     (block,) = plan.capacity_blocks
-    reserved = plan.pool("train").share(Market.RESERVED).nodes
+    reserved = plan.pool("train").share(Market.RESERVED).nodes + model.pools_by_name["train"].health.spare_nodes
     assert reserved > 0 and (block.pool, block.instance_type, block.nodes) == ("train", "p5.48xlarge", reserved)
 
 

@@ -193,7 +193,7 @@ def _commented_block(text: str, key: str) -> dict[str, Any]:
 def test_kueue_wait_for_pods_ready_uses_the_chart_s_field_names() -> None:
     """The chart documents waitForPodsReady only in a comment; a misspelt key would be ignored."""
     example = _commented_block((chart_dir("kueue") / "values.yaml").read_text(encoding="utf-8"), "waitForPodsReady")
-    ours = kueue_config()["waitForPodsReady"]
+    ours = kueue_config(requeue_limit=3)["waitForPodsReady"]  # every key, the limit's too
     assert set(ours) <= set(example), set(ours) - set(example)
     assert set(ours["requeuingStrategy"]) <= set(example["requeuingStrategy"])
 
@@ -219,7 +219,8 @@ def test_emitted_kueue_configuration_admits_what_the_platform_relies_on(which: s
     # A workload whose market has no capacity is evicted and requeued instead of holding quota.
     wait = config["waitForPodsReady"]
     assert wait["timeout"] == "30m" and wait["blockAdmission"] is False
-    assert "backoffLimitCount" not in wait["requeuingStrategy"]  # requeued until capacity comes
+    # Requeued until capacity comes, unless the spec sets a limit (scheduling.requeueLimit).
+    assert wait["requeuingStrategy"].get("backoffLimitCount") == recorded(which)[0].scheduling.requeue_limit
     # A running workload that loses a pod with its node (a failed GPU) is evicted and requeued
     # when the replacement is not ready in time, instead of holding its quota on one lost rank.
     assert wait["recoveryTimeout"] == "10m"

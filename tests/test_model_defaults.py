@@ -75,6 +75,7 @@ READERS: dict[str, Callable[[Platform], Any]] = {
     "pool/sharing": lambda m: {"mode": m.pools[0].sharing.mode},
     "pool/fabric": lambda m: m.pools[0].fabric,
     "pool/markets": lambda m: list(m.pools[0].markets),
+    "poolHealth/spareNodes": lambda m: m.pools[0].health.spare_nodes,
     "fabric/topology": lambda m: m.network.fabric and m.network.fabric.topology,
     "fabric/oversubscription": lambda m: m.network.fabric and m.network.fabric.oversubscription,
     "network/vpcCidr": lambda m: m.network.vpc_cidr,

@@ -33,7 +33,8 @@ def test_reservations_hold_exactly_the_reserved_nodes(stack: str) -> None:
         assert ("placementGroupArn" in inputs) is pool.fabric
         reserved[pool.name] += inputs["instanceCount"]
     for pool in plan.pools:
-        assert reserved[pool.name] == pool.share(Market.RESERVED).nodes, pool.name
+        spare = model.pools_by_name[pool.name].health.spare_nodes  # held for repairs
+        assert reserved[pool.name] == pool.share(Market.RESERVED).nodes + spare, pool.name
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -45,15 +46,17 @@ def test_node_pools_carry_the_plan_gpus_per_market(stack: str) -> None:
     for pool in plan.pools:
         for market in model.pools_by_name[pool.name].markets:
             share = pool.share(market)
+            spare = model.pools_by_name[pool.name].health.spare_nodes if market is Market.RESERVED else 0
             if share.nodes > 0:
-                expected[f"{pool.name}-{market.value}"] = share.gpus
+                expected[f"{pool.name}-{market.value}"] = share.gpus + spare * pool.gpus_per_node
     assert set(emitted) == set(expected)
     for name, spec in emitted.items():
         assert spec["limits"][GPU_RESOURCE] == str(expected[name]), name
         planned = next(n for n in plan.node_pools if n.name == name)
         assert spec["limits"] == {r: str(n) for r, n in planned.limits.items()}, name
-    # The limits add up to the fleet the plan priced.
-    assert sum(expected.values()) == plan.fleet_gpus
+    # The limits add up to the fleet the plan priced, its spare nodes included.
+    spares = sum(p.health.spare_nodes * p.gpus_per_node for p in model.pools)
+    assert sum(expected.values()) == plan.fleet_gpus + spares
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -151,9 +151,13 @@ def test_capacity_document_is_what_gets_provisioned(stack: str) -> None:
     assert compiled.model is not None and compiled.plan is not None
     doc = plan_json(compiled.model, compiled.plan)["capacity"]
     pools = {p["name"]: p for p in plan_json(compiled.model, compiled.plan)["pools"]}
-    # One NodePool per pool and market with nodes, its GPU limit the market's share.
+    # One NodePool per pool and market with nodes, its GPU limit the market's share (and, on the
+    # reserved market, the spare nodes held for repairs).
+    health = {h["pool"]: h for h in plan_json(compiled.model, compiled.plan)["health"]}
     for node_pool in doc["nodePools"]:
-        assert node_pool["gpuLimit"] == pools[node_pool["pool"]]["markets"][node_pool["market"]]["gpus"] > 0
+        pool = pools[node_pool["pool"]]
+        spare = health[pool["name"]]["spareNodes"] if node_pool["market"] == "reserved" else 0
+        assert node_pool["gpuLimit"] == pool["markets"][node_pool["market"]]["gpus"] + spare * pool["gpusPerNode"] > 0
     # Per flavor, the tenants' nominal GPUs never exceed what it has.
     capacity = {f["name"]: f["gpus"] for f in doc["flavors"]}
     promised = dict.fromkeys(capacity, 0)

@@ -53,7 +53,7 @@ def test_journeys_cover_every_tenant_and_allowed_pool(which: str) -> None:
     for j in journeys:
         units = plan.pool(j.pool).units
         assert j.resource in (units.resources or {units.resource: 1})
-        assert [s.step for s in j.steps][-2:] == [steps_.ADMISSION, steps_.VOLUMES]
+        assert [s.step for s in j.steps][-3:] == [steps_.ADMISSION, steps_.VOLUMES, steps_.REPAIR]
 
 
 def test_a_custom_mig_layout_yields_a_journey_per_profile() -> None:
@@ -285,3 +285,24 @@ def test_capacity_an_overlay_declaring_what_no_device_plugin_registers() -> None
     j = journey(run("dev"), "product", "dev")
     assert_ok(j, steps_.CAPACITY)
     assert_fails(journey(run("dev", hami_extras), "product", "dev"), steps_.CAPACITY, "declares nvidia.com/gpumem")
+
+
+# ---- step 9: repair of a failed node --------------------------------------------------------------
+
+
+def test_repair_needs_karpenters_gate_and_the_detector() -> None:
+    assert_ok(journey(run("dev"), "research", "train"), steps_.REPAIR)
+
+    def gate_off(resources: list[dict[str, Any]]) -> None:
+        release(resources, "karpenter")["values"]["settings"]["featureGates"]["nodeRepair"] = False
+
+    def no_agent(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if r.get("inputs", {}).get("addonName") != "eks-node-monitoring-agent"]
+
+    assert_fails(journey(run("dev", gate_off), "research", "train"), steps_.REPAIR, "NodeRepair gate is off")
+    assert_fails(journey(run("dev", no_agent), "research", "train"), steps_.REPAIR, "nothing sets AcceleratedHardware")
+
+
+def test_on_kubernetes_no_node_is_replaced() -> None:
+    (step,) = steps(journey(run("kubernetes"), "applied-research", "infer"), steps_.REPAIR)
+    assert step.ok and "no node is replaced" in step.detail

@@ -197,7 +197,7 @@ def test_without_charts_the_steps_reading_them_are_not_checked_and_not_failures(
     journeys = verify(model, plan, resources)
     assert all(j.ok for j in journeys), render_text([j for j in journeys if not j.ok])
     skipped = {s.step for j in journeys for s in j.unchecked}
-    assert skipped == {steps_.DEVICE_PLUGIN, steps_.CAPACITY}
+    assert skipped == {steps_.DEVICE_PLUGIN, steps_.CAPACITY, steps_.REPAIR}
     text = render_text(journeys)
     assert "    skip device-plugin: flavor " in text
     assert "step(s) not checked (not failures):\n" in text

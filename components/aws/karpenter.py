@@ -22,7 +22,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuplat.catalog import CHARTS
-from gpuplat.model import Platform
+from gpuplat.model import Platform, Repair
 
 from .._common import child_opts
 from ..kubernetes._common import helm_release
@@ -54,9 +54,10 @@ class KarpenterArgs:
 
 
 def controller_values(
-    cluster: str, endpoint: pulumi.Input[str], queue_name: pulumi.Input[str], region: str
+    cluster: str, endpoint: pulumi.Input[str], queue_name: pulumi.Input[str], region: str, node_repair: bool = True
 ) -> dict[str, Any]:
-    """The controller chart's values: its service account, cluster, queue and feature gates."""
+    """The controller chart's values: its service account, cluster, queue and feature gates.
+    `node_repair`: the pools' `health.repair` is replace (one gate for every NodePool)."""
     return {
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "settings": {
@@ -66,7 +67,7 @@ def controller_values(
             # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
             # pools advertise (GpuNodePool); nodeRepair replaces a node whose condition the
             # EKS node monitoring agent (Cluster) turned unhealthy, e.g. AcceleratedHardwareReady.
-            "featureGates": {"reservedCapacity": True, "nodeOverlay": True, "nodeRepair": True},
+            "featureGates": {"reservedCapacity": True, "nodeOverlay": True, "nodeRepair": node_repair},
         },
         "controller": {
             # IMDS is out of reach of pods (hop limit 1), so the region is given.
@@ -90,7 +91,8 @@ class Karpenter(pulumi.ComponentResource):
         self.crds_release = helm_release(
             self, name, "karpenter-crd", {}, depends_on=args.depends_on, namespace="helm", suffix="crd"
         )
-        values = controller_values(args.cluster_name, args.cluster_endpoint, queue.name, region_of(args.model))
+        repair = any(p.health.repair is Repair.REPLACE for p in args.model.pools)
+        values = controller_values(args.cluster_name, args.cluster_endpoint, queue.name, region_of(args.model), repair)
         self.release = helm_release(
             self,
             name,

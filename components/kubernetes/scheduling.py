@@ -23,11 +23,13 @@
   - `waitForPodsReady` (timeout WAIT_FOR_PODS_READY): an admitted workload whose pods are not
     all ready in time (its market has no capacity for Karpenter: a spot shortage, a full
     reservation) is evicted, its quota released, and requeued with exponential backoff (60 s
-    doubling to 1 h, without limit). Kueue 0.19.2 starts the requeued workload's flavor
-    search from the first flavor again (scheduler.go clears LastAssignment), so it moves to
-    the next market only when the first no longer has quota for it; until then it retries
-    the same market after each backoff, without holding quota in between. `blockAdmission`
-    stays false: blocking would serialize every admission behind the slowest node launch.
+    doubling to 1 h; after `scheduling.requeueLimit` requeues, if set, deactivated instead:
+    backoffLimitCount, which counts every such eviction of the workload's life). Kueue 0.19.2
+    starts the requeued workload's flavor search from the first flavor again (scheduler.go
+    clears LastAssignment), so it moves to the next market only when the first no longer has
+    quota for it; until then it retries the same market after each backoff, without holding
+    quota in between. `blockAdmission` stays false: blocking would serialize every admission
+    behind the slowest node launch.
     The timeout covers a GPU node's launch, driver and device-plugin start and image pull.
     `recoveryTimeout` (RECOVERY_TIMEOUT) covers a workload that was running: when a pod is lost
     with its node (a failed GPU node, fenced or replaced) and its replacement is not ready
@@ -124,7 +126,8 @@ class SchedulingArgs:
     monitoring: pulumi.Resource | None = None
 
 
-def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
+def kueue_config(fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
+    """The manager Configuration; `requeue_limit` is `scheduling.requeueLimit` (None: no limit)."""
     config = dict(_KUEUE_DEFAULT_CONFIG)
     frameworks = list(_KUEUE_DEFAULT_CONFIG["integrations"]["frameworks"])
     frameworks.insert(frameworks.index("kubeflow.org/mpijob") + 1, PYTORCH_JOB)
@@ -137,6 +140,8 @@ def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
         "blockAdmission": False,
         "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
     }
+    if requeue_limit is not None:
+        config["waitForPodsReady"]["requeuingStrategy"]["backoffLimitCount"] = requeue_limit
     config["manageJobsWithoutQueueName"] = True
     config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
     if fleet_manager:
@@ -147,8 +152,8 @@ def kueue_config(fleet_manager: bool = False) -> dict[str, Any]:
     return config
 
 
-def kueue_values(fleet_manager: bool = False) -> dict[str, Any]:
-    text = yaml.safe_dump(kueue_config(fleet_manager), sort_keys=False)
+def kueue_values(fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
+    text = yaml.safe_dump(kueue_config(fleet_manager, requeue_limit), sort_keys=False)
     return {
         "managerConfig": {"controllerManagerConfigYaml": text},
         # The chart's ServiceMonitor for the manager's metrics (HTTPS, the scraper's token), and
@@ -190,8 +195,8 @@ class Scheduling(pulumi.ComponentResource):
             return
         monitoring = [args.monitoring] if args.monitoring is not None else []
         self.kueue = kueue = helm_release(
-            self, name, "kueue", kueue_values(args.fleet_manager), provider=provider, pod_security="baseline",
-            depends_on=[*args.depends_on, *monitoring],
+            self, name, "kueue", kueue_values(args.fleet_manager, args.model.scheduling.requeue_limit),
+            provider=provider, pod_security="baseline", depends_on=[*args.depends_on, *monitoring],
         )  # fmt: skip
         all_flavors = args.plan.flavors
         flavor_resources = {

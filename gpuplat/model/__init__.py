@@ -23,7 +23,9 @@ from gpuplat.model.fleet import FleetMember as FleetMember
 from gpuplat.model.fleet import build_fleet
 from gpuplat.model.pools import GpuNodePool as GpuNodePool
 from gpuplat.model.pools import NodeRange as NodeRange
+from gpuplat.model.pools import PoolHealth as PoolHealth
 from gpuplat.model.pools import PoolReservation as PoolReservation
+from gpuplat.model.pools import Repair as Repair
 from gpuplat.model.pools import ReservationKind as ReservationKind
 from gpuplat.model.pools import Sharing as Sharing
 from gpuplat.model.pools import Taint as Taint
@@ -159,6 +161,7 @@ class Scheduling:
     queueing: str  # kueue | none
     topology_aware: bool
     gpu_scheduler_policy: str  # spread | binpack
+    requeue_limit: int | None = None  # Kueue's backoffLimitCount; None: requeued without limit
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,7 @@ def _scheduling(raw: Data) -> Scheduling:
         queueing=raw.get("queueing", vocab.DEFAULT_QUEUEING),
         topology_aware=bool(raw.get("topologyAware", vocab.DEFAULT_TOPOLOGY_AWARE)),
         gpu_scheduler_policy=raw.get("gpuScheduler", {}).get("policy", vocab.DEFAULT_GPU_SCHEDULER_POLICY),
+        requeue_limit=raw.get("requeueLimit"),
     )
 
 

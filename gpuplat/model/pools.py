@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from gpuplat import view
 from gpuplat.catalog import SHARING_OVERHEAD, GpuModel, gpu_model
-from gpuplat.vocabulary import DEFAULT_POOL_FABRIC, MARKET_ORDER, Market, Provider, SharingMode
+from gpuplat.vocabulary import DEFAULT_POOL_FABRIC, MARKET_ORDER, Market, Provider, SharingMode, schema_default
 
 Data = Mapping[str, Any]
 
@@ -54,6 +54,19 @@ class PoolReservation:
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
+class Repair(StrEnum):
+    REPLACE = "replace"  # aws: Karpenter's node repair replaces the node
+    NONE = "none"  # nothing replaces it; an operator repairs
+
+
+@dataclass(frozen=True)
+class PoolHealth:
+    """What happens when a node of the pool turns unhealthy (docs/health.md)."""
+
+    repair: Repair = Repair.NONE
+    spare_nodes: int = 0  # reserved nodes beyond the reserved share, held for replacements
+
+
 @dataclass(frozen=True)
 class GpuNodePool:
     name: str
@@ -72,6 +85,7 @@ class GpuNodePool:
     # Its own market mix (percent per market), split apart from the fleet-wide procurement; None:
     # the pool is part of the fleet-wide split (gpuplat/plan/procurement.py).
     procurement: Mapping[Market, float] | None = None
+    health: PoolHealth = field(default_factory=PoolHealth)
 
     @property
     def max_gpus(self) -> int:
@@ -124,6 +138,16 @@ def build_pool(raw: Data, provider: Provider) -> GpuNodePool:
         taints=tuple(Taint(t["key"], t.get("value"), t["effect"]) for t in raw.get("taints", [])),
         reservation=_reservation(raw.get("reservation")),
         procurement=_own_mix(raw) if provider is Provider.AWS else None,
+        health=_health(view.as_map(raw.get("health")) or {}, provider),
+    )
+
+
+def _health(raw: Data, provider: Provider) -> PoolHealth:
+    # The default depends on the provider: only aws has a provisioner that can replace a node.
+    default = Repair.REPLACE if provider is Provider.AWS else Repair.NONE
+    return PoolHealth(
+        repair=Repair(raw.get("repair", default.value)),
+        spare_nodes=int(raw.get("spareNodes", schema_default("poolHealth", "spareNodes"))),
     )
 
 

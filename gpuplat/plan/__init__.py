@@ -15,6 +15,7 @@ from gpuplat.plan.capacity import flavors, floor_findings, node_overlays, node_p
 from gpuplat.plan.cost import missing_prices, plan_cost
 from gpuplat.plan.eks_support import eks_support
 from gpuplat.plan.fabric import efa_interfaces, plan_fabric, ports_per_node
+from gpuplat.plan.health import plan_health
 from gpuplat.plan.procurement import capacity_blocks, plan_procurement, reservations
 from gpuplat.plan.queues import flavor_limit_findings, stranded, unquoted_pool_findings
 from gpuplat.plan.rails import plan_rails
@@ -84,6 +85,7 @@ def build_plan(model: Platform) -> PlanOutcome:
     if any(f.level is Level.ERROR for f in findings):
         return PlanOutcome(None, findings)
     zone = fabric_zone(model)
+    cost = plan_cost(model, procurement.shares, storage)
     plan = Plan(
         pools=pools,
         fleet_gpus=sum(p.max_gpus for p in model.pools),
@@ -91,7 +93,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         reservations=reservations(model, procurement.shares, zone),
         fabric=fabric,
         storage=storage,
-        cost=plan_cost(model, procurement.shares, storage),
+        cost=cost,
         capacity_blocks=capacity_blocks(model, procurement.shares),
         fleet_targets=procurement.targets,
         fleet_tolerance=procurement.tolerance,
@@ -103,6 +105,7 @@ def build_plan(model: Platform) -> PlanOutcome:
         fabric_zone=zone,
         eks_support=eks_support(model),
         rails=plan_rails(model),
+        health=plan_health(model, planned_node_pools, cost),
     )
     return PlanOutcome(plan, findings)
 

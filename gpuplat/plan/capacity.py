@@ -51,6 +51,7 @@ from gpuplat.plan.codes import (
     SOFT_QUOTA_OVERSUBSCRIBED,
     TOPOLOGY_AWARE_OFF,
 )
+from gpuplat.plan.health import spare_nodes
 from gpuplat.plan.procurement import pool_order
 from gpuplat.plan.types import FlavorPlan, NodeOverlayPlan, NodePoolPlan, PlanFinding, PoolPlan, QuotaPlan
 
@@ -88,8 +89,11 @@ def node_pools(model: Platform, pools: Sequence[PoolPlan]) -> tuple[NodePoolPlan
         per_node = {r: n for r, n in (pool.units.resources or {}).items() if r != GPU_RESOURCE and n > 0}
         for market, share in pool.bought.items():
             name = node_pool_name(pool.name, market)
-            limits = {GPU_RESOURCE: share.gpus, **{r: n * share.nodes for r, n in per_node.items()}}
-            result.append(NodePoolPlan(pool.name, market, name, share.nodes, share.gpus, MARKET_WEIGHT[market], limits))
+            # Spare nodes widen the reserved NodePool only, never a flavor: room for a replacement.
+            nodes = share.nodes + spare_nodes(model, pool.name, market)
+            gpus = nodes * pool.gpus_per_node
+            limits = {GPU_RESOURCE: gpus, **{r: n * nodes for r, n in per_node.items()}}
+            result.append(NodePoolPlan(pool.name, market, name, nodes, gpus, MARKET_WEIGHT[market], limits))
     return tuple(result)
 
 
@@ -160,7 +164,7 @@ def flavors(model: Platform, pools: Sequence[PoolPlan], planned: Sequence[NodePo
                 f"{prefix}-{n.name}",
                 n.pool,
                 n.market,
-                n.gpus,
+                by_name[n.pool].share(n.market).gpus,  # the share alone: spare nodes are no one's quota
                 unit_resources(by_name[n.pool]),
                 topology_aware(model, by_name[n.pool]),
             )

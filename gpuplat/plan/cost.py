@@ -17,6 +17,8 @@ the reserved nodes in full plus the rest of `nodes.min` on on-demand, where the 
 keeps them (its placeholders never run on spot, which could take the minimum away; Karpenter
 fills reservations first). Minimum nodes beyond the pool's reserved and on-demand nodes are not
 held (GP353) and cost nothing here.
+Spare nodes held for repairs (`health.spareNodes`) are paid like reserved nodes, all month,
+and counted in the total and the floor, apart from the market split (plan/health.py).
 savings percent = (1 - monthly / all on-demand) x 100.
 A pool whose instance type has no price is an error (GP232) at its instanceType.
 """
@@ -180,14 +182,15 @@ def plan_cost(
                 monthly_usd={m: monthly[m] for m in MARKET_ORDER if m in monthly},
                 all_on_demand_monthly_usd=pool.nodes.max * month,
                 on_demand_hourly_usd=hourly,
-                min_size_monthly_usd=sum(floor.values()),
+                min_size_monthly_usd=sum(floor.values()) + pool.health.spare_nodes * node_month[Market.RESERVED],
                 reserved_kind=pool.reservation.kind.value,
                 reserved_hourly_usd=reserved,
                 price_estimated=price_estimated(model, pool.instance_type or ""),
                 reserved_price_note=capacity_block_note(model, pool) if Market.RESERVED in share else "",
+                spare_monthly_usd=pool.health.spare_nodes * node_month[Market.RESERVED],
             )
         )
-    total = sum(sum(p.monthly_usd.values()) for p in pools)
+    total = sum(sum(p.monthly_usd.values()) + p.spare_monthly_usd for p in pools)
     on_demand = sum(p.all_on_demand_monthly_usd for p in pools)
     return CostPlan(
         prices_as_of=prices.as_of or prices_as_of(model.target.region or "us-east-1"),

@@ -214,7 +214,7 @@ def reservations(
         return ()
     out: list[Reservation] = []
     for pool, share in zip(model.pools, shares, strict=True):
-        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
+        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes + pool.health.spare_nodes
         if count == 0 or pool.instance_type is None or pool.reservation.kind is ReservationKind.CAPACITY_BLOCK:
             continue
         spread = [(fabric_zone, count)] if pool.fabric else even_spread(count, zones)
@@ -226,7 +226,7 @@ def capacity_blocks(model: Platform, shares: Sequence[Mapping[Market, MarketShar
     """The reserved nodes of capacity-block pools: what their selected blocks should hold."""
     out: list[CapacityBlockUse] = []
     for pool, share in zip(model.pools, shares, strict=True):
-        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes
+        count = share.get(Market.RESERVED, MarketShare(0, 0)).nodes + pool.health.spare_nodes
         if count == 0 or pool.instance_type is None or pool.reservation.kind is not ReservationKind.CAPACITY_BLOCK:
             continue
         out.append(CapacityBlockUse(pool.name, pool.instance_type, count, pool.reservation.ids, pool.reservation.tags))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from gpuplat.diagnostics import Level
-from gpuplat.model import Market, NodeRange
+from gpuplat.model import Market, NodeRange, Repair
 from gpuplat.plan.fleet_types import FleetPlan
 from gpuplat.plan.rails import RailsPlan
 from gpuplat.plan.workload_types import WorkloadPlan
@@ -174,6 +174,7 @@ class PoolCost:
     reserved_hourly_usd: float = 0.0  # per reserved node-hour as priced
     price_estimated: str = ""  # why the on-demand price is not the region's list price ("" = it is)
     reserved_price_note: str = ""  # a Capacity Block rate's age, and why it is estimated, if it is
+    spare_monthly_usd: float = 0.0  # the spare nodes held for repairs (health.spareNodes), at the reserved rate
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,24 @@ class NodePoolPlan:
 
 
 @dataclass(frozen=True)
+class NodeRepairLimit:
+    """Karpenter's repair limit in one NodePool at max size (gpuplat/plan/health.py)."""
+
+    node_pool: str
+    nodes: int
+    at_once: int  # unhealthy nodes still repaired; with more, none is
+
+
+@dataclass(frozen=True)
+class PoolHealthPlan:
+    pool: str
+    repair: Repair
+    spare_nodes: int
+    node_pools: tuple[NodeRepairLimit, ...]  # empty unless repair is replace (aws)
+    spare_monthly_usd: float | None  # None on provider kubernetes (no prices)
+
+
+@dataclass(frozen=True)
 class NodeOverlayPlan:
     pool: str
     name: str
@@ -299,6 +318,7 @@ class Plan:
     rails: RailsPlan | None = None  # provider kubernetes with SR-IOV rails (gpuplat/plan/rails.py)
     # The platforms this one forms a fleet with (gpuplat/fleet/plan.py); None without `fleet`.
     cluster_fleet: FleetPlan | None = None
+    health: tuple[PoolHealthPlan, ...] = ()  # per pool, in spec order
 
     def pool(self, name: str) -> PoolPlan:
         return self._index.pools[name]

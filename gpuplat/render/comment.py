@@ -28,6 +28,7 @@ from gpuplat.vocabulary import MARKET_ORDER
 from ._templates import block, md_table, render
 from .charts import capacity_chart
 from .comment_fleet import fleet_section
+from .comment_health import health_section
 from .comment_summary import blockers, lead, resources_section
 from .comment_workloads import workloads_section
 from .graph import platform_mermaid
@@ -367,6 +368,7 @@ def render_markdown(report: Report) -> str:
         capacity=block(_capacity_section(head_plan, base)),
         fleet=fleet_section(head_plan, base),
         workloads=block(workloads_section(head_plan, base)),
+        health=block(health_section(head_plan, base)),
         cost=block(_cost_section(head_plan, base)),
         policy=block(_policy_section(report.policy)),
         verify=None if report.verify is None else block(report.verify),

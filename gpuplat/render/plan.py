@@ -19,6 +19,7 @@ from ._templates import block, render
 from .plan_capacity import capacity_json, capacity_table
 from .plan_cost import capacity_blocks_json, capacity_blocks_text, cost_json, cost_text
 from .plan_fleet import fleet_json, fleet_text
+from .plan_health import health_json, health_text
 from .plan_kubernetes import kubernetes_facts, kubernetes_json
 from .plan_rails import rails_json, rails_text
 from .plan_workloads import workload_details, workloads_json, workloads_table
@@ -180,6 +181,7 @@ def plan_json(model: Platform, plan: Plan) -> Json:
         ],
         "capacityBlocks": capacity_blocks_json(plan),
         "capacity": capacity_json(plan),
+        "health": health_json(plan),
         **({"workloads": workloads_json(plan.workloads)} if plan.workloads else {}),
         **({"clusterFleet": fleet_json(plan.cluster_fleet)} if plan.cluster_fleet is not None else {}),
     }
@@ -380,4 +382,5 @@ def plan_text(model: Platform, plan: Plan) -> str:
         reservations=_optional(_reservations_table(plan)),
         capacity_blocks=_optional(capacity_blocks_text(plan, table) or None),
         cluster_fleet=fleet_text(plan.cluster_fleet, table) if plan.cluster_fleet is not None else None,
+        health=_optional(health_text(plan, table)),
     )

@@ -3,7 +3,8 @@
 JSON `cost`: the GPU numbers (`monthlyUsd`, `allOnDemandMonthlyUsd`, `savingsPercent`, ...,
 `region` the prices are for and `pricesSource`, `pools` with each pool's `reservedKind`,
 `reservedHourlyUsd`, `priceEstimated` (null, or why its price is not the region's list price) and
-`reservedPriceNote` (a Capacity Block rate's age)), `services` [{item, quantity, unit, unitUsd,
+`reservedPriceNote` (a Capacity Block rate's age), `spareMonthlyUsd` (the spare nodes held for
+repairs, `health.spareNodes`, at the reserved rate; in every total)), `services` [{item, quantity, unit, unitUsd,
 monthlyUsd (null: a rate only), source, asOf, region, estimated}], `servicesMonthlyUsd`,
 `totalMonthlyUsd` (GPU + services) and `assumptions` [{name, text, rate, source}]: every price
 the plan assumes rather than reads off a list, by name. `capacityBlocks` (top level) lists the
@@ -66,6 +67,7 @@ def cost_json(cost: CostPlan | None) -> Json | None:
                 "reservedHourlyUsd": _num(p.reserved_hourly_usd, 4),
                 "priceEstimated": p.price_estimated or None,
                 "reservedPriceNote": p.reserved_price_note or None,
+                "spareMonthlyUsd": _num(p.spare_monthly_usd),
             }
             for p in cost.pools
         ],
@@ -97,18 +99,23 @@ def capacity_blocks_json(plan: Plan) -> list[Json]:
 
 
 def _gpu_table(c: CostPlan, table: Table) -> str:
+    # A column for the spare nodes held for repairs only when a pool holds some.
+    spares = any(p.spare_monthly_usd for p in c.pools)
     rows = [
         [
             p.pool,
             f"{p.on_demand_hourly_usd:.4f}{_MARK if p.price_estimated else ''}",
             *(_usd(p.monthly_usd[m]) if m in p.monthly_usd else "-" for m in MARKET_ORDER),
-            _usd(sum(p.monthly_usd.values())),
+            *([_usd(p.spare_monthly_usd) if p.spare_monthly_usd else "-"] if spares else []),
+            _usd(sum(p.monthly_usd.values()) + p.spare_monthly_usd),
             _usd(p.all_on_demand_monthly_usd),
             _usd(p.min_size_monthly_usd),
         ]
         for p in c.pools
     ]
     totals = [sum(p.monthly_usd.get(m, 0.0) for p in c.pools) for m in MARKET_ORDER]
+    if spares:
+        totals.append(sum(p.spare_monthly_usd for p in c.pools))
     rows.append(
         [
             "total",
@@ -119,10 +126,11 @@ def _gpu_table(c: CostPlan, table: Table) -> str:
             _usd(c.min_size_monthly_usd),
         ]
     )
+    markets = [m.value for m in MARKET_ORDER] + (["spare"] if spares else [])
     return table(
-        ["pool", "$/node-h", *(m.value for m in MARKET_ORDER), "total", "all on-demand", "at min size"],
+        ["pool", "$/node-h", *markets, "total", "all on-demand", "at min size"],
         rows,
-        frozenset(range(1, 8)),
+        frozenset(range(1, 8 + spares)),
     )
 
 

@@ -7,7 +7,7 @@ per profile). Its steps name the object each relied on; a broken step says what 
 
 Steps 2-6 run once per flavor of the pool the tenant's ClusterQueue offers: Kueue may admit
 the job into any of them, so every one must lead to a GPU. A step whose input is missing (no
-ClusterQueue, no nodes) ends its chain; steps 7 and 8 do not depend on the chain and always run.
+ClusterQueue, no nodes) ends its chain; steps 7 to 9 do not depend on the chain and always run.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .k8s import Obj
 from .nodes import capacity_step, existing_nodes_step, karpenter_nodes_step
 from .queues import placement_step, queue_step, quota_step
 from .render import NO_CHARTS, ChartDirectory
+from .repair import repair_step
 from .topology import asks_placement, node_levels_step, topology_step
 from .types import QUEUE, Journey, Nodes, Placement, Step
 from .view import View, build_view
@@ -110,6 +111,7 @@ def follow(
     steps = _queue_chain(view, model, tenant, pool, resource, registered or (resource,))
     steps.append(admission_step(view, tenant.name, pool, resource))
     steps.append(volumes_step(view, model, tenant.name))
+    steps.append(repair_step(view, model, pool))
     return Journey(tenant.name, pool.name, resource, tuple(steps))
 
 

@@ -22,6 +22,7 @@ from gpuplat.catalog import GPU_RESOURCE, instance_type
 from gpuplat.model import GpuNodePool
 
 from .k8s import Obj, as_list, as_map, describe, dig, labels_text, quantity, requirement_allows, untolerated
+from .repair import feature_gates
 from .types import CAPACITY, NODES, Nodes, Outcome, Placement, Step, not_checked
 from .view import View
 
@@ -200,19 +201,8 @@ def _overlay_matches(overlay: Obj, nodes: Nodes) -> bool:
 
 def _feature_gate_on(view: View) -> tuple[bool | None, str]:
     """Whether Karpenter runs with the NodeOverlay gate on (None: unknown, its chart not given)."""
-    release = view.release_of_chart("karpenter")
-    if release is None:
-        return False, "no Karpenter release is emitted"
-    unknown = view.not_rendered(release)
-    if unknown:
-        return None, unknown
-    for deployment in view.find_rendered(release, "Deployment"):
-        for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
-            for env in as_list(as_map(container).get("env")):
-                if as_map(env).get("name") == "FEATURE_GATES":
-                    gates = str(as_map(env).get("value"))
-                    return "NodeOverlay=true" in gates.split(","), f"FEATURE_GATES {gates}"
-    return False, f"release {release} renders no FEATURE_GATES"
+    gates, said = feature_gates(view)
+    return (None if gates is None else gates.get("NodeOverlay", False)), said
 
 
 def _unregistered(overlays: Sequence[Obj], registered: Sequence[str]) -> list[str]:

@@ -15,8 +15,9 @@ CAPACITY = "capacity"  # 5. Karpenter knows the nodes offer the resource (aws)
 DEVICE_PLUGIN = "device-plugin"  # 6. a device plugin advertises the resource on those nodes
 ADMISSION = "admission"  # 7. LimitRange, Pod Security, ResourceQuota admit the pod
 VOLUMES = "volumes"  # 8. the tenant's claims bind to distinct volumes
+REPAIR = "repair"  # 9. what replaces the pool's failed node is on, and only if the spec asks (repair.py)
 
-STEP_ORDER = (QUEUE, QUOTA, PLACEMENT, TOPOLOGY, NODES, CAPACITY, DEVICE_PLUGIN, ADMISSION, VOLUMES)
+STEP_ORDER = (QUEUE, QUOTA, PLACEMENT, TOPOLOGY, NODES, CAPACITY, DEVICE_PLUGIN, ADMISSION, VOLUMES, REPAIR)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from .k8s import Obj, as_map, dig
 from .render import NO_CHARTS, RELEASE_TYPE, ChartDirectory, catalog_chart, render_release
 
 Renderer = Callable[[Mapping[str, Any], ChartDirectory], "list[Obj] | None"]
+ADDON_TYPE = "aws:eks/addon:Addon"
 _EMITTED = "\0emitted"  # the index key of emitted objects: no release has this name
 
 
@@ -37,6 +38,7 @@ class View:
     _by_namespace: dict[tuple[str, str, str], list[Obj]] = field(default_factory=lambda: {})
     _indexed: set[str] = field(default_factory=lambda: set())
     memo: dict[Any, Any] = field(default_factory=lambda: {})  # per-view results of steps' sums
+    addons: set[str] = field(default_factory=lambda: set())  # aws: the EKS add-ons emitted, by name
 
     def rendered(self, release: str) -> list[Obj] | None:
         """The objects release `release` installs; [] when it is not emitted, None when its chart
@@ -108,6 +110,7 @@ def build_view(
 ) -> View:
     emitted: list[Obj] = []
     releases: dict[str, Obj] = {}
+    addons: set[str] = set()
     for resource in resources:
         type_ = str(resource.get("type", ""))
         inputs = as_map(resource.get("inputs"))
@@ -115,4 +118,6 @@ def build_view(
             releases[str(inputs.get("name") or resource.get("name"))] = inputs
         elif type_.startswith("kubernetes:") and "kind" in inputs:
             emitted.append(inputs)
-    return View(emitted, releases, charts, renderer)
+        elif type_ == ADDON_TYPE:
+            addons.add(str(inputs.get("addonName")))
+    return View(emitted, releases, charts, renderer, addons=addons)

@@ -1,0 +1,119 @@
+"""Rules on how failed nodes are repaired and their work resumed (docs/health.md):
+`gpuNodePools[].health` and `scheduling.requeueLimit`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplat.diagnostics import Level
+from gpuplat.validate.registry import Finding, rule
+from gpuplat.validate.rules._common import Data, as_map, as_str, is_int, markets, pool_name, pools, provider, section
+from gpuplat.vocabulary import Market
+
+REPAIR_SOURCE = "https://karpenter.sh/docs/concepts/disruption/#node-auto-repair"
+
+
+def _repair(data: Data, pool: Data) -> str:
+    """The pool's repair as written, else the provider's default."""
+    health = as_map(pool.get("health")) or {}
+    written = as_str(health.get("repair"))
+    return written or ("replace" if provider(data) == "aws" else "none")
+
+
+@rule(
+    "GP380",
+    "health-repair-needs-provisioner",
+    Level.ERROR,
+    "Replacing a failed node needs something that launches nodes; on provider kubernetes the nodes are the "
+    "team's own and gpuplat provisions none.",
+    source=REPAIR_SOURCE,
+    fix=(
+        "On provider kubernetes set `health.repair: none` (or leave it out) and repair nodes the way the cluster "
+        "allows."
+    ),
+)
+def health_repair_needs_provisioner(data: Data) -> Iterator[Finding]:
+    if provider(data) != "kubernetes":
+        return
+    for i, pool in pools(data):
+        health = as_map(pool.get("health")) or {}
+        if health.get("repair") == "replace":
+            yield Finding(
+                ("gpuNodePools", i, "health", "repair"),
+                f"pool {pool_name(pool, i)}: repair replace needs Karpenter, which provider kubernetes does not have "
+                f"(the cluster's nodes are its own); use repair: none",
+            )
+
+
+@rule(
+    "GP381",
+    "health-repair-one-switch",
+    Level.ERROR,
+    "Karpenter's node repair is one feature gate for the whole controller (karpenter "
+    "pkg/controllers/node/health): once on, it replaces unhealthy nodes of every NodePool, so pools "
+    "cannot differ.",
+    source=REPAIR_SOURCE,
+    fix="Give every aws pool the same `health.repair` (replace is the default).",
+)
+def health_repair_one_switch(data: Data) -> Iterator[Finding]:
+    if provider(data) != "aws":
+        return
+    chosen = [(i, pool, _repair(data, pool)) for i, pool in pools(data)]
+    replacing = [pool_name(p, i) for i, p, r in chosen if r == "replace"]
+    if not replacing:
+        return
+    for i, pool, repair in chosen:
+        if repair == "none":
+            yield Finding(
+                ("gpuNodePools", i, "health", "repair"),
+                f"pool {pool_name(pool, i)} says repair none, but pool {replacing[0]} turns Karpenter's node repair "
+                f"on and it then replaces unhealthy nodes of every pool; give all pools the same repair",
+            )
+
+
+@rule(
+    "GP382",
+    "health-spare-nodes-reserved",
+    Level.ERROR,
+    "Spare nodes are reserved capacity a replacement launches into; they need a reservation, and a repair "
+    "that launches replacements.",
+    source="https://karpenter.sh/docs/tasks/odcrs/",
+    fix=(
+        "Add `reserved` to the pool's `markets` and keep `health.repair: replace` (provider aws), or remove "
+        "`health.spareNodes`."
+    ),
+)
+def health_spare_nodes_reserved(data: Data) -> Iterator[Finding]:
+    for i, pool in pools(data):
+        health = as_map(pool.get("health")) or {}
+        spare = health.get("spareNodes")
+        if not is_int(spare) or spare <= 0:
+            continue
+        name, at = pool_name(pool, i), ("gpuNodePools", i, "health", "spareNodes")
+        if provider(data) != "aws":
+            yield Finding(at, f"pool {name}: spare nodes are held in an aws reservation; provider kubernetes has none")
+        elif Market.RESERVED not in markets(pool):
+            yield Finding(at, f"pool {name} keeps {spare} spare nodes but buys no reserved capacity to hold them in; "
+                              f"add reserved to its markets")
+        elif _repair(data, pool) != "replace":
+            yield Finding(at, f"pool {name} keeps {spare} spare nodes but repair none never launches a replacement "
+                              f"into them; set repair: replace or remove spareNodes")
+
+
+@rule(
+    "GP383",
+    "requeue-limit-needs-kueue",
+    Level.WARNING,
+    "The requeue limit is Kueue's (waitForPodsReady.requeuingStrategy.backoffLimitCount); without Kueue "
+    "nothing evicts, requeues or counts.",
+    source="https://kueue.sigs.k8s.io/docs/tasks/manage/setup_wait_for_pods_ready/",
+    fix="Set `scheduling.queueing: kueue`, or remove `scheduling.requeueLimit`.",
+)
+def requeue_limit_needs_kueue(data: Data) -> Iterator[Finding]:
+    scheduling = section(data, "scheduling")
+    if scheduling is not None and scheduling.get("queueing") == "none" and "requeueLimit" in scheduling:
+        yield Finding(
+            ("scheduling", "requeueLimit"),
+            "requeueLimit has no effect with queueing: none, because Kueue is what requeues a job whose pods were "
+            "lost; use queueing: kueue or remove requeueLimit",
+        )

@@ -1,0 +1,67 @@
+# pyright: strict
+"""Step 9, repair: what replaces the pool's failed node, as emitted (docs/health.md).
+
+aws: Karpenter repairs a node only with its `NodeRepair` feature gate on, read from the
+controller Deployment the Karpenter release renders (FEATURE_GATES), and acts on conditions
+something must set: the EKS node monitoring agent add-on sets `AcceleratedHardwareReady` and
+the others (kubelet `Ready` is the kubelet's own). The gate must say what the pool's
+`health.repair` says. Provider kubernetes: nothing gpuplat runs replaces a node.
+"""
+
+from __future__ import annotations
+
+from gpuplat.model import GpuNodePool, Platform, Provider, Repair
+
+from .k8s import as_list, as_map, dig
+from .types import REPAIR, Step, not_checked
+from .view import View
+
+DETECTOR_ADDON = "eks-node-monitoring-agent"
+
+
+def feature_gates(view: View) -> tuple[dict[str, bool] | None, str]:
+    """Karpenter's feature gates as its controller runs them (None: unknown, its chart not given)."""
+    release = view.release_of_chart("karpenter")
+    if release is None:
+        return {}, "no Karpenter release is emitted"
+    unknown = view.not_rendered(release)
+    if unknown:
+        return None, unknown
+    for deployment in view.find_rendered(release, "Deployment"):
+        for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
+            for env in as_list(as_map(container).get("env")):
+                if as_map(env).get("name") == "FEATURE_GATES":
+                    text = str(as_map(env).get("value"))
+                    pairs = (g.partition("=") for g in text.split(",") if g)
+                    return {k: v == "true" for k, _, v in pairs}, f"FEATURE_GATES {text}"
+    return {}, f"release {release} renders no FEATURE_GATES"
+
+
+def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
+    prefix = f"pool {pool.name}"
+    if model.target.provider is not Provider.AWS:
+        return Step(REPAIR, True, f"{prefix}: health.repair none; no node is replaced (the cluster's own nodes)")
+    wanted = pool.health.repair is Repair.REPLACE
+    gates, said = feature_gates(view)
+    if gates is None:
+        why = f"{prefix}: health.repair {pool.health.repair}; whether its feature gate is on: {said}"
+        return not_checked(REPAIR, why)
+    on = gates.get("NodeRepair", False)
+    if wanted and not on:
+        return Step(REPAIR, False, f"{prefix}: health.repair replace, but Karpenter's NodeRepair gate is off ({said})")
+    if not wanted and on:
+        return Step(
+            REPAIR, False, f"{prefix}: health.repair none, but Karpenter's NodeRepair gate is on ({said}): it replaces "
+            "the pool's unhealthy nodes"
+        )
+    if not wanted:
+        return Step(REPAIR, True, f"{prefix}: health.repair none; Karpenter's NodeRepair gate off ({said})")
+    if DETECTOR_ADDON not in view.addons:
+        return Step(
+            REPAIR, False, f"{prefix}: Karpenter's NodeRepair gate is on, but no EKS add-on {DETECTOR_ADDON} is "
+            "emitted: nothing sets AcceleratedHardwareReady, so a failed GPU is never repaired"
+        )
+    return Step(
+        REPAIR, True, f"{prefix}: Karpenter's NodeRepair gate on ({said}); add-on {DETECTOR_ADDON} sets "
+        "AcceleratedHardwareReady, a node unhealthy for 10 minutes is replaced"
+    )
