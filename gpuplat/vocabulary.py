@@ -129,3 +129,7 @@ DEFAULT_THROUGHPUT_PER_TIB = 250
 # linked to a data repository) and the export is the copy, so the default depends on the spec.
 DEFAULT_BACKUP_RETENTION_DAYS: Mapping[bool, int] = MappingProxyType({False: 7, True: 0})  # by "has a cold tier"
 DEFAULT_BACKUP_START_TIME = "03:00"  # HH:MM UTC, the description's default (a pattern-checked string)
+
+# `gpuplat simulate` replays every job submitted and run within this many days of the first
+# submission (gpuplat/simulate/job.py says why); a tenant's targetWait beyond it is never missed.
+REPLAY_HORIZON_DAYS = 366

@@ -183,6 +183,8 @@ class Tenant:
     # aws: IAM role / user ARNs mapped into the tenant's Kubernetes group by EKS access entries
     principals: tuple[str, ...] = ()
     fabric: TenantFabric = TenantFabric()
+    # Service level: seconds from submission to first start its jobs should stay within (simulate reports the share)
+    target_wait_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,7 @@ def _tenants(raw: list[Data], pools: tuple[GpuNodePool, ...]) -> tuple[Tenant, .
             tuple(allowed_pools(t, modes)),  # validation: an allow-list names pools the isolation permits
             principals=tuple(t.get("principals", [])),
             fabric=_tenant_fabric(t.get("fabric")),
+            target_wait_seconds=duration_seconds(t["targetWait"]) if "targetWait" in t else None,
         )
         for t in raw
     )

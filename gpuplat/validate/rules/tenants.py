@@ -23,7 +23,7 @@ from gpuplat.validate.rules._common import (
     tenants,
 )
 from gpuplat.view import allowed_pools, isolation
-from gpuplat.vocabulary import HARD_ISOLATION, SHARED_MODES
+from gpuplat.vocabulary import HARD_ISOLATION, REPLAY_HORIZON_DAYS, SHARED_MODES
 
 
 def _pools_by_name(data: Data) -> dict[str, Data]:
@@ -288,3 +288,30 @@ def tenant_principals_on_kubernetes(data: Data) -> Iterator[Finding]:
                 f"kubernetes map people into that group in the cluster's identity provider and remove principals",
                 at_key=True,
             )
+
+
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+@rule(
+    "GP390",
+    "tenant-target-wait-beyond-replay",
+    Level.ERROR,
+    "gpuplat simulate replays jobs submitted and run within 366 days, so no job can wait longer: such a target "
+    "is met by every job and measures nothing.",
+    fix="Set `targetWait` to the wait the tenant's users expect, e.g. 15m or 4h, at most 8784h.",
+)
+def tenant_target_wait_beyond_replay(data: Data) -> Iterator[Finding]:
+    limit = REPLAY_HORIZON_DAYS * 86400
+    for i, tenant in tenants(data):
+        text = as_str(tenant.get("targetWait"))
+        if text is None or len(text) < 2 or not text[:-1].isdigit() or text[-1] not in _UNIT_SECONDS:
+            continue  # the schema reports a malformed duration
+        if int(text[:-1]) * _UNIT_SECONDS[text[-1]] <= limit:
+            continue
+        yield Finding(
+            ("tenants", i, "targetWait"),
+            f"tenant {_tenant_name(tenant, i)} has targetWait {text}, longer than the {REPLAY_HORIZON_DAYS} days "
+            f"(8784h) in which gpuplat simulate replays every job, so every job meets it and the share reported "
+            f"says nothing; use the wait its users expect, e.g. 4h",
+        )
