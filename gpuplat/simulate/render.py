@@ -36,6 +36,7 @@ def result_json(r: Result) -> dict[str, Any]:
         "hours": r.hours,
         "gpuHours": {k: r.total(f"{k}_gpu_h") for k in ("provisioned", "allocated", "busy")},
         "waste": r.waste,
+        "targetWait": targets_json(r),
         "pools": [
             {
                 "name": p.name,
@@ -60,6 +61,22 @@ def result_json(r: Result) -> dict[str, Any]:
         "retried": r.retried,
         "cost": cost_json(r),
     }
+
+
+def targets_json(r: Result) -> list[dict[str, Any]]:
+    return [
+        {"tenant": t.tenant, "targetSeconds": t.target_seconds, "jobs": t.jobs, "within": t.within, "share": t.share}
+        for t in r.targets
+    ]
+
+
+def target_lines(r: Result) -> list[str]:
+    """Per tenant with a targetWait, the share of its jobs that started within it (beside waste)."""
+    return [
+        f"{t.tenant}: {100 * t.share:.1f} % of {t.jobs:,} jobs started within the target wait "
+        f"{_spec_duration(t.target_seconds)} ({t.jobs - t.within:,} later or never)"
+        for t in r.targets
+    ]
 
 
 def coverage_json(r: Result) -> dict[str, Any]:
@@ -149,6 +166,7 @@ def detail_lines(r: Result) -> list[str]:
         f"waste {100 * w['total']:.1f} % of provisioned GPU-hours: unallocated {100 * w['unallocated']:.1f} %, "
         f"allocated but idle {100 * w['idle']:.1f} %",
         *busy_share_lines(r),
+        *target_lines(r),
         "",
         f"{'tenant':<12} {'priority':<9} {'jobs':>8} " + " ".join(f"{'p' + str(p) + ' wait':>11}" for p in PERCENTILES),
     ]
@@ -190,3 +208,11 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
     return f"{seconds / 3600:.1f}h"
+
+
+def _spec_duration(seconds: int) -> str:
+    """As the spec writes it: 4h, 15m, 800s."""
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -10,7 +10,14 @@ from collections.abc import Sequence
 
 from gpuplat.render.charts import replay_charts
 from gpuplat.simulate.bands import Band, bands, paired
-from gpuplat.simulate.render import busy_share_lines, cost_json, coverage_lines, detail_lines, result_json
+from gpuplat.simulate.render import (
+    busy_share_lines,
+    cost_json,
+    coverage_lines,
+    detail_lines,
+    result_json,
+    target_lines,
+)
 from gpuplat.simulate.result import Result
 
 Runs = Sequence[Result]  # one replay per seed, the first shown in full
@@ -32,6 +39,8 @@ def headline(r: Result) -> dict[str, float]:
         "GPU-h replayed %": 100 * r.coverage.share,
         "waste %": 100 * r.waste["total"],
         "unallocated %": 100 * r.waste["unallocated"],
+        # The service level beside waste: per tenant with a targetWait, the share started within it.
+        **{f"{t.tenant} within target %": 100 * t.share for t in r.targets},
         "mean wait s": sum(w.mean_seconds * w.jobs for w in r.waits) / jobs,
         "worst p95 wait s": max((w.seconds[95] for w in r.waits), default=0.0),
         "cost USD / month": r.monthly_usd,
@@ -53,7 +62,10 @@ def _band_json(b: Band) -> dict[str, float]:
 
 
 def deltas(base: Result | Runs, head: Result | Runs) -> dict[str, tuple[Band, Band, Band]]:
-    return paired([headline(r) for r in _runs(base)], [headline(r) for r in _runs(head)])
+    """Paired per seed over the numbers both sides have (a tenant's target share only where both set one)."""
+    before, after = [headline(r) for r in _runs(base)], [headline(r) for r in _runs(head)]
+    common = [k for k in after[0] if k in before[0]]
+    return paired([{k: h[k] for k in common} for h in before], [{k: h[k] for k in common} for h in after])
 
 
 def render_json(
@@ -120,7 +132,7 @@ def render_markdown(head: Result | Runs, base: Result | Runs | None = None, comp
             else "One seed: no interval, so no delta can be told from noise (`--seeds N`).\n\n"
         )
     )
-    notes = [*coverage_lines(r), *busy_share_lines(r)]
+    notes = [*coverage_lines(r), *busy_share_lines(r), *target_lines(r)]
     if base is None:
         rows = "".join(
             f"| {k} | {_num(b.mean)} | {_interval(b)} |\n" for k, b in bands([headline(x) for x in runs]).items()

@@ -40,6 +40,20 @@ class WaitResult:
 
 
 @dataclass(frozen=True)
+class TargetWait:
+    """A tenant's service level: of its replayed jobs, how many started within its `targetWait`."""
+
+    tenant: str
+    target_seconds: int
+    jobs: int  # placed jobs (unplaceable ones are in the coverage); one that never started missed
+    within: int
+
+    @property
+    def share(self) -> float:
+        return self.within / self.jobs if self.jobs else 1.0
+
+
+@dataclass(frozen=True)
 class Coverage:
     """How much of the trace the replay ran: GPU-hours as the trace asks them (duration x GPUs)."""
 
@@ -93,6 +107,7 @@ class Result:
     fragmented_gpu_h: float = 0.0
     fragmented_jobs: int = 0
     retried: int = 0  # jobs drawn to fail, freed and queued again (Options.outcomes)
+    targets: tuple[TargetWait, ...] = ()  # tenants with a targetWait, in the spec's order
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)
@@ -134,6 +149,26 @@ def _waits(engine: Engine) -> tuple[WaitResult, ...]:
         stats = {p: percentile(waits, p) for p in PERCENTILES}
         out.append(WaitResult(tenant, priority, len(waits), stats, sum(waits) / len(waits)))
     return tuple(out)
+
+
+def _targets(model: Platform, engine: Engine, unplaceable: dict[int, str]) -> tuple[TargetWait, ...]:
+    jobs = [0] * len(engine.tenants)
+    within = [0] * len(engine.tenants)
+    targets = [t.target_wait_seconds for t in model.tenants]  # engine.tenants are built in this order
+    for i, job in enumerate(engine.jobs):
+        k = engine.tenant_of[i]
+        target = targets[k]
+        if target is None or i in unplaceable:
+            continue
+        jobs[k] += 1
+        start = engine.started[i]
+        if start >= 0 and start - job.submit <= target:
+            within[k] += 1
+    return tuple(
+        TargetWait(t.name, target, jobs[k], within[k])
+        for k, (t, target) in enumerate(zip(model.tenants, targets, strict=True))
+        if target is not None
+    )
 
 
 def _pools(engine: Engine, plan: Plan, horizon: float) -> tuple[PoolResult, ...]:
@@ -196,6 +231,7 @@ def summarise(
         fragmented_gpu_h=engine.fragmented_gpu_s / 3600,
         fragmented_jobs=len(engine.fragmented_jobs),
         retried=sum(engine.retried),
+        targets=_targets(model, engine, unplaceable),
     )
 
 
@@ -232,4 +268,14 @@ def _busy_share(engine: Engine, options: Options, pools: tuple[PoolResult, ...])
     return BusyShare(dist.source, dist.mean, p25, p75, drawn, len(engine.jobs) - drawn, waste_at(p25), waste_at(p75))
 
 
-__all__ = ["BusyShare", "Coverage", "Market", "PoolResult", "Result", "WaitResult", "percentile", "summarise"]
+__all__ = [
+    "BusyShare",
+    "Coverage",
+    "Market",
+    "PoolResult",
+    "Result",
+    "TargetWait",
+    "WaitResult",
+    "percentile",
+    "summarise",
+]
