@@ -66,8 +66,13 @@ def test_the_share_started_within_the_target_is_counted_at_the_boundary(tmp_path
 
 def test_only_tenants_with_a_target_are_reported(tmp_path: Path) -> None:
     assert _replay(tmp_path, {}).targets == ()
-    (only,) = _replay(tmp_path, {"guests": "5m"}).targets
-    assert (only.tenant, only.jobs, only.within) == ("guests", 0, 0)  # no job of the trace is a guest's
+    guests = _replay(tmp_path, {"guests": "5m"})
+    (only,) = guests.targets
+    assert (only.tenant, only.jobs, only.within, only.share) == ("guests", 0, 0, None)  # no guest's job in the trace
+    assert "guests: no job of the trace replayed, so nothing to measure against its target wait 5m" in render_text(
+        guests
+    )
+    assert "within target" not in json.dumps(json.loads(render_json(guests))["headline"])
 
 
 def test_the_share_shows_beside_waste_in_text_json_and_the_comment(tmp_path: Path) -> None:

@@ -75,6 +75,9 @@ def target_lines(r: Result) -> list[str]:
     return [
         f"{t.tenant}: {100 * t.share:.1f} % of {t.jobs:,} jobs started within the target wait "
         f"{_spec_duration(t.target_seconds)} ({t.jobs - t.within:,} later or never)"
+        if t.share is not None
+        else f"{t.tenant}: no job of the trace replayed, so nothing to measure against its target wait "
+        f"{_spec_duration(t.target_seconds)}"
         for t in r.targets
     ]
 

@@ -39,8 +39,8 @@ def headline(r: Result) -> dict[str, float]:
         "GPU-h replayed %": 100 * r.coverage.share,
         "waste %": 100 * r.waste["total"],
         "unallocated %": 100 * r.waste["unallocated"],
-        # The service level beside waste: per tenant with a targetWait, the share started within it.
-        **{f"{t.tenant} within target %": 100 * t.share for t in r.targets},
+        # The service level beside waste: per tenant with a targetWait and jobs, the share started within it.
+        **{f"{t.tenant} within target %": 100 * t.share for t in r.targets if t.share is not None},
         "mean wait s": sum(w.mean_seconds * w.jobs for w in r.waits) / jobs,
         "worst p95 wait s": max((w.seconds[95] for w in r.waits), default=0.0),
         "cost USD / month": r.monthly_usd,

@@ -49,8 +49,9 @@ class TargetWait:
     within: int
 
     @property
-    def share(self) -> float:
-        return self.within / self.jobs if self.jobs else 1.0
+    def share(self) -> float | None:
+        """None: no job of the trace is the tenant's, so there is nothing to measure."""
+        return self.within / self.jobs if self.jobs else None
 
 
 @dataclass(frozen=True)
