@@ -16,7 +16,10 @@ def _band(b: dict[str, float], fmt: str = "{:,.1f}") -> str:
 
 def main(out: Path) -> None:
     for path in sorted(out.glob("*.json")):
-        doc = json.loads(path.read_text())
+        text = path.read_text()
+        if not text:
+            continue  # a run still writing
+        doc = json.loads(text)
         head, cost, waste = doc["headline"], doc["cost"], doc["waste"]
         seeds = doc["seeds"]
         targets = ", ".join(
@@ -33,6 +36,7 @@ def main(out: Path) -> None:
             f"USD/month {_band(head['cost USD / month'], '{:,.0f}')}; USD per busy GPU-h "
             f"{_band(head['USD per busy GPU-h'], '{:.2f}')}; saving vs all on-demand node-hours "
             f"{cost['savingVsAllOnDemandPercent']:.1f} %, vs static {cost['savingVsStaticPercent']:.1f} %; "
+            f"USD over the replay {cost['usd']:,.0f} in {doc['hours'] / 24:,.1f} d; "
             f"mean wait {head['mean wait s']['mean'] / 86400:.1f} d; preempted {doc['preempted']:,}, "
             f"interrupted {doc['interrupted']:,}, GPU-h lost {doc['lostGpuHours']:,.0f}"
         )
