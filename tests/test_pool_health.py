@@ -141,7 +141,7 @@ def test_requeue_limit_reaches_kueues_configuration(tmp_path: Path) -> None:
     compiled = _compile(tmp_path, AWS, lambda s: s.setdefault("scheduling", {}).update(requeueLimit=3))
     assert compiled.ok and compiled.model is not None
     limit = compiled.model.scheduling.requeue_limit
-    strategy = kueue_config(limit)["waitForPodsReady"]["requeuingStrategy"]
+    strategy = kueue_config(requeue_limit=limit)["waitForPodsReady"]["requeuingStrategy"]
     assert strategy["backoffLimitCount"] == 3
     assert "backoffLimitCount" not in kueue_config()["waitForPodsReady"]["requeuingStrategy"]
 

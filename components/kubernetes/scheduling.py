@@ -126,7 +126,7 @@ class SchedulingArgs:
     monitoring: pulumi.Resource | None = None
 
 
-def kueue_config(fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
+def kueue_config(*, fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
     """The manager Configuration; `requeue_limit` is `scheduling.requeueLimit` (None: no limit)."""
     config = dict(_KUEUE_DEFAULT_CONFIG)
     frameworks = list(_KUEUE_DEFAULT_CONFIG["integrations"]["frameworks"])
@@ -152,8 +152,8 @@ def kueue_config(fleet_manager: bool = False, requeue_limit: int | None = None) 
     return config
 
 
-def kueue_values(fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
-    text = yaml.safe_dump(kueue_config(fleet_manager, requeue_limit), sort_keys=False)
+def kueue_values(*, fleet_manager: bool = False, requeue_limit: int | None = None) -> dict[str, Any]:
+    text = yaml.safe_dump(kueue_config(fleet_manager=fleet_manager, requeue_limit=requeue_limit), sort_keys=False)
     return {
         "managerConfig": {"controllerManagerConfigYaml": text},
         # The chart's ServiceMonitor for the manager's metrics (HTTPS, the scraper's token), and
@@ -194,8 +194,9 @@ class Scheduling(pulumi.ComponentResource):
             self.register_outputs({})
             return
         monitoring = [args.monitoring] if args.monitoring is not None else []
+        values = kueue_values(fleet_manager=args.fleet_manager, requeue_limit=args.model.scheduling.requeue_limit)
         self.kueue = kueue = helm_release(
-            self, name, "kueue", kueue_values(args.fleet_manager, args.model.scheduling.requeue_limit),
+            self, name, "kueue", values,
             provider=provider, pod_security="baseline", depends_on=[*args.depends_on, *monitoring],
         )  # fmt: skip
         all_flavors = args.plan.flavors
