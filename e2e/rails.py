@@ -199,10 +199,11 @@ def mutation(cluster: Cluster, stack: Stack, report: Report, prefix: str | None,
                         for r in side.get("resources", {}).get(key, {}))
     ok = got["requests"] == expected and got["limits"] == expected and untouched and fence_refused
     shown = ", ".join(f"{r.split('/')[-1]}={q}" for r, q in sorted(got["requests"].items()))
+    matched = "matched" if got["requests"] == expected == got["limits"] else json.dumps(expected)
     report.scenario(label, "rail-injector-mutation", ok,
                     f"{policy['metadata']['name']}: the stored pod of {tenant} naming {','.join(named)} asks in its "
                     f"first container (requests = limits) {shown}; expected from the SriovNetworks "
-                    f"{'matched' if got['requests'] == expected == got['limits'] else json.dumps(expected)}; the second "
+                    f"{matched}; the second "
                     f"container {'untouched' if untouched else 'changed'}; a network of another tenant still "
                     f"{'refused by the fence' if fence_refused else 'NOT refused'}")
     cluster.kubectl("delete", "pod", "e2e-rails-injected", "-n", tenant, "--wait=false", check=False)

@@ -52,7 +52,8 @@ SELECTIONS = (
 REQUESTED = "variables.selections.filter(s, s in variables.rails).map(s, variables.rails[s])"
 _ASKED = (
     "object.spec.containers.exists(c, has(c.resources) && "
-    "((has(c.resources.requests) && r in c.resources.requests) || (has(c.resources.limits) && r in c.resources.limits)))"
+    "((has(c.resources.requests) && r in c.resources.requests) || "
+    "(has(c.resources.limits) && r in c.resources.limits)))"
 )
 # Each resource once, unless some container already asks for it (the injector's default).
 MISSING = f"variables.resources.filter(r, r in variables.requested && !({_ASKED}))"
