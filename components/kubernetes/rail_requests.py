@@ -106,7 +106,7 @@ def _cel_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def variables(model: Platform) -> list[dict[str, str]]:
+def variables(model: Platform) -> list[k8s.admissionregistration.v1.VariableArgsDict]:
     rails = rail_resources(model)
     pairs = ", ".join(f"{_cel_string(k)}: {_cel_string(v)}" for k, v in sorted(rails.items()))
     resources = ", ".join(_cel_string(r) for r in sorted(set(rails.values())))
