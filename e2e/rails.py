@@ -10,8 +10,12 @@ hardware is what the spec describes: every rail's PF, a ConnectX (vendor 15b3). 
 rendered operator's RESOURCE_PREFIX. Then the real scheduler places a pod asking for a node's
 whole share and leaves one asking for one VF more Pending.
 
-Not run: the network-resources injector's mutation (it is not a Go module the module proxy
-serves, so the suite builds no injector); the report names it.
+The injector's mutation as the API server stores it: on Kubernetes 1.36+ the platform emits a
+MutatingAdmissionPolicy doing the network-resources injector's job for the rail networks
+(components/kubernetes/rail_requests.py); a tenant's pod with only the annotation is created
+and read back, its first container holding `<prefix>/<resourceName>` of each named network's
+SriovNetwork (once per naming) in requests and limits. The injector itself is not run (it is not
+a Go module the module proxy serves, so the suite builds none).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from e2e.stack import Stack
 POLICY = "kubernetes:sriovnetwork.openshift.io/v1:SriovNetworkNodePolicy"
 NETWORK = "kubernetes:sriovnetwork.openshift.io/v1:SriovNetwork"
 VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+MAP = "kubernetes:admissionregistration.k8s.io/v1:MutatingAdmissionPolicy"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 CONNECTX = "15b3"
 PAUSE = "registry.k8s.io/pause:3.10.2"
@@ -121,7 +126,7 @@ def _create(cluster: Cluster, tenant: str, name: str, networks: str) -> tuple[bo
     return result.returncode == 0, (errors[-1] if errors else result.stderr.strip())[-400:]
 
 
-def fence(cluster: Cluster, stack: Stack, report: Report) -> None:
+def fence(cluster: Cluster, stack: Stack, report: Report, prefix: str | None = None) -> None:
     label = stack.target.label
     policy, networks = _fence(stack), _networks_of(stack)
     names = [t for t in tenants(stack) if t in networks]
@@ -140,10 +145,65 @@ def fence(cluster: Cluster, stack: Stack, report: Report) -> None:
     admitted, words = _create(cluster, tenant, "e2e-rails-foreign", f"{own[0]},{foreign}")
     message = policy["spec"]["validations"][0]["message"]
     named = f"ValidatingAdmissionPolicy '{policy['metadata']['name']}'"
-    ok = not admitted and named in words and message in words
-    report.scenario(label, "rail-fence-refuses-foreign-network", ok,
+    refused = not admitted and named in words and message in words
+    report.scenario(label, "rail-fence-refuses-foreign-network", refused,
                     f"{tenant} naming {foreign}: {words}" if not admitted else
                     f"a pod of {tenant} naming {foreign} was admitted")
-    report.skip(label, "rail-injector-mutation", "not run: the network-resources injector "
-                "(github.com/k8snetworkplumbingwg/network-resources-injector) is not served by the Go module "
-                "proxy, so the suite builds and runs no injector; what a pod stores after its mutation is unchecked")
+    mutation(cluster, stack, report, prefix, tenant, refused)
+
+
+def _rail_resources(stack: Stack, prefix: str) -> dict[str, str]:
+    """`<namespace>/<network>` -> `<prefix>/<resourceName>`: what the operator's rendered
+    NetworkAttachmentDefinition names in its resourceName annotation, the injector's input."""
+    return {f"{n['spec']['networkNamespace']}/{n['metadata']['name']}": f"{prefix}/{n['spec']['resourceName']}"
+            for n in stack.of_type(NETWORK)}
+
+
+def _stored(cluster: Cluster, tenant: str, name: str, networks: str) -> tuple[dict[str, Any] | None, str]:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": tenant, "annotations": {NETWORKS_ANNOTATION: networks}},
+           "spec": {"containers": [{"name": "main", "image": PAUSE}, {"name": "side", "image": PAUSE}]}}
+    result = cluster.kubectl("create", "-f", "-", stdin=json.dumps(pod), check=False, **tenant_identity(tenant))
+    if result.returncode != 0:
+        return None, result.stderr.strip()[-400:]
+    return cluster.get("pods", name, tenant), ""
+
+
+def mutation(cluster: Cluster, stack: Stack, report: Report, prefix: str | None, tenant: str,
+             fence_refused: bool) -> None:
+    """A pod with only the annotation, as the API server stores it after the emitted mutation."""
+    label = stack.target.label
+    policy = next((p for p in stack.of_type(MAP) if NETWORKS_ANNOTATION in json.dumps(p["spec"])), None)
+    if policy is None or prefix is None:
+        report.skip(label, "rail-injector-mutation", f"not run: Kubernetes {stack.kubernetes_minor} has no "
+                    "MutatingAdmissionPolicy in admissionregistration.k8s.io/v1, so the platform emits none, and the "
+                    "network-resources injector is not served by the Go module proxy, so the suite runs no injector"
+                    if policy is None else "no SR-IOV operator release: no resource prefix")
+        return
+    rails = _rail_resources(stack, prefix)
+    own = sorted(k.split("/", 1)[1] for k in rails if k.startswith(f"{tenant}/") and "dpdk" not in k)
+    # Every RDMA rail once and the first twice (a second interface on it): two VFs of rail 0.
+    named = [*own, f"{own[0]}@net{len(own)}"]
+    expected: dict[str, str] = {}
+    for network in named:
+        resource = rails[f"{tenant}/{network.split('@')[0]}"]
+        expected[resource] = str(int(expected.get(resource, "0")) + 1)
+    stored, words = _stored(cluster, tenant, "e2e-rails-injected", ",".join(named))
+    if stored is None:
+        report.scenario(label, "rail-injector-mutation", False, f"the annotation-only pod was refused: {words}")
+        return
+    first, side = stored["spec"]["containers"][0], stored["spec"]["containers"][1]
+    got = {key: {r: q for r, q in first.get("resources", {}).get(key, {}).items() if r.startswith(f"{prefix}/")}
+           for key in ("requests", "limits")}
+    untouched = not any(r.startswith(f"{prefix}/") for key in ("requests", "limits")
+                        for r in side.get("resources", {}).get(key, {}))
+    ok = got["requests"] == expected and got["limits"] == expected and untouched and fence_refused
+    shown = ", ".join(f"{r.split('/')[-1]}={q}" for r, q in sorted(got["requests"].items()))
+    matched = "matched" if got["requests"] == expected == got["limits"] else json.dumps(expected)
+    report.scenario(label, "rail-injector-mutation", ok,
+                    f"{policy['metadata']['name']}: the stored pod of {tenant} naming {','.join(named)} asks in its "
+                    f"first container (requests = limits) {shown}; expected from the SriovNetworks "
+                    f"{matched}; the second "
+                    f"container {'untouched' if untouched else 'changed'}; a network of another tenant still "
+                    f"{'refused by the fence' if fence_refused else 'NOT refused'}")
+    cluster.kubectl("delete", "pod", "e2e-rails-injected", "-n", tenant, "--wait=false", check=False)

@@ -226,7 +226,7 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
         mutations.admits_fabric_pods(cluster, stack, report)
-        rails.fence(cluster, stack, report)
+        rails.fence(cluster, stack, report, prefix)
     on_fresh_cluster(target, tools, report, workroot, steps)
 
 

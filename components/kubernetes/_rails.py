@@ -33,7 +33,8 @@ would leave the mlx5 PMD nothing to drive.
 
 The operator's network-resources injector is on: a job sets only
 `k8s.v1.cni.cncf.io/networks: <tenant>-rail0,<tenant>-rail1,...` and the injector adds the
-`openshift.io/rdma_rail<i>` requests the NetworkAttachmentDefinitions name.
+`openshift.io/rdma_rail<i>` requests the NetworkAttachmentDefinitions name; on Kubernetes 1.36+
+the API server adds the same requests itself (rail_requests.py).
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ from ._rails import (
     tenant_pool_name,
 )
 from .rail_fence import rail_fence
+from .rail_requests import rail_requests, wants_rail_requests
 from .scheduling import KUEUE_API
 
 EKS_TOPOLOGY_LEVELS = (
@@ -277,6 +278,8 @@ class FabricTopology(pulumi.ComponentResource):
                         opts=child_opts(self, provider, [sriov, network, *([namespace] if namespace else [])]),
                     )
         self.fence_policy = rail_fence(self, name, model, provider, args.depends_on)
+        if wants_rail_requests(model):
+            rail_requests(self, name, model, provider, args.depends_on)
 
     def _ip_pools(
         self, name: str, args: FabricTopologyArgs, i: int, rail: Rail, depends_on: list[pulumi.Resource]
