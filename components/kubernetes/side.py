@@ -84,10 +84,8 @@ def build_kubernetes_side(
     scope_args = TenantPriorityScopeArgs(model, provider, ready)
     priority_scope = TenantPriorityScope(f"{name}-priority-scope", scope_args, opts)
     namespaces: dict[str, pulumi.Resource] = {t: c.namespace for t, c in tenants.items()}
-    role = fleet_role(model)
-    scheduling_args = SchedulingArgs(
-        model, plan, provider, namespaces, ready, fleet_manager=role == "manager", monitoring=observability.release
-    )
+    manager = fleet_role(model) == "manager"
+    scheduling_args = SchedulingArgs(model, plan, provider, namespaces, ready, manager, observability.release)
     scheduling = Scheduling(f"{name}-scheduling", scheduling_args, opts)
     fabric_args = FabricTopologyArgs(
         model, provider, scheduling.kueue, ready, gpu_operator=gpu_sharing.gpu_operator, namespaces=namespaces
