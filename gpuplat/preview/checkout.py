@@ -68,6 +68,11 @@ def checkout(ref: str, cwd: Path = Path()) -> Generator[Path]:
         try:
             with tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
                 tar.extractall(tmp, filter="data")  # a hostile tree must not write outside tmp
+            # The tar reader stops at the end-of-archive blocks; git still writes the record's
+            # padding after them. Closing the pipe before it is read kills git with SIGPIPE (exit
+            # -13, nothing on stderr): a race a loaded machine loses.
+            while archive.stdout.read(1 << 16):
+                pass
         except tarfile.TarError as err:
             archive.kill()
             raise BaseRefError(f"--base {ref}: git archive failed ({err})", 2) from err
