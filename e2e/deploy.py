@@ -195,7 +195,7 @@ def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[st
             scenarios.journeys(cluster, stack, report, timeout)
             policy(engine, target, report, label)
             if target.project is None:  # the gate's edits rewrite the spec the engine is given
-                gate_edits(engine, target, report, label)
+                gate_edits(engine, target, report, label, cluster.server_version())
             destroy(engine, cluster, stack, report, label)
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from gpuplat import scaling
-from gpuplat.compile import Sources, compile_sources, load_for_stack
+from gpuplat.compile import load_for_stack
 from gpuplat.model import Platform
 from gpuplat.plan import Plan, build_plan
 from gpuplat.simulate import Options, Trace, TraceError, load_trace, simulate
 from gpuplat.simulate.report import render_json
+from tests.support_simulate import existing_nodes
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 PHILLY = TRACES / "philly-jobs.csv"
@@ -39,21 +40,6 @@ def _slice(trace: Trace, n: int) -> Trace:
 @pytest.fixture(scope="module")
 def prod() -> tuple[Platform, Plan]:
     return load_for_stack("prod")
-
-
-def _fleet(tmp: Path, nodes: int) -> tuple[Platform, Plan]:
-    """An existing cluster of `nodes` 8-GPU nodes and one tenant owning all of it."""
-    spec = tmp / f"fleet-{nodes}.yaml"
-    spec.write_text(
-        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: fleet}\n"
-        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n  - name: gpu\n    gpu: {model: A10G-24GB, count: 8}\n"
-        f"    nodeSelector: {{gpuplat.dev/pool: gpu}}\n    nodes: {{min: {nodes}, max: {nodes}}}\n"
-        f"tenants:\n  - {{name: all, gpus: {nodes * 8}}}\n"
-    )
-    compiled = compile_sources(Sources(spec, None))
-    assert compiled.ok and compiled.model is not None and compiled.plan is not None
-    return compiled.model, compiled.plan
 
 
 @needs_traces
@@ -95,7 +81,7 @@ def test_more_capacity_never_lengthens_the_queue(philly: Trace, tmp_path: Path) 
     options = Options(lookahead=1, spot=False)
     means: list[float] = []
     for nodes in (8, 10, 16, 32):
-        model, plan = _fleet(tmp_path, nodes)
+        model, plan = existing_nodes(tmp_path, nodes, tenant="all")
         (wait,) = simulate(model, plan, trace, options).waits
         means.append(wait.mean_seconds)
         assert wait.jobs == len(trace.jobs)
@@ -126,11 +112,11 @@ def test_more_nodes_max_in_a_spec_never_lengthens_the_queue(philly: Trace, prod:
 def test_philly_fifo_against_the_published_queueing(philly: Trace, tmp_path: Path) -> None:
     """FIFO reaches Philly's published average delay on a fleet of 720 GPUs, and shows none on
     2,000: docs/simulate.md says why (perfect packing, no per-VC quotas, no locality)."""
-    model, plan = _fleet(tmp_path, 90)
+    model, plan = existing_nodes(tmp_path, 90, tenant="all")
     (wait,) = simulate(model, plan, philly, Options(lookahead=1, spot=False)).waits
     assert 0.5 * PHILLY_MEAN_WAIT <= wait.mean_seconds <= 2 * PHILLY_MEAN_WAIT
     assert wait.seconds[50] <= PHILLY_MEDIAN_WAIT
-    model, plan = _fleet(tmp_path, 250)
+    model, plan = existing_nodes(tmp_path, 250, tenant="all")
     (wait,) = simulate(model, plan, philly, Options(lookahead=1, spot=False)).waits
     assert wait.mean_seconds < 0.1 * PHILLY_MEAN_WAIT
 

@@ -18,24 +18,10 @@ from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, load_trace
 from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES, Outcomes
 from gpuplat.simulate.run import replay
+from tests.support_simulate import existing_nodes
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 PHILLY = TRACES / "philly-jobs.csv"
-
-
-def _fleet(tmp: Path, nodes: int) -> tuple[Platform, Plan]:
-    """An existing cluster of `nodes` 8-GPU nodes and one tenant that may hold all of it."""
-    spec = tmp / f"nodes-{nodes}.yaml"
-    spec.write_text(
-        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: nodes}\n"
-        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n  - name: gpu\n    gpu: {model: A10G-24GB, count: 8}\n"
-        f"    nodeSelector: {{gpuplat.dev/pool: gpu}}\n    nodes: {{min: {nodes}, max: {nodes}}}\n"
-        f"tenants:\n  - {{name: lab, gpus: {nodes * 8}}}\n"
-    )
-    compiled = compile_sources(Sources(spec, None))
-    assert compiled.ok and compiled.model is not None and compiled.plan is not None
-    return compiled.model, compiled.plan
 
 
 def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
@@ -50,7 +36,7 @@ def _starts(model: Platform, plan: Plan, trace: Trace, **options: bool) -> tuple
 
 
 def test_a_job_waits_for_one_node_that_holds_it_and_the_wait_counts_as_fragmentation(tmp_path: Path) -> None:
-    model, plan = _fleet(tmp_path, 2)
+    model, plan = existing_nodes(tmp_path, 2)
     # 4 GPUs on node 0, 6 on node 1, then 4 more fill node 0; when the first 4 end at 100, 4 + 2
     # GPUs are free on two nodes: the 6-GPU job submitted at 50 fits in neither until 1000.
     trace = _trace(tmp_path, [(0, 100, 4), (0, 1000, 6), (1, 1001, 4), (50, 10, 6)])
@@ -62,7 +48,7 @@ def test_a_job_waits_for_one_node_that_holds_it_and_the_wait_counts_as_fragmenta
 
 
 def test_a_multi_node_job_starts_all_its_pods_at_once_on_whole_nodes(tmp_path: Path) -> None:
-    model, plan = _fleet(tmp_path, 3)
+    model, plan = existing_nodes(tmp_path, 3)
     # 5 + 5 GPUs leave 3 + 3 + 8 free: 14 GPUs, but the 12-GPU job needs a whole node and one
     # with 4 free; none of its pods starts until the first 5-GPU job ends and frees node 0.
     trace = _trace(tmp_path, [(0, 1000, 5), (0, 2000, 5), (1, 10, 12)])
@@ -87,7 +73,7 @@ def test_node_packing_refuses_a_fleet_that_scales(tmp_path: Path) -> None:
 
 
 def test_a_failed_job_frees_its_gpus_queues_again_and_runs_only_the_rest(tmp_path: Path) -> None:
-    model, plan = _fleet(tmp_path, 1)
+    model, plan = existing_nodes(tmp_path, 1)
     trace = _trace(tmp_path, [(0, 1000, 8), (1, 100, 8)])
     every_one_fails = Outcomes("test: every job fails once", (0.0, 1.0, 0.0))
     done = replay(model, plan, trace, Options(spot=False, outcomes=every_one_fails))
@@ -127,7 +113,7 @@ def test_outcomes_are_drawn_in_the_published_shares_by_count_and_by_gpu_time() -
 def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--node-packing --outcomes philly` on an existing cluster: the JSON says so and counts the
     fragmentation; on an autoscaled aws stack node packing is refused in words (exit 2)."""
-    _fleet(tmp_path, 2)
+    existing_nodes(tmp_path, 2)
     trace = tmp_path / "jobs.csv"
     trace.write_text("submit,duration,gpus,tenant\n0,100,4,lab\n0,1000,6,lab\n1,1001,4,lab\n50,10,6,lab\n")
     spec = str(tmp_path / "nodes-2.yaml")

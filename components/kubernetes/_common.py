@@ -170,3 +170,41 @@ def platform_resources(plan: Plan) -> list[str]:
 
 def topology_name(model: Platform) -> str:
     return f"{prefix(model)}-fabric"
+
+
+# What the platform's own admission policies judge: every pod created in a tenant namespace.
+POD_CREATE: k8s.admissionregistration.v1.MatchResourcesArgsDict = {
+    "resource_rules": [{"api_groups": [""], "api_versions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
+}
+TENANT_NAMESPACES: k8s.admissionregistration.v1.MatchResourcesArgsDict = {
+    "namespace_selector": {"match_expressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
+}
+
+
+def deny_tenant_pods(
+    parent: pulumi.Resource,
+    name: str,
+    policy: str,
+    provider: pulumi.ProviderResource,
+    depends_on: Sequence[pulumi.Resource],
+    variables: Sequence[k8s.admissionregistration.v1.VariableArgsDict],
+    validations: Sequence[k8s.admissionregistration.v1.ValidationArgsDict],
+) -> None:
+    """A ValidatingAdmissionPolicy on pod creation and its binding to the tenant namespaces, denying."""
+    vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+        f"{name}-policy",
+        metadata=meta(policy),
+        spec={
+            "failure_policy": "Fail",
+            "match_constraints": POD_CREATE,
+            "variables": list(variables),
+            "validations": list(validations),
+        },
+        opts=child_opts(parent, provider, depends_on),
+    )
+    k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+        f"{name}-binding",
+        metadata=meta(policy),
+        spec={"policy_name": policy, "validation_actions": ["Deny"], "match_resources": TENANT_NAMESPACES},
+        opts=child_opts(parent, provider, [vap]),
+    )

@@ -28,13 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from gpuplat.model import Platform
 from gpuplat.plan.storage import standard_tenants
 
-from .._common import child_opts
-from ._common import TENANT_LABEL, meta, prefix
+from ._common import deny_tenant_pods, prefix
 from .tenant import priority_class_name
 
 
@@ -86,37 +84,15 @@ class TenantPriorityScope(pulumi.ComponentResource):
         super().__init__("gpuplat:index:TenantPriorityScope", name, None, opts)
         model, provider = args.model, args.provider
         policy = policy_name(model)
-        vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-policy",
-            metadata=meta(policy),
-            spec={
-                "failure_policy": "Fail",
-                "match_constraints": {
-                    "resource_rules": [
-                        {"api_groups": [""], "api_versions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
-                    ]
-                },
-                "variables": [{"name": "allowed", "expression": allowed_map(model)}],
-                "validations": [
-                    {
-                        "expression": ADMISSION_EXPRESSION,
-                        "message": "a tenant's pods may name only its own PriorityClass, "
-                        f"{prefix(model)}-standard, or (priority high / critical) {prefix(model)}-critical",
-                    }
-                ],
-            },
-            opts=child_opts(self, provider, args.depends_on),
-        )
-        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-binding",
-            metadata=meta(policy),
-            spec={
-                "policy_name": policy,
-                "validation_actions": ["Deny"],
-                "match_resources": {
-                    "namespace_selector": {"match_expressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
-                },
-            },
-            opts=child_opts(self, provider, [vap]),
+        deny_tenant_pods(
+            self, name, policy, provider, args.depends_on,
+            variables=[{"name": "allowed", "expression": allowed_map(model)}],
+            validations=[
+                {
+                    "expression": ADMISSION_EXPRESSION,
+                    "message": "a tenant's pods may name only its own PriorityClass, "
+                    f"{prefix(model)}-standard, or (priority high / critical) {prefix(model)}-critical",
+                }
+            ],
         )
         self.register_outputs({"policy": policy})

@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from gpuplat.model import Platform
 
-from .._common import child_opts
-from ._common import TENANT_LABEL, meta, prefix
+from ._common import deny_tenant_pods, prefix
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 
@@ -50,31 +48,9 @@ def rail_fence(
     depends_on: Sequence[pulumi.Resource],
 ) -> str:
     policy = fence_policy_name(model)
-    vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-        f"{name}-fence-policy",
-        metadata=meta(policy),
-        spec={
-            "failure_policy": "Fail",
-            "match_constraints": {
-                "resource_rules": [
-                    {"api_groups": [""], "api_versions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
-                ]
-            },
-            "variables": [{"name": "networks", "expression": NETWORKS_VARIABLE}],
-            "validations": [{"expression": FENCE_EXPRESSION, "message": fence_message(model)}],
-        },
-        opts=child_opts(parent, provider, depends_on),
-    )
-    k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-        f"{name}-fence-binding",
-        metadata=meta(policy),
-        spec={
-            "policy_name": policy,
-            "validation_actions": ["Deny"],
-            "match_resources": {
-                "namespace_selector": {"match_expressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
-            },
-        },
-        opts=child_opts(parent, provider, [vap]),
+    deny_tenant_pods(
+        parent, f"{name}-fence", policy, provider, depends_on,
+        variables=[{"name": "networks", "expression": NETWORKS_VARIABLE}],
+        validations=[{"expression": FENCE_EXPRESSION, "message": fence_message(model)}],
     )
     return policy

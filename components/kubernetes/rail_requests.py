@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 from gpuplat.model import Platform
 
 from .._common import child_opts
-from ._common import TENANT_LABEL, meta, prefix
+from ._common import POD_CREATE, TENANT_NAMESPACES, meta, prefix
 from ._rails import (
     SRIOV_RESOURCE_PREFIX,
     dpdk_network_name,
@@ -135,11 +135,7 @@ def rail_requests(
         spec={
             # Evaluated in the API server: nothing to be down, so a pod never starts without its VFs.
             "failure_policy": "Fail",
-            "match_constraints": {
-                "resource_rules": [
-                    {"api_groups": [""], "api_versions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
-                ]
-            },
+            "match_constraints": POD_CREATE,
             "match_conditions": [{"name": "has-networks-annotation", "expression": HAS_NETWORKS}],
             "variables": variables(model),
             "mutations": [{"patch_type": "JSONPatch", "json_patch": {"expression": MUTATION}}],
@@ -151,12 +147,7 @@ def rail_requests(
     k8s.admissionregistration.v1.MutatingAdmissionPolicyBinding(
         f"{name}-rail-requests-binding",
         metadata=meta(policy),
-        spec={
-            "policy_name": policy,
-            "match_resources": {
-                "namespace_selector": {"match_expressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
-            },
-        },
+        spec={"policy_name": policy, "match_resources": TENANT_NAMESPACES},
         opts=child_opts(parent, provider, [map_]),
     )
     return policy
