@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -148,7 +148,7 @@ class Cluster:
         found = self.get(resource, namespace=namespace)
         return list(found["items"]) if found else []
 
-    def apply(self, manifests: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], str]]:
+    def apply(self, manifests: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], str]]:
         """Server-side apply; returns the objects the API server refused, with its words."""
         if not manifests:
             return []

@@ -1,5 +1,5 @@
 """The journeys, from the spec: every tenant x pool x unit the spec allows, each tried with the
-jobs e2e/expect.py sizes (one unit, a whole node, a gang over two nodes, one unit past the
+jobs e2e/expect.py sizes (e2e/shapes.py: one unit, a whole node, a gang over two nodes, one unit past the
 tenant's quota, on a topology-aware pool a job larger than a leaf), each job judged against
 what the spec says of it, in the controllers' own words.
 
@@ -23,9 +23,10 @@ from typing import Any
 from e2e import expect, jobs
 from e2e.cluster import Cluster, E2EError
 from e2e.contention import SETTLE, admitted, condition, quiet
-from e2e.expect import EITHER, RUNS, WAITS, Shape
+from e2e.expect import EITHER, RUNS, WAITS
 from e2e.report import Journey, Report
 from e2e.scenarios import spot_reachable, tenant_identity
+from e2e.shapes import Shape, shapes
 from e2e.stack import Stack
 
 
@@ -251,7 +252,7 @@ def run(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
         return
     slots = expect.slots(model)
     verify_follows_spec(stack, report, slots)
-    every = [shape for slot in slots for shape in expect.shapes(slot)]
+    every = [shape for slot in slots for shape in shapes(slot)]
     for shape in every:
         if shape.skip:
             report.skip(label, f"job-{shape.slot.tenant}-{shape.job_name.removeprefix('e2e-')}",

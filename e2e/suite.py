@@ -39,11 +39,11 @@ from e2e import (
 from e2e.cluster import Cluster, E2EError
 from e2e.devicecheck import spec_pools
 from e2e.devices import COMPONENTS, HARDWARE_ANNOTATION, DeviceModel
-from e2e.expect import site_labels
 from e2e.objects import emitted_objects, upstream_crds
 from e2e.parallel import Pool, Stopped, Worker, end_stragglers, stop_on_signals, stragglers, worker_argv
 from e2e.report import COMPONENTS as RUN_COMPONENTS
 from e2e.report import Report
+from e2e.shapes import site_labels
 from e2e.stack import ROOT, Stack, Target, compile_target, load_recording
 from e2e.tools import build
 

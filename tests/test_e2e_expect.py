@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from e2e import expect, journeys, quota, report
+from e2e import expect, journeys, quota, report, shapes
 from e2e.expect import HOSTNAME, REQUIRED_TOPOLOGY, RUNS, WAITS, Slot
 from e2e.report import Journey, Report
 from e2e.scenarios import refused_by_admission
@@ -28,7 +28,7 @@ def slot(**changes: Any) -> Slot:
     return dataclasses.replace(base, **changes)
 
 
-def by_name(found: list[expect.Shape]) -> dict[str, expect.Shape]:
+def by_name(found: list[shapes.Shape]) -> dict[str, shapes.Shape]:
     return {s.name: s for s in found}
 
 
@@ -143,7 +143,7 @@ def test_a_ceiling_off_the_spec_is_named() -> None:
 
 
 def test_a_slot_is_tried_with_one_unit_a_node_a_gang_and_one_unit_past_its_quota() -> None:
-    found = by_name(expect.shapes(slot()))
+    found = by_name(shapes.shapes(slot()))
     assert (found["single"].total, found["single"].expect) == (1, RUNS)
     assert (found["node"].pods, found["node"].units, found["node"].expect) == (1, 8, RUNS)
     assert (found["gang"].pods, found["gang"].units, found["gang"].expect) == (2, 8, RUNS)
@@ -152,19 +152,19 @@ def test_a_slot_is_tried_with_one_unit_a_node_a_gang_and_one_unit_past_its_quota
 
 
 def test_a_job_past_the_tenants_gpus_waits_and_one_between_the_bounds_is_skipped() -> None:
-    small = by_name(expect.shapes(slot(tenant_gpus=8, reach=8)))
+    small = by_name(shapes.shapes(slot(tenant_gpus=8, reach=8)))
     assert small["gang"].expect == WAITS and small["gang"].kueue_says == "> maximum capacity"
-    between = by_name(expect.shapes(slot(tenant_gpus=16, reach=12)))
+    between = by_name(shapes.shapes(slot(tenant_gpus=16, reach=12)))
     assert between["gang"].skip and "between" in between["gang"].skip
-    open_ = by_name(expect.shapes(slot(reach=None, why="aws markets")))
+    open_ = by_name(shapes.shapes(slot(reach=None, why="aws markets")))
     assert open_["node"].skip == "aws markets" and not open_["single"].skip
 
 
 def test_on_aws_a_job_the_spec_leaves_open_runs_or_waits_for_quota_in_kueues_words(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journeys, "SETTLE", 0.0)
-    found = by_name(expect.shapes(slot(reach=None, why="aws markets", aws=True)))
-    gang, between = found["gang"], by_name(expect.shapes(slot(reach=12, aws=True)))["gang"]
+    found = by_name(shapes.shapes(slot(reach=None, why="aws markets", aws=True)))
+    gang, between = found["gang"], by_name(shapes.shapes(slot(reach=12, aws=True)))["gang"]
     assert (gang.expect, between.expect) == (expect.EITHER, expect.EITHER) and not gang.skip
     assert "aws markets" in gang.why and "between" in between.why
     assert judged(gang, workload_of(gang, True), pods_on(gang, "n0", "n1")) == RUNS
@@ -181,25 +181,25 @@ def test_on_aws_a_job_the_spec_leaves_open_runs_or_waits_for_quota_in_kueues_wor
 def test_an_aws_fabric_pool_gets_a_row_saying_why_no_job_is_placed_by_the_fabric() -> None:
     found = expect.slots(expect.spec_model(Target("prod", "prod")))
     train = next(s for s in found if s.pool == "train")
-    (tas,) = [s for s in expect.shapes(train) if s.name.startswith("tas")]
+    (tas,) = [s for s in shapes.shapes(train) if s.name.startswith("tas")]
     assert "not topology-aware" in tas.skip and "autoscales (8-32 nodes, GP352)" in tas.skip
 
 
 def test_mps_asks_one_unit_per_container_and_hami_one_vgpu_per_gpu() -> None:
-    mps = by_name(expect.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS)))
+    mps = by_name(shapes.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS)))
     assert "failRequestsGreaterThanOne" in mps["node"].skip
     assert (mps["gang"].pods, mps["gang"].units, mps["gang"].expect) == (2, 1, RUNS)
     # Within one GPU's worth, which `check` guarantees, even where the spec leaves the reach open.
-    open_ = by_name(expect.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS,
+    open_ = by_name(shapes.shapes(slot(resource="nvidia.com/gpu.shared", per_gpu=4, sharing=SharingMode.MPS,
                                        reach=None, why="aws markets")))
     assert open_["gang"].expect == RUNS and not open_["gang"].skip
-    hami = by_name(expect.shapes(slot(resource="nvidia.com/gpu.fractional", per_gpu=10,
+    hami = by_name(shapes.shapes(slot(resource="nvidia.com/gpu.fractional", per_gpu=10,
                                       sharing=SharingMode.FRACTIONAL, reach=32)))
     assert hami["node"].units == 8
 
 
 def test_a_job_larger_than_a_leaf_runs_within_a_block_and_waits_within_a_leaf() -> None:
-    found = by_name(expect.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128, reach=128)))
+    found = by_name(shapes.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128, reach=128)))
     leaf, block = found["tas-leaf"], found["tas-block"]
     assert (leaf.pods, leaf.expect, leaf.annotations, leaf.kueue_says) == \
         (5, WAITS, {REQUIRED_TOPOLOGY: LEAF}, "allows to fit only")
@@ -209,13 +209,13 @@ def test_a_job_larger_than_a_leaf_runs_within_a_block_and_waits_within_a_leaf() 
 
 
 def test_the_sites_nodes_form_several_blocks_of_several_leaves() -> None:
-    labels = [expect.site_labels((BLOCK, LEAF), i, 16) for i in range(16)]
+    labels = [shapes.site_labels((BLOCK, LEAF), i, 16) for i in range(16)]
     blocks = {n[BLOCK] for n in labels}
     leaves = {n[LEAF] for n in labels}
     assert len(blocks) == 2 and len(leaves) == 4
     for leaf in leaves:  # each leaf lies in one block
         assert len({n[BLOCK] for n in labels if n[LEAF] == leaf}) == 1
-    assert len({n[LEAF] for n in (expect.site_labels((BLOCK, LEAF), i, 4) for i in range(4))}) == 4
+    assert len({n[LEAF] for n in (shapes.site_labels((BLOCK, LEAF), i, 4) for i in range(4))}) == 4
 
 
 # ---- the order jobs run in and how they are judged ----------------------------------------------
@@ -224,7 +224,7 @@ def test_the_sites_nodes_form_several_blocks_of_several_leaves() -> None:
 def test_rounds_put_single_jobs_first_then_waiting_ones_and_never_two_larger_ones_on_a_resource() -> None:
     a, b = slot(tenant="a"), slot(tenant="b")
     other = slot(tenant="a", resource="nvidia.com/mig-1g.10gb")
-    every = [s for x in (a, b, other) for s in expect.shapes(x)]
+    every = [s for x in (a, b, other) for s in shapes.shapes(x)]
     found = journeys.rounds(every)
     assert {s.name for s in found[0]} == {"single"} and len(found[0]) == 3
     assert all(s.expect == WAITS for s in found[1])
@@ -236,7 +236,7 @@ def test_rounds_put_single_jobs_first_then_waiting_ones_and_never_two_larger_one
 
 
 def test_a_placement_must_share_the_wider_domain_and_span_the_narrower() -> None:
-    nodes = {f"n{i}": expect.site_labels((BLOCK, LEAF), i, 16) for i in range(16)}
+    nodes = {f"n{i}": shapes.site_labels((BLOCK, LEAF), i, 16) for i in range(16)}
 
     def pods(*names: str) -> list[dict[str, Any]]:
         return [{"spec": {"nodeName": n}} for n in names]
@@ -289,7 +289,7 @@ class Canned:
         return {"items": self.items(resource, namespace)}
 
 
-def workload_of(shape: expect.Shape, admitted: bool, message: str = "") -> dict[str, Any]:
+def workload_of(shape: shapes.Shape, admitted: bool, message: str = "") -> dict[str, Any]:
     conditions = [{"type": "QuotaReserved", "status": "True" if admitted else "False", "message": message},
                   {"type": "Admitted", "status": "True" if admitted else "False"}]
     return {"metadata": {"name": f"job-{shape.job_name}", "ownerReferences": [{"kind": "Job", "name": shape.job_name}]},
@@ -297,27 +297,27 @@ def workload_of(shape: expect.Shape, admitted: bool, message: str = "") -> dict[
                        "admission": {"podSetAssignments": [{"flavors": {shape.slot.resource: "f"}}]}}}
 
 
-def pods_on(shape: expect.Shape, *nodes: str) -> list[dict[str, Any]]:
+def pods_on(shape: shapes.Shape, *nodes: str) -> list[dict[str, Any]]:
     return [{"metadata": {"name": f"{shape.job_name}-{i}", "labels": {"job-name": shape.job_name}},
              "spec": {"nodeName": node}} for i, node in enumerate(nodes)]
 
 
-def judged(shape: expect.Shape, workload: dict[str, Any], pods: list[dict[str, Any]], timeout: float = 0) -> str:
-    nodes = [{"metadata": {"name": f"n{i}", "labels": expect.site_labels((BLOCK, LEAF), i, 16)}} for i in range(16)]
+def judged(shape: shapes.Shape, workload: dict[str, Any], pods: list[dict[str, Any]], timeout: float = 0) -> str:
+    nodes = [{"metadata": {"name": f"n{i}", "labels": shapes.site_labels((BLOCK, LEAF), i, 16)}} for i in range(16)]
     cluster = Canned({("workloads.kueue.x-k8s.io", "t"): [workload], ("pods", "t"): pods, ("nodes", ""): nodes})
     verdict = journeys.judge(cluster, [(shape, "")], timeout)[journeys.key(shape)]  # type: ignore[arg-type]
     return verdict.actual
 
 
 def test_a_gang_runs_once_kueue_admitted_it_and_every_pod_is_bound() -> None:
-    gang = by_name(expect.shapes(slot()))["gang"]
+    gang = by_name(shapes.shapes(slot()))["gang"]
     assert judged(gang, workload_of(gang, True), pods_on(gang, "n0", "n1")) == RUNS
     assert judged(gang, workload_of(gang, True), pods_on(gang, "n0")) == WAITS  # one pod short at the deadline
 
 
 def test_a_job_the_spec_holds_waits_only_for_the_specs_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journeys, "SETTLE", 0.0)
-    over = by_name(expect.shapes(slot()))["over"]
+    over = by_name(shapes.shapes(slot()))["over"]
     said = "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor f, ... > maximum capacity (16)"
     assert judged(over, workload_of(over, False, said), [], timeout=5) == WAITS
     assert judged(over, workload_of(over, False, "untolerated taint {x}"), []) == "blocked, not for the spec's reason"
@@ -325,7 +325,7 @@ def test_a_job_the_spec_holds_waits_only_for_the_specs_reason(monkeypatch: pytes
 
 
 def test_a_job_within_a_block_must_span_leaves_of_one_block() -> None:
-    block = by_name(expect.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
+    block = by_name(shapes.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
                                        reach=128)))["tas-block"]
     across = ["n0", "n1", "n2", "n3", "n4"]  # leaves 0 and 1 of block 0
     assert judged(block, workload_of(block, True), pods_on(block, *across)) == RUNS
@@ -344,7 +344,7 @@ def test_a_device_edit_is_caught_only_in_the_schedulers_or_kueues_words() -> Non
 
 
 def test_a_shapes_job_is_the_tenants_reference_job_at_its_size_and_placement() -> None:
-    block = by_name(expect.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
+    block = by_name(shapes.shapes(slot(nodes=16, topology=(BLOCK, LEAF, HOSTNAME), tenant_gpus=128,
                                        reach=128)))["tas-block"]
     job = journeys.manifest(block)
     template = job["spec"]["template"]
