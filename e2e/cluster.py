@@ -50,9 +50,9 @@ class Processes:
                 process.kill()
 
     def check(self) -> None:
-        for process in self.running.values():
+        for name, process in self.running.items():
             if process.poll() is not None:
-                raise E2EError(f"{process.args[0]} exited with {process.returncode}; see {self.logdir}")
+                raise E2EError(f"{name} exited with {process.returncode}; see {self.logdir}")
 
 
 def wait_for(probe: Callable[[], T | None], timeout: float, what: str, interval: float = 0.5) -> T:

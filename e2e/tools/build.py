@@ -25,6 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -149,7 +150,7 @@ def set_dir(tool_set: ToolSet) -> Path:
     return cache_root() / f"{tool_set.name}-{tool_set.key()}"
 
 
-def manifest(tool_set: ToolSet) -> dict[str, object] | None:
+def manifest(tool_set: ToolSet) -> dict[str, Any] | None:
     path = set_dir(tool_set) / "manifest.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -224,7 +225,7 @@ def binaries() -> dict[str, dict[str, Path]]:
     return {minor: {**common, **plane} for minor, plane in planes.items()}
 
 
-def summary() -> dict[str, object]:
+def summary() -> dict[str, Any]:
     records = [manifest(tool_set) or {} for tool_set in TOOL_SETS]
     return {
         **{tool_set.name: tool_set.version() for tool_set in TOOL_SETS},
@@ -234,7 +235,7 @@ def summary() -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report what is missing")
     parser.add_argument("sets", nargs="*", help="tool sets to build (default: all)")
     args = parser.parse_args()
