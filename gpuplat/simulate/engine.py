@@ -56,6 +56,7 @@ class Engine:
         # Allocated and busy GPU-seconds of the jobs whose share was drawn: the sensitivity line's inputs.
         self.drawn_alloc_gpu_s = self.drawn_busy_gpu_s = 0.0
         self.started = [-1.0] * n  # first start
+        self.admitted_at = [-1.0] * n  # first quota reservation (a fleet worker's dispatch decision)
         self.run_start = [0.0] * n
         self.runs = [0] * n  # invalidates a FINISH after an eviction
         self.on: list[tuple[Flavor, int] | None] = [None] * n
@@ -321,6 +322,8 @@ class Engine:
         return False
 
     def place(self, job: int, flavor: Flavor, units: int, t: float) -> None:
+        if self.admitted_at[job] < 0:
+            self.admitted_at[job] = t
         flavor.admitted += units
         self.usage[self.tenant_of[job]][flavor.key] += units
         self.on[job] = (flavor, units)
