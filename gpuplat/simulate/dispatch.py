@@ -83,7 +83,9 @@ def _workers(fleet: Fleet) -> list[LoadedMember]:
     return loaded
 
 
-def _mapping(jobs: Sequence[Job], fleet_tenants: list[str], given: dict[str, str], first: LoadedMember) -> dict[str, str]:
+def _mapping(
+    jobs: Sequence[Job], fleet_tenants: list[str], given: dict[str, str], first: LoadedMember
+) -> dict[str, str]:
     """Trace tenants -> fleet tenants: as given, a trace tenant named as a fleet tenant keeps its
     name, the rest as a replay of the first worker would map them (mapping.py)."""
     unknown = sorted(set(given.values()) - set(fleet_tenants))
