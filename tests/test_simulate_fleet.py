@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the members' `spec` paths are relative to the project
 
 
-def _trace(tmp: Path, rows: list[tuple[float, float, int, str]]) -> Path:
+def _trace(tmp: Path, rows: Sequence[tuple[float, float, int, str]]) -> Path:
     path = tmp / "trace.csv"
     path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},{t}\n" for s, d, g, t in rows))
     return path

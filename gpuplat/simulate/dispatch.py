@@ -139,7 +139,7 @@ def _replay_worker(
         admitted = done.engine.admitted_at
         # Jobs no flavor here holds (only the first replay has any): never admitted, they move on.
         cannot = {k for k in done.unplaceable if kept[k].job not in last}
-        late = {
+        late: set[int] = {
             k
             for k, o in enumerate(kept)
             if o.job not in last and k not in cannot and (admitted[k] < 0 or admitted[k] - o.at > ROUND_SECONDS)
