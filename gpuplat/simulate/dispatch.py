@@ -29,7 +29,6 @@ from gpuplat.simulate.run import replay
 from gpuplat.simulate.trace import Trace
 
 ROUND_SECONDS = 300.0  # Kueue's incrementalDispatcherRoundTimeout (a constant of its dispatcher)
-MAX_PASSES = 6  # replays of one worker while jobs leave it
 
 
 class FleetMemberError(ValueError):
@@ -130,27 +129,24 @@ def _replay_worker(
     assert member.model is not None and member.plan is not None
     kept = sorted(offers, key=lambda o: (o.at, o.job))
     leaving: list[_Offer] = []
-    passes = 0
-    while True:
+    # First the dispatch: each job that may move on leaves the queue a round after its offer if
+    # not admitted by then. Then the worker's own replay of the jobs that stayed.
+    for dispatching in (True, False):
         jobs = tuple(dataclasses.replace(trace.jobs[o.job], submit=o.at) for o in kept)
         sub = Trace(trace.path, trace.shape, jobs, 0, trace.origin)
         opts = dataclasses.replace(options, tenant_map=MappingProxyType({j.tenant: mapping[j.tenant] for j in jobs}))
-        done = replay(member.model, member.plan, sub, opts)
+        leave = {k: o.at + ROUND_SECONDS for k, o in enumerate(kept) if o.job not in last} if dispatching else None
+        done = replay(member.model, member.plan, sub, opts, leave)
+        if not dispatching:
+            break
         admitted = done.engine.admitted_at
-        # Jobs no flavor here holds (only the first replay has any): never admitted, they move on.
-        cannot = {k for k in done.unplaceable if kept[k].job not in last}
-        late: set[int] = {
+        late = {
             k
             for k, o in enumerate(kept)
-            if o.job not in last and k not in cannot and (admitted[k] < 0 or admitted[k] - o.at > ROUND_SECONDS)
+            if o.job not in last and (k in done.unplaceable or not 0 <= admitted[k] <= o.at + ROUND_SECONDS)
         }
-        if passes == MAX_PASSES - 1:
-            late = set()  # the late jobs stay: the replay has settled as far as it will here
-        if not late and not cannot:
-            break
-        passes += 1 if late else 0
-        leaving += [kept[k] for k in sorted(late | cannot)]
-        kept = [o for k, o in enumerate(kept) if k not in late and k not in cannot]
+        leaving += [kept[k] for k in sorted(late)]
+        kept = [o for k, o in enumerate(kept) if k not in late]
     result = summarise(
         member.model, member.plan, sub, done.engine, opts, done.mapping, done.unplaceable, done.horizon, done.stranded
     )

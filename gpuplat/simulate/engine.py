@@ -24,7 +24,7 @@ from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
 
-ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL = range(7)
+ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL, LEAVE = range(8)
 _OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
 
 
@@ -259,6 +259,19 @@ class Engine:
     def enqueue(self, job: int, at: float | None = None) -> None:
         at = self.jobs[job].submit if at is None else at
         heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], at, job))
+
+    def withdraw(self, job: int, t: float) -> bool:
+        """A fleet worker's job never admitted leaves its queue (dispatched elsewhere); the queue
+        is tried again, as the job may have been what the last pass stopped at."""
+        i = self.tenant_of[job]
+        item = next((q for q in self.queues[i] if q[2] == job), None) if self.admitted_at[job] < 0 else None
+        if item is None:
+            return False
+        self.queues[i].remove(item)
+        heapq.heapify(self.queues[i])
+        self.blocked[i] = -1
+        self.admit_all(t, only=i)
+        return True
 
     def fail(self, job: int, t: float) -> Flavor:
         """The job failed: its GPUs and quota go back, and it queues again, behind the jobs already

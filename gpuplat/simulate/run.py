@@ -13,7 +13,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
-from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAVE, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
@@ -129,7 +129,10 @@ class Replay:
     timeline: Timeline
 
 
-def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Replay:
+def replay(
+    model: Platform, plan: Plan, trace: Trace, options: Options, leave: dict[int, float] | None = None
+) -> Replay:
+    """`leave`: job -> when it leaves the queue if not admitted by then (a fleet worker, dispatch.py)."""
     engine, mapping, unplaceable = build(model, plan, trace, options)
     # An existing cluster's nodes are there whether used or not: nothing scales them.
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
@@ -141,6 +144,9 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
     engine.heap.extend(arrivals)
     engine.seq = len(engine.jobs)
     heapq.heapify(engine.heap)
+    for job, when in (leave or {}).items():
+        if job not in skip:
+            engine.push(when, LEAVE, job)
     for index, f in enumerate(engine.flavors):
         for b in f.blocks:
             for when in (b.start, b.usable_until):
@@ -180,6 +186,8 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             engine.push(_next_poll(engine, t), TICK)
         elif kind == INTERRUPT:
             _interrupt(engine, engine.flavors[a], b, t, dynamic)
+        elif kind == LEAVE:
+            outstanding -= engine.withdraw(a, t)
         elif kind == BLOCK:
             windows -= 1
             engine.window(engine.flavors[a], t, dynamic)
