@@ -3,12 +3,12 @@
 The manager nominates a job's first worker (the fleet's dispatch order, among the workers its
 tenant may use); a job that worker has not admitted within a dispatch round (Kueue's
 `incrementalDispatcherRoundTimeout`, 5 minutes) is nominated to the next one as well. The
-replay takes the workers one after another, each with the single-platform replay (run.py)
-unchanged: a worker replays the jobs offered to it; a job it admits later than a round after
-the offer (or never, or cannot hold at all) moves on to the tenant's next worker, offered there
-a round later; the worker is replayed again without the jobs that left, until none leaves
-(at most MAX_PASSES; then the late jobs stay), and its last replay is its result. The tenant's
-last worker keeps what reaches it. docs/simulate.md ("Fleets") says what this leaves out.
+workers are replayed one after another with the single-platform replay (run.py): a worker
+replays the jobs offered to it, and a job it has not admitted a round after the offer (or
+cannot hold at all) leaves its queue then and is offered to the tenant's next worker at that
+time; the tenant's last worker keeps what reaches it. The worker is then replayed once more
+with the jobs that stayed: that replay is its result (GPU-hours, waiting, cost at its plan's
+rates). docs/simulate.md ("A fleet") says what this leaves out.
 """
 
 from __future__ import annotations
