@@ -126,8 +126,12 @@ def test_cli_reports_each_worker(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "onprem" in text and "cloud" in text and "not priced" in text
     assert main([*argv, "--format", "markdown"]) == 0
     assert "| 2 | cloud | 2 |" in capsys.readouterr().out
-    assert main([*argv, "--base", "HEAD"]) == 2
-    assert "--base is not offered for a fleet's manager" in capsys.readouterr().err
+    # The pull-request workflow's call: this change's fleet, and the comment says there is no delta.
+    assert main([*argv, "--base", "HEAD", "--format", "markdown", "--if-configured"]) == 0
+    assert "not replayed as it is at HEAD" in capsys.readouterr().out
+    assert main([*argv, "--plot", str(tmp_path / "fleet.svg")]) == 2
+    assert "--plot is not offered for a fleet's manager" in capsys.readouterr().err
+    assert not (tmp_path / "fleet.svg").exists()
 
 
 def test_a_worker_spec_replays_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

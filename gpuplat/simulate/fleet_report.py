@@ -31,9 +31,10 @@ def _intro(r: FleetResult) -> str:
     )
 
 
-def _notes(r: FleetResult) -> list[str]:
+def _notes(r: FleetResult, note: str) -> list[str]:
     notes = [f"{k} -> {v}" for k, v in r.mapping.items()]
-    lines = [f"tenants: {', '.join(notes)}"] if notes else []
+    lines = [note] if note else []
+    lines += [f"tenants: {', '.join(notes)}"] if notes else []
     if r.unrouted:
         lines.append(
             "jobs of a tenant no worker has (not dispatched): " + ", ".join(f"{t} {n:,}" for t, n in r.unrouted.items())
@@ -51,7 +52,7 @@ def _notes(r: FleetResult) -> list[str]:
     return lines
 
 
-def render_text(r: FleetResult) -> str:
+def render_text(r: FleetResult, note: str = "") -> str:
     lines = [
         _intro(r),
         "",
@@ -65,7 +66,7 @@ def render_text(r: FleetResult) -> str:
             f"{_minutes(m.wait_seconds[95]):>11} {_cost(m):>12}"
         )
     lines += ["", f"priced cost {r.cost_usd:,.0f} USD (waits from the submission to the fleet to the first start)"]
-    lines += _notes(r)
+    lines += _notes(r, note)
     return "\n".join(lines) + "\n"
 
 
@@ -86,7 +87,7 @@ def _member_json(m: MemberResult, total_gpu_h: float) -> dict[str, Any]:
     }
 
 
-def render_json(r: FleetResult) -> str:
+def render_json(r: FleetResult, note: str = "") -> str:
     doc = {
         "fleet": r.fleet,
         "manager": r.manager,
@@ -100,11 +101,12 @@ def render_json(r: FleetResult) -> str:
         "costUsd": round(r.cost_usd, 2),
         "unrouted": r.unrouted,
         "unplaceable": r.unplaceable,
+        "note": note or None,
     }
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 
 
-def render_markdown(r: FleetResult) -> str:
+def render_markdown(r: FleetResult, note: str = "") -> str:
     """The pull-request comment's section: where the fleet's work goes, and what each worker costs."""
     rows = "".join(
         f"| {m.position} | {m.name} | {m.jobs:,} | {m.gpu_h:,.1f} ({_share(m.gpu_h, r.gpu_h):.1f} %) | "
@@ -117,5 +119,5 @@ def render_markdown(r: FleetResult) -> str:
         + ".\n\n| # | worker | jobs | GPU-h | spilled in | p95 wait | cost USD |\n|---:|---|---:|---:|---:|---:|---:|\n"
         + rows
         + "\n"
-        + "".join(f"- {line}\n" for line in _notes(r))
+        + "".join(f"- {line}\n" for line in _notes(r, note))
     )
