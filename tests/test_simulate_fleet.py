@@ -92,16 +92,9 @@ def test_a_tenant_only_reaches_its_own_workers(tmp_path: Path) -> None:
 
 def test_dispatch_order_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The same fleet with the cloud first in the members' order: the cloud takes the work.
-    fleet = tmp_path / "examples" / "fleet"
-    fleet.mkdir(parents=True)
-    for member in ("hub", "onprem", "cloud"):
-        text = (ROOT / EXAMPLE / f"{member}.yaml").read_text()
-        lines = text.splitlines(keepends=True)
-        onprem = next(i for i, line in enumerate(lines) if line.lstrip().startswith("- {name: onprem"))
-        cloud = next(i for i, line in enumerate(lines) if line.lstrip().startswith("- {name: cloud"))
-        lines[onprem], lines[cloud] = lines[cloud], lines[onprem]
-        (fleet / f"{member}.yaml").write_text("".join(lines))
-    shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
+    onprem = "    - {name: onprem, stack: onprem, spec: examples/fleet/onprem.yaml, server: https://api.fra-dc2.example.com:6443}\n"
+    cloud = "    - {name: cloud, stack: cloud, spec: examples/fleet/cloud.yaml}   # server: its EKS endpoint\n"
+    _fleet_copy(tmp_path, {onprem + cloud: cloud + onprem})
     trace = _trace(tmp_path, [(0, 7200, 8, "research")] * 6)
     monkeypatch.chdir(tmp_path)
     result = _replay(trace)
@@ -142,3 +135,43 @@ def test_a_worker_spec_replays_alone(tmp_path: Path, capsys: pytest.CaptureFixtu
     # The single-platform report: a worker is replayed as a platform, every job on its own pools.
     assert "members" not in doc and doc["jobs"] == 6
     assert {p["name"] for p in doc["pools"]} == {"train", "infer"}
+
+
+def _fleet_copy(tmp: Path, edit: dict[str, str]) -> None:
+    """examples/fleet/ under `tmp`, each member's spec with the same text replacements."""
+    fleet = tmp / "examples" / "fleet"
+    fleet.mkdir(parents=True)
+    for member in ("hub", "onprem", "cloud"):
+        text = (ROOT / EXAMPLE / f"{member}.yaml").read_text()
+        for old, new in edit.items():
+            assert old in text
+            text = text.replace(old, new)
+        (fleet / f"{member}.yaml").write_text(text)
+    shutil.copytree(ROOT / "schemas", tmp / "schemas")
+
+
+def test_a_worker_that_cannot_be_read_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another project's stack without `spec`: plan shows it as unknown; a replay cannot guess it.
+    _fleet_copy(
+        tmp_path,
+        {"{name: cloud, stack: cloud, spec: examples/fleet/cloud.yaml}": "{name: cloud, stack: acme/gpu/cloud}"},
+    )
+    trace = _trace(tmp_path, [(0, 600, 8, "research")])
+    monkeypatch.chdir(tmp_path)
+    argv = ["simulate", "--stack", "hub", "--spec", str(EXAMPLE / "hub.yaml"), "--trace", str(trace)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "worker cloud cannot be replayed" in err and "Traceback" not in err
+
+
+def test_tenant_map_pins_trace_tenants(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _trace(tmp_path, [(0, 3600, 4, "team-7")] * 4)
+    argv = ["simulate", "--stack", "hub", "--spec", str(EXAMPLE / "hub.yaml"), "--trace", str(trace)]
+    assert main([*argv, "--tenant-map", "team-7=product", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mapping"] == {"team-7": "product"}
+    assert [m["jobs"] for m in doc["members"]] == [4, 0]  # product may use on-prem only
+    assert main([*argv, "--tenant-map", "team-7=nobody"]) == 2
+    assert "nobody" in capsys.readouterr().err
