@@ -18,7 +18,7 @@ from gpuplat.commands import EXIT_OK, EXIT_USAGE
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.diagnostics import render_text
 from gpuplat.preflight.runner import ApiAccessError, cidrs
-from gpuplat.scaffold import STACKS, Choices, UnsafeTarget, existing, linked, render, write
+from gpuplat.scaffold import Choices, UnsafeTarget, existing, linked, render, write
 from gpuplat.scaffold.source import Source, SourceError, installed_origin, source
 
 # Four GPUs a node, newest first: the default pool of a new project, in a type its region offers.
@@ -34,8 +34,8 @@ def _choices(args: argparse.Namespace, version: str, gpuplat: Source) -> Choices
     name: str = args.name or Path(args.dir).resolve().name
     gpus = args.gpus_per_node
     itype: str = args.instance_type or default_instance_type(args.region)
-    if args.provider == "aws":
-        known = instance_type(itype)
+    known = instance_type(itype)
+    if args.provider == "aws" and not args.fleet:
         gpus = known.gpu_count if known is not None else gpus
     return Choices(
         name=name,
@@ -51,19 +51,28 @@ def _choices(args: argparse.Namespace, version: str, gpuplat: Source) -> Choices
         version=version,
         runner_cidrs=cidrs(",".join(args.runner_cidr or [])),
         source=gpuplat,
+        fleet=args.fleet,
+        manager_cidrs=cidrs(",".join(args.manager_cidr or [])),
+        cloud_gpus=known.gpu_count if known is not None else gpus,
     )
 
 
-def _problems(rendered: dict[str, str]) -> str:
-    """The diagnostics of every stack of the rendered project, checked in a scratch copy."""
+def _problems(rendered: dict[str, str], stacks: tuple[str, ...]) -> str:
+    """The diagnostics of every stack of the rendered project, checked in a scratch copy (from its
+    root: a fleet's members read each other's stack files, as `gpuplat check` does there)."""
     with tempfile.TemporaryDirectory(prefix="gpuplat-init-") as scratch:
         root = Path(scratch)
         write(root, rendered)
         text = ""
-        for stack in STACKS:
-            compiled = compile_sources(Sources(root / "platform/platform.yaml", root / "stacks" / f"{stack}.yaml"))
-            if compiled.diagnostics:
-                text += render_text(compiled.diagnostics).replace(f"{root}/", "")
+        here = Path.cwd()
+        os.chdir(root)
+        try:
+            for stack in stacks:
+                compiled = compile_sources(Sources(Path("platform/platform.yaml"), Path("stacks") / f"{stack}.yaml"))
+                if compiled.diagnostics:
+                    text += render_text(compiled.diagnostics)
+        finally:
+            os.chdir(here)
         return "".join(dict.fromkeys(text.splitlines(keepends=True)))  # the base spec's, once for all stacks
 
 
@@ -77,10 +86,30 @@ def _target_problem(root: Path) -> str | None:
         if os.path.lexists(above):
             if not above.is_dir():
                 return (
-                    f"{above} is a file, not a directory" if above == root
+                    f"{above} is a file, not a directory"
+                    if above == root
                     else f"{above} is a file: no directory can be made under it"
                 )
             return None
+    return None
+
+
+def _fleet_usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the fleet flags, or None: a fleet's members fix their providers, and the
+    cloud member's API is public to the manager's network only, which must be given."""
+    if not args.fleet:
+        return (
+            "--manager-cidr is for --fleet (the network the fleet's manager reaches the cloud member from)"
+            if (args.manager_cidr)
+            else None
+        )
+    if args.provider:
+        return "--fleet makes its members' providers (hub and onprem kubernetes, cloud aws); no --provider"
+    if not args.manager_cidr:
+        return (
+            "--fleet needs --manager-cidr CIDR: the network the manager (hub) reaches the cloud member's "
+            "public API endpoint from (its egress); nothing else is let in there"
+        )
     return None
 
 
@@ -96,6 +125,11 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
     if unfit is not None:
         sys.stderr.write(f"gpuplat init: error: {unfit}; nothing written\n")
         return EXIT_USAGE
+    usage = _fleet_usage(args)
+    if usage:
+        sys.stderr.write(f"gpuplat init: error: {usage}\n")
+        return EXIT_USAGE
+    args.provider = args.provider or "aws"
     if args.runner_cidr and args.provider != "aws":
         sys.stderr.write("gpuplat init: error: --runner-cidr is for provider aws (kubernetes uses a kubeconfig)\n")
         return EXIT_USAGE
@@ -122,7 +156,7 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
             "the directory and follows no link out of it; nothing written\n"
         )
         return EXIT_USAGE
-    problems = _problems(rendered)
+    problems = _problems(rendered, choices.stacks)
     if problems:
         sys.stderr.write(problems)
         sys.stderr.write(
@@ -136,9 +170,9 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
         where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
         sys.stderr.write(f"gpuplat init: error: cannot write the project in {root}: {reason}{where}\n")
         return EXIT_USAGE
-    sys.stdout.write(f"wrote platform {choices.name} in {root}:\n")
+    sys.stdout.write(f"wrote {'fleet' if choices.fleet else 'platform'} {choices.name} in {root}:\n")
     for path in sorted([*rendered, *binary]):
         sys.stdout.write(f"  {path}\n")
     sys.stdout.write(f"requirements.txt installs gpuplat {version} from {_where(gpuplat)}\n")
-    sys.stdout.write(f"next: cd {root} && gpuplat check --stack dev\n")
+    sys.stdout.write(f"next: cd {root} && gpuplat check --stack {choices.stacks[0]}\n")
     return EXIT_OK
