@@ -7,6 +7,7 @@ validator's diagnostics and writes nothing (exit 2: the flags, not a spec, were 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import sys
 import tempfile
@@ -30,6 +31,23 @@ def default_instance_type(region: str) -> str:
     return (offered or DEFAULT_INSTANCE_TYPES)[0]
 
 
+def _cidrs(flag: str, given: list[str] | None) -> tuple[str, ...]:
+    try:
+        return cidrs(",".join(given or []))
+    except ApiAccessError as err:
+        raise ApiAccessError(f"{flag}: {err}") from None
+
+
+def _manager_cidrs(given: list[str] | None) -> tuple[str, ...]:
+    """The cloud member's publicAccessCidrs: IPv4 blocks without host bits, as the spec takes them."""
+    for block in given or []:
+        try:
+            ipaddress.IPv4Network(block, strict=True)
+        except ValueError as err:
+            raise ApiAccessError(f"--manager-cidr: {block} is not an IPv4 CIDR block ({err})") from None
+    return tuple(given or [])
+
+
 def _choices(args: argparse.Namespace, version: str, gpuplat: Source) -> Choices:
     name: str = args.name or Path(args.dir).resolve().name
     gpus = args.gpus_per_node
@@ -49,10 +67,10 @@ def _choices(args: argparse.Namespace, version: str, gpuplat: Source) -> Choices
         team=args.team,
         cost_center=args.cost_center,
         version=version,
-        runner_cidrs=cidrs(",".join(args.runner_cidr or [])),
+        runner_cidrs=_cidrs("--runner-cidr", args.runner_cidr),
         source=gpuplat,
         fleet=args.fleet,
-        manager_cidrs=cidrs(",".join(args.manager_cidr or [])),
+        manager_cidrs=_manager_cidrs(args.manager_cidr),
         cloud_gpus=known.gpu_count if known is not None else gpus,
     )
 
@@ -141,7 +159,7 @@ def cmd_init(args: argparse.Namespace, version: str) -> int:
     try:
         choices = _choices(args, version, gpuplat)
     except ApiAccessError as err:
-        sys.stderr.write(f"gpuplat init: error: --runner-cidr: {err}\n")
+        sys.stderr.write(f"gpuplat init: error: {err}\n")
         return EXIT_USAGE
     rendered = render(choices)
     binary = {gpuplat.where: gpuplat.vendored} if gpuplat.kind == "vendored" else {}
