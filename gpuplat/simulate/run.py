@@ -129,6 +129,26 @@ class Replay:
     timeline: Timeline
 
 
+def _schedule(engine: Engine, skip: set[int], leave: dict[int, float], dynamic: bool) -> tuple[int, int]:
+    """The events known before the replay starts: arrivals, a fleet worker's leaving jobs, the
+    Capacity Block windows, the first poll. -> (arrivals, window events)."""
+    arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
+    engine.heap.extend(arrivals)
+    engine.seq = len(engine.jobs)
+    heapq.heapify(engine.heap)
+    for job, when in leave.items():
+        if job not in skip:
+            engine.push(when, LEAVE, job)
+    for index, f in enumerate(engine.flavors):
+        for b in f.blocks:
+            for when in (b.start, b.usable_until):
+                if when > 0:
+                    engine.push(when, BLOCK, index)
+    if dynamic:
+        engine.push(0.0, TICK)
+    return len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
+
+
 def replay(
     model: Platform, plan: Plan, trace: Trace, options: Options, leave: dict[int, float] | None = None
 ) -> Replay:
@@ -139,23 +159,8 @@ def replay(
     _start(engine, model, dynamic)
     if options.node_packing:
         _open_nodes(engine, dynamic)
-    skip = set(unplaceable)
-    arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
-    engine.heap.extend(arrivals)
-    engine.seq = len(engine.jobs)
-    heapq.heapify(engine.heap)
-    for job, when in (leave or {}).items():
-        if job not in skip:
-            engine.push(when, LEAVE, job)
-    for index, f in enumerate(engine.flavors):
-        for b in f.blocks:
-            for when in (b.start, b.usable_until):
-                if when > 0:
-                    engine.push(when, BLOCK, index)
-    if dynamic:
-        engine.push(0.0, TICK)
-    outstanding, horizon = len(arrivals), 0.0
-    arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
+    arrivals, windows = _schedule(engine, set(unplaceable), leave or {}, dynamic)
+    outstanding, horizon, arriving = arrivals, 0.0, arrivals
     stabilize = stabilization_seconds(model)
     timeline = Timeline(sample_step(max((j.submit + j.duration for j in engine.jobs), default=0.0)))
     while engine.heap and outstanding:
