@@ -39,7 +39,19 @@ def init_parser(sub: argparse._SubParsersAction[Parser]) -> None:  # pyright: ig
     init.add_argument("dir", nargs="?", default=".", help="directory of the new project (default: .)")
     init.add_argument("--name", help="platform name, prefixes resource names (default: the directory's name)")
     init.add_argument(
-        "--provider", choices=["aws", "kubernetes"], default="aws", help="aws or kubernetes (default: aws)"
+        "--provider", choices=["aws", "kubernetes"], help="aws or kubernetes (default: aws; none with --fleet)"
+    )
+    init.add_argument(
+        "--fleet",
+        action="store_true",
+        help="a fleet project: a manager (hub) and two workers, on-prem (onprem, kubernetes) and cloud (cloud, aws); "
+        "docs/fleet.md",
+    )
+    init.add_argument(
+        "--manager-cidr",
+        action="append",
+        metavar="CIDR",
+        help="--fleet: the network the manager reaches the cloud member's public API endpoint from (repeatable)",
     )
     init.add_argument("--region", default="us-east-1", help="aws region (default: us-east-1)")
     init.add_argument("--pool", default="gpu", help="name of the first GPU pool (default: gpu)")
@@ -82,19 +94,36 @@ def _charts(args: argparse.Namespace) -> int:
 
 def _add_charts(sub: Any) -> None:  # argparse keeps its subparsers type private
     charts = command(sub, "charts")
-    actions = charts.add_subparsers(dest="charts_command", parser_class=Parser, metavar="pull",
-                                    help="pull: fetch the charts into the chart cache")
-    pull = actions.add_parser("pull", help="fetch the charts", epilog=EXIT_CODES,
-                              description="Fetch the catalog's charts at their pinned versions into the chart cache.")
+    actions = charts.add_subparsers(
+        dest="charts_command", parser_class=Parser, metavar="pull", help="pull: fetch the charts into the chart cache"
+    )
+    pull = actions.add_parser(
+        "pull",
+        help="fetch the charts",
+        epilog=EXIT_CODES,
+        description="Fetch the catalog's charts at their pinned versions into the chart cache.",
+    )
     pull.add_argument("keys", nargs="*", metavar="KEY", help="catalog chart keys (default: every chart of the catalog)")
-    pull.add_argument("--repo", metavar="URL", help="fetch every chart from this repository instead of its own: an "
-                      "HTTP chart repository, or oci://HOST/PATH holding each at oci://HOST/PATH/<chart> "
-                      "(default: $GPUPLAT_CHART_REPO, else each chart's repository)")
+    pull.add_argument(
+        "--repo",
+        metavar="URL",
+        help="fetch every chart from this repository instead of its own: an "
+        "HTTP chart repository, or oci://HOST/PATH holding each at oci://HOST/PATH/<chart> "
+        "(default: $GPUPLAT_CHART_REPO, else each chart's repository)",
+    )
     pull.add_argument("--plain-http", action="store_true", help="talk plain HTTP to an OCI registry")
-    pull.add_argument("--cache", metavar="DIR", help="the chart cache, DIR/<key>/<version> (default: "
-                      "$GPUPLAT_CHART_CACHE, else $XDG_CACHE_HOME/gpuplat/charts or ~/.cache/gpuplat/charts)")
-    pull.add_argument("--into", metavar="DIR", help="also copy each chart to DIR/<key>, the layout of the stack "
-                      "setting gpuplat:localCharts and verify --charts (never replacing another chart)")
+    pull.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="the chart cache, DIR/<key>/<version> (default: "
+        "$GPUPLAT_CHART_CACHE, else $XDG_CACHE_HOME/gpuplat/charts or ~/.cache/gpuplat/charts)",
+    )
+    pull.add_argument(
+        "--into",
+        metavar="DIR",
+        help="also copy each chart to DIR/<key>, the layout of the stack "
+        "setting gpuplat:localCharts and verify --charts (never replacing another chart)",
+    )
     pull.add_argument("--format", default="text", choices=["text", "json"], help="output format (default: text)")
     charts.set_defaults(run=_charts, charts_command=None)
 
@@ -132,8 +161,12 @@ def _add_reference(sub: Any) -> None:  # argparse keeps its subparsers type priv
     docs.add_argument("topic", choices=["spec", "rules", "catalog"], help="which page")
     docs.set_defaults(run=_docs)
     schema = command(sub, "schema")
-    schema.add_argument("--spec", default=None, metavar="PATH", help="the spec whose editor line names the file "
-                        "(default: platform/platform.yaml of the project)")
+    schema.add_argument(
+        "--spec",
+        default=None,
+        metavar="PATH",
+        help="the spec whose editor line names the file (default: platform/platform.yaml of the project)",
+    )
     schema.set_defaults(run=_schema)
 
 

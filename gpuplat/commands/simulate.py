@@ -12,6 +12,8 @@ windows of capacity-block pools (gpuplat/simulate/blocks.py).
 interval. With `--base REF` the stack's spec files as they are at REF (git show) are compiled by
 this checkout's compiler (the report says so) and replayed on the same trace and seeds: each delta
 is paired seed by seed, with its interval, and marked where it is inside the noise.
+On a fleet's manager (its `fleet` section names it) the trace is submitted to the fleet queue
+and dispatched over the workers (commands/simulate_fleet.py): one report per worker.
 `--plot FILE.svg` draws the first seed's replay over time (render/replay_plot.py); `--format
 json` then carries the series drawn as `timeline`.
 """
@@ -51,6 +53,7 @@ from gpuplat.simulate.report import render_json, render_markdown, render_text
 from gpuplat.simulate.run import FixedFleetError
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from .simulate_fleet import is_fleet_manager, refused, run_fleet
 
 TRACE_CONFIG_KEY = "gpuplat:simulateTrace"
 BLOCKS_CONFIG_KEY = "gpuplat:simulateCapacityBlocks"
@@ -160,6 +163,7 @@ def _base_result(args: argparse.Namespace, trace_path: str, options: Options) ->
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    seeds_given = args.seeds is not None
     args.seeds = DEFAULT_SEEDS if args.seeds is None else args.seeds
     args.workers = (os.cpu_count() or 1) if args.workers is None else args.workers
     if args.seeds < 1:
@@ -176,10 +180,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     compiled = compile_sources(resolve_sources(args.stack, args.spec, args.overlay), suppress=args.suppress)
     if not compiled.ok or compiled.model is None or compiled.plan is None:
         return _report(compiled.diagnostics, args.format)
+    fleet = is_fleet_manager(compiled.model, compiled.sources, args.stack)
+    if fleet and (flag := refused(args, seeds_given)):
+        sys.stderr.write(f"gpuplat simulate: error: {flag} is not offered for a fleet's manager (a fleet replay)\n")
+        return EXIT_USAGE
     blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
         tenant_map = _tenant_map(args.tenant_map)
         trace = load_trace(trace_path)
+        if fleet:
+            return run_fleet(args, compiled.model, trace, _options(args, tenant_map, ()))
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
         options = _options(args, tenant_map, blocks)
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)

@@ -29,6 +29,13 @@ from gpuplat.scaffold.source import Source
 from gpuplat.vocabulary import DEFAULT_VPC_CIDR
 
 STACKS = ("dev", "staging", "prod")
+# `init --fleet`: the members of a fleet, each a stack (templates/fleet/); the manager first.
+FLEET_STACKS = ("hub", "onprem", "cloud")
+_FLEET_ROLES = {
+    "hub": "the manager, an on-prem cluster holding the fleet queue",
+    "onprem": "the first worker, the on-prem GPU cluster",
+    "cloud": "the second worker, AWS capacity the fleet bursts to",
+}
 SCHEMA_COPY = SCHEMA_COPY_PATH.as_posix()
 # Template -> file in the new project. Workflows are copied as they are: GitHub's own `${{ }}`
 # expressions would read as Jinja's.
@@ -76,6 +83,13 @@ class Choices:
     version: str
     source: Source  # what the project installs gpuplat from (gpuplat/scaffold/source.py)
     runner_cidrs: tuple[str, ...] = ()  # aws: who deploys staging and prod; () = the VPC's own CIDR
+    fleet: bool = False  # a fleet project: members hub, onprem (kubernetes) and cloud (aws)
+    manager_cidrs: tuple[str, ...] = ()  # fleet: where the manager reaches the cloud member's API from
+    cloud_gpus: int = 0  # fleet: GPUs per node of the cloud member's instance type
+
+    @property
+    def stacks(self) -> tuple[str, ...]:
+        return FLEET_STACKS if self.fleet else STACKS
 
     @property
     def runner_access(self) -> str:
@@ -138,6 +152,29 @@ def _environment() -> Environment:
     return env
 
 
+def _render_fleet(choices: Choices, context: dict[str, Any]) -> dict[str, str]:
+    """The files that differ in a fleet project: the shared spec, a stack per member, the deploy."""
+    templates = files("gpuplat.scaffold") / "templates"
+    env = _environment()
+    gpus = {
+        "hub": choices.gpus_per_node,
+        "onprem": choices.nodes_max * choices.gpus_per_node,
+        "cloud": choices.nodes_max * choices.cloud_gpus,
+    }
+    context = {**context, "stacks": FLEET_STACKS, "roles": _FLEET_ROLES, "gpus": gpus}
+
+    def one(template: str, **extra: Any) -> str:
+        text = (templates / "fleet" / template).read_text(encoding="utf-8")
+        return env.from_string(text).render({**context, **extra})
+
+    out = {"platform/platform.yaml": one("platform.yaml.j2"), "README.md": one("README.md.j2")}
+    for stack in FLEET_STACKS:
+        out[f"stacks/{stack}.yaml"] = one("member.yaml.j2", stack=stack)
+        out[f"stacks/Pulumi.{stack}.yaml"] = one("stack.yaml.j2", stack=stack)
+    out[".github/workflows/deploy.yml"] = (templates / "workflows" / "deploy-fleet.yml").read_text(encoding="utf-8")
+    return out
+
+
 def render(choices: Choices) -> dict[str, str]:
     """Every file of the project: path relative to its root -> text."""
     templates = files("gpuplat.scaffold") / "templates"
@@ -165,6 +202,9 @@ def render(choices: Choices) -> dict[str, str]:
         if choices.provider == "kubernetes":  # no AWS role: the stacks' kubeconfigs reach the cluster
             template = _KUBERNETES_COPIES.get(template, template)
         out[target] = (templates / template).read_text(encoding="utf-8")
+    if choices.fleet:
+        out = {p: t for p, t in out.items() if not p.startswith("stacks/")}
+        out.update(_render_fleet(choices, context))
     return out
 
 

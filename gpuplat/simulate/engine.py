@@ -24,7 +24,7 @@ from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
 
-ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL = range(7)
+ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL, LEAVE = range(8)
 _OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
 
 
@@ -56,6 +56,7 @@ class Engine:
         # Allocated and busy GPU-seconds of the jobs whose share was drawn: the sensitivity line's inputs.
         self.drawn_alloc_gpu_s = self.drawn_busy_gpu_s = 0.0
         self.started = [-1.0] * n  # first start
+        self.admitted_at = [-1.0] * n  # first quota reservation (a fleet worker's dispatch decision)
         self.run_start = [0.0] * n
         self.runs = [0] * n  # invalidates a FINISH after an eviction
         self.on: list[tuple[Flavor, int] | None] = [None] * n
@@ -259,6 +260,19 @@ class Engine:
         at = self.jobs[job].submit if at is None else at
         heapq.heappush(self.queues[self.tenant_of[job]], (-self.ranks[job], at, job))
 
+    def withdraw(self, job: int, t: float) -> bool:
+        """A fleet worker's job never admitted leaves its queue (dispatched elsewhere); the queue
+        is tried again, as the job may have been what the last pass stopped at."""
+        i = self.tenant_of[job]
+        item = next((q for q in self.queues[i] if q[2] == job), None) if self.admitted_at[job] < 0 else None
+        if item is None:
+            return False
+        self.queues[i].remove(item)
+        heapq.heapify(self.queues[i])
+        self.blocked[i] = -1
+        self.admit_all(t, only=i)
+        return True
+
     def fail(self, job: int, t: float) -> Flavor:
         """The job failed: its GPUs and quota go back, and it queues again, behind the jobs already
         waiting, for the rest of its run (the trace's duration is its attempts together: nothing lost)."""
@@ -321,6 +335,8 @@ class Engine:
         return False
 
     def place(self, job: int, flavor: Flavor, units: int, t: float) -> None:
+        if self.admitted_at[job] < 0:
+            self.admitted_at[job] = t
         flavor.admitted += units
         self.usage[self.tenant_of[job]][flavor.key] += units
         self.on[job] = (flavor, units)

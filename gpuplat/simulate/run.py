@@ -13,7 +13,7 @@ from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
-from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, READY, TICK, Engine
+from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAVE, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
@@ -129,18 +129,16 @@ class Replay:
     timeline: Timeline
 
 
-def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Replay:
-    engine, mapping, unplaceable = build(model, plan, trace, options)
-    # An existing cluster's nodes are there whether used or not: nothing scales them.
-    dynamic = options.autoscaling and model.target.provider is Provider.AWS
-    _start(engine, model, dynamic)
-    if options.node_packing:
-        _open_nodes(engine, dynamic)
-    skip = set(unplaceable)
+def _schedule(engine: Engine, skip: set[int], leave: dict[int, float], dynamic: bool) -> tuple[int, int]:
+    """The events known before the replay starts: arrivals, a fleet worker's leaving jobs, the
+    Capacity Block windows, the first poll. -> (arrivals, window events)."""
     arrivals = [(j.submit, i, ARRIVE, i, 0) for i, j in enumerate(engine.jobs) if i not in skip]
     engine.heap.extend(arrivals)
     engine.seq = len(engine.jobs)
     heapq.heapify(engine.heap)
+    for job, when in leave.items():
+        if job not in skip:
+            engine.push(when, LEAVE, job)
     for index, f in enumerate(engine.flavors):
         for b in f.blocks:
             for when in (b.start, b.usable_until):
@@ -148,8 +146,21 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
                     engine.push(when, BLOCK, index)
     if dynamic:
         engine.push(0.0, TICK)
-    outstanding, horizon = len(arrivals), 0.0
-    arriving, windows = len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
+    return len(arrivals), sum(1 for e in engine.heap if e[2] == BLOCK)
+
+
+def replay(
+    model: Platform, plan: Plan, trace: Trace, options: Options, leave: dict[int, float] | None = None
+) -> Replay:
+    """`leave`: job -> when it leaves the queue if not admitted by then (a fleet worker, dispatch.py)."""
+    engine, mapping, unplaceable = build(model, plan, trace, options)
+    # An existing cluster's nodes are there whether used or not: nothing scales them.
+    dynamic = options.autoscaling and model.target.provider is Provider.AWS
+    _start(engine, model, dynamic)
+    if options.node_packing:
+        _open_nodes(engine, dynamic)
+    arrivals, windows = _schedule(engine, set(unplaceable), leave or {}, dynamic)
+    outstanding, horizon, arriving = arrivals, 0.0, arrivals
     stabilize = stabilization_seconds(model)
     timeline = Timeline(sample_step(max((j.submit + j.duration for j in engine.jobs), default=0.0)))
     while engine.heap and outstanding:
@@ -180,6 +191,8 @@ def replay(model: Platform, plan: Plan, trace: Trace, options: Options) -> Repla
             engine.push(_next_poll(engine, t), TICK)
         elif kind == INTERRUPT:
             _interrupt(engine, engine.flavors[a], b, t, dynamic)
+        elif kind == LEAVE:
+            outstanding -= engine.withdraw(a, t)
         elif kind == BLOCK:
             windows -= 1
             engine.window(engine.flavors[a], t, dynamic)

@@ -223,8 +223,13 @@ def _read_csv(name: str, lines: Iterable[str]) -> tuple[str, list[tuple[int, Job
         given = ", ".join(repr(h[:40]) for h in header[:12]) or "none"
         raise TraceError(
             name,
-            [(1, f"unknown trace shape: the header's columns are {given}; a trace needs the columns of one of "
-                 f"{wanted}; or it is a Prometheus export")],
+            [
+                (
+                    1,
+                    f"unknown trace shape: the header's columns are {given}; a trace needs the columns of one of "
+                    f"{wanted}; or it is a Prometheus export",
+                )
+            ],
             "GP033",
         )
     shape, parse = found
