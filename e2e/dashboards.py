@@ -110,7 +110,8 @@ def check(loop: Loop) -> Checked:
             + (f"; {DISRUPTED} judged after the idle stretch" if awaited else "")
             + f"; not run (no kube-state-metrics here): {', '.join(skipped) or 'none'}"
             + "".join(f"; {served}" for served in loop.pod_metrics))
-    return Checked(not problems, "; ".join(problems[:8]) or said, awaited)
+    # A failure names what was forwarded, or why not: Karpenter's series come only through that.
+    return Checked(not problems, "; ".join([*problems[:8], *loop.pod_metrics]) if problems else said, awaited)
 
 
 def after_idle(loop: Loop, checked: Checked, removed: int) -> tuple[bool, str]:

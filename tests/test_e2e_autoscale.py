@@ -170,6 +170,7 @@ def test_karpenter_series_are_judged_or_say_why_they_cannot_have_data() -> None:
 
     failed = dashboards_.check(_dev_loop({*absent, "karpenter_nodeclaims_created_total"}))
     assert not failed.ok and "karpenter_nodeclaims_created_total has no data" in failed.detail
+    assert failed.detail.endswith("; Karpenter's metrics served")
 
     # Disruptions: once Karpenter removed nodes, the series must have data; none removed, not judged.
     ok, detail = dashboards_.after_idle(_dev_loop(set()), checked, 3)
