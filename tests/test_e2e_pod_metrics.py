@@ -9,7 +9,7 @@ import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from e2e import karpenter_metrics, podmetrics
 from e2e.cluster import E2EError
@@ -92,7 +92,8 @@ def test_a_started_process_metrics_port_is_read_from_its_environment() -> None:
 def test_the_forwarder_serves_the_pod_address_from_whatever_port_the_controller_has_now() -> None:
     class Metrics(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = f"karpenter_nodeclaims_created_total{{server=\"{self.server.server_port}\"}} 1\n".encode()
+            port = cast("ThreadingHTTPServer", self.server).server_port
+            body = f'karpenter_nodeclaims_created_total{{server="{port}"}} 1\n'.encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
