@@ -18,14 +18,14 @@ import json
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import exporter, keda, kueue_metrics, prometheus, ruletests
+from e2e import exporter, karpenter_metrics, keda, kueue_metrics, podmetrics, prometheus, ruletests
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay, curve
 from e2e.report import Report
@@ -151,23 +151,34 @@ class Loop:
     exporter: exporter.Exporter
     replay: Replay
     applied: str
-    kueue_metrics: str = ""
+    pod_metrics: list[str] = field(default_factory=lambda: [])
+
+
+def _forwarders(cluster: Cluster, stack: Stack) -> tuple[list[podmetrics.Forwarder], list[str]]:
+    """The controllers the suite runs as processes, each served at its chart pod's address, where
+    the stack runs it; and what could not be (without it that controller's series are empty)."""
+    found, said = [], []
+    wanted = [("Kueue", stack.release("kueue") is not None, lambda: kueue_metrics.forwarder(cluster)),
+              ("Karpenter", stack.provider == "aws", lambda: karpenter_metrics.forwarder(cluster, stack))]
+    for who, runs, make in wanted:
+        if not runs:
+            continue
+        try:
+            found.append(make())
+        except E2EError as err:
+            said.append(f"{who}'s metrics not forwarded: {err}")
+    return found, said
 
 
 @contextmanager
-def _kueue_metrics(cluster: Cluster, stack: Stack) -> Iterator[str]:
-    """Kueue's metrics at its pod's address while the loop runs, where the stack runs Kueue; says
-    what was done (the dashboard-queries scenario reports it: without it Kueue's series are empty)."""
-    if stack.release("kueue") is None:
-        yield "the stack runs no Kueue"
-        return
-    try:
-        forwarder = kueue_metrics.Forwarder(cluster)
-    except E2EError as err:
-        yield f"Kueue's metrics not forwarded: {err}"
-        return
-    with forwarder:
-        yield f"Kueue's metrics served at its pod's address {forwarder.address}:{forwarder.port}"
+def _pod_metrics(cluster: Cluster, stack: Stack) -> Iterator[list[str]]:
+    """Kueue's and Karpenter's metrics at their pods' addresses while the loop runs; says what was
+    done (the dashboard-queries scenario reports it)."""
+    forwarders, said = _forwarders(cluster, stack)
+    with ExitStack() as opened:
+        for forwarder in forwarders:
+            opened.enter_context(forwarder)
+        yield [f.served() for f in forwarders] + said
 
 
 @contextmanager
@@ -186,12 +197,12 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with exporter.Exporter(cluster, replay) as stand_in, _kueue_metrics(cluster, stack) as queue_metrics:
+    with exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics:
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}
         started = keda.start(cluster, hosts, timeout)
         try:
-            yield Loop(short, operator, started, stand_in, replay, applied, queue_metrics)
+            yield Loop(short, operator, started, stand_in, replay, applied, pod_metrics)
         finally:
             cluster.processes.stop("keda-metrics-apiserver", "keda-operator", "prometheus", "prometheus-operator")
 

@@ -3,18 +3,22 @@
 The queries are read from the emitted ConfigMaps the Grafana sidecar would load, not from the
 generator. Each is sent to Prometheus as Grafana would send it (`$__range` given a value): the
 real parser refuses a malformed one (HTTP 400). Then every series the queries name must have
-data there, while the loop's load runs: the DCGM exporter's, the GPU and usage rules'. The
-suite runs no kube-state-metrics, so series read from it (and the record built on it) are
-named as not run instead. How many queries returned data is reported.
+data there, while the loop's load runs: the DCGM exporter's, the GPU and usage rules', Kueue's
+and Karpenter's (scraped from the processes the suite runs, e2e/podmetrics.py). The suite runs
+no kube-state-metrics, so series read from it (and the record built on it) are named as not run
+instead. Of Karpenter's series, two cannot have data here (`KARPENTER_WITHOUT_DATA` says why),
+and disruptions are judged once the loop's idle stretch has had Karpenter remove its empty
+nodes (`after_idle`). How many queries returned data is reported.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from e2e.autoscale import Loop
-from e2e.cluster import E2EError
+from e2e.cluster import E2EError, wait_for
 from gpuplat import scaling
 from gpuplat.dashboards.series import KUBE_STATE_METRICS, referenced, substitute
 
@@ -22,6 +26,23 @@ CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SIDECAR_LABEL = ("grafana_dashboard", "1")
 RANGE = {"__range": "10m", "__interval": "1m", "__rate_interval": "1m"}
 NOT_RUN = KUBE_STATE_METRICS | {scaling.PENDING_RECORD}
+DISRUPTED = "karpenter_nodeclaims_disrupted_total"
+# Karpenter's series no event of the suite's makes before the check, and why.
+KARPENTER_WITHOUT_DATA = {
+    "karpenter_interruption_received_messages_total": "counted by the AWS provider's interruption controller "
+    "from its SQS queue; the kwok provider runs no such controller",
+    "karpenter_nodeclaims_unhealthy_disrupted_total": "counted when Karpenter repairs a node; the suite's only "
+    "node failure (gpu-node-failure) comes after the autoscaling loop and its Prometheus",
+}
+# After the last node is gone: two of the operator's default 30 s scrape intervals, and some slack.
+DISRUPTION_WAIT = 90.0
+
+
+@dataclass(frozen=True)
+class Checked:
+    ok: bool
+    detail: str
+    awaited: bool = False  # DISRUPTED had no data at the check: judged after the idle stretch
 
 
 def queries(loop: Loop) -> list[tuple[str, str, str]]:
@@ -37,10 +58,34 @@ def queries(loop: Loop) -> list[tuple[str, str, str]]:
     return out
 
 
-def check(loop: Loop) -> tuple[bool, str]:
+def _by_reason(found: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{s['metric'].get('reason', '?')} {float(s['value'][1]):g}" for s in found)
+
+
+def _karpenter(loop: Loop, names: set[str]) -> tuple[list[str], list[str], bool]:
+    """Problems and notes on Karpenter's series, and whether disruptions wait for the idle stretch."""
+    problems, notes = [], []
+    query = loop.prometheus.query
+    created = "karpenter_nodeclaims_created_total"
+    if created in names:
+        count = loop.prometheus.value(f"sum({created})")
+        if count is None:
+            problems.append(f"{created} has no data though Karpenter launched the pools' nodes")
+        else:
+            notes.append(f"{created}: {count:g} NodeClaims")
+    disrupted = query(f"sum by (reason) ({DISRUPTED})") if DISRUPTED in names else []
+    if disrupted:
+        notes.append(f"{DISRUPTED}: {_by_reason(disrupted)}")
+    for name, why in sorted(KARPENTER_WITHOUT_DATA.items()):
+        if name in names:
+            notes.append(f"{name} has data" if query(f"count({name})") else f"{name} cannot have data here: {why}")
+    return problems, notes, DISRUPTED in names and not disrupted
+
+
+def check(loop: Loop) -> Checked:
     found = queries(loop)
     if not found:
-        return False, "the stack emits no dashboard ConfigMap"
+        return Checked(False, "the stack emits no dashboard ConfigMap")
     problems: list[str] = []
     answered, names = 0, set[str]()
     for board, panel, expr in found:
@@ -50,13 +95,37 @@ def check(loop: Loop) -> tuple[bool, str]:
         except E2EError as err:
             problems.append(f"{board} / {panel}: {err}")
         names |= referenced(promql)
+    karpenter_problems, karpenter_notes, awaited = _karpenter(loop, names)
+    problems += karpenter_problems
     # A series with no data at this moment is reported, not judged: on the on-prem target two usage
     # records had none in their first run, and whether a pool must feed them then is not settled.
-    empty = sorted(n for n in names - NOT_RUN if not loop.prometheus.query(f"count({n})"))
+    # Karpenter's are judged above.
+    judged = {n for n in names - NOT_RUN if not n.startswith("karpenter_")}
+    empty = sorted(n for n in judged if not loop.prometheus.query(f"count({n})"))
     skipped = sorted(names & NOT_RUN)
     said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data; "
-            f"{len(names - NOT_RUN) - len(empty)} of the {len(names - NOT_RUN)} series they read have data"
+            f"{len(judged) - len(empty)} of the {len(judged)} series they read have data"
             + (f" (none yet, not judged: {', '.join(empty)})" if empty else "")
+            + "".join(f"; {note}" for note in karpenter_notes)
+            + (f"; {DISRUPTED} judged after the idle stretch" if awaited else "")
             + f"; not run (no kube-state-metrics here): {', '.join(skipped) or 'none'}"
-            + (f"; {loop.kueue_metrics}" if loop.kueue_metrics else ""))
-    return not problems, "; ".join(problems[:8]) or said
+            + "".join(f"; {served}" for served in loop.pod_metrics))
+    # A failure names what was forwarded, or why not: Karpenter's series come only through that.
+    return Checked(not problems, "; ".join([*problems[:8], *loop.pod_metrics]) if problems else said, awaited)
+
+
+def after_idle(loop: Loop, checked: Checked, removed: int) -> tuple[bool, str]:
+    """The row: `checked`, and Karpenter's disruptions once the idle stretch is over, in which
+    Karpenter removed `removed` nodes (each a NodeClaim it disrupted: reason `empty` or
+    `underutilized`)."""
+    if not checked.awaited:
+        return checked.ok, checked.detail
+    if not removed:
+        return checked.ok, f"{checked.detail}; {DISRUPTED} not judged: Karpenter removed no node in the idle stretch"
+    try:
+        found = wait_for(lambda: loop.prometheus.query(f"sum by (reason) ({DISRUPTED})") or None, DISRUPTION_WAIT,
+                         f"{DISRUPTED} in Prometheus")
+    except E2EError as err:
+        return False, f"{checked.detail}; after the idle stretch, in which Karpenter removed {removed} node(s): {err}"
+    return checked.ok, f"{checked.detail}; after the idle stretch ({removed} node(s) removed): {DISRUPTED}: " \
+        + _by_reason(found)

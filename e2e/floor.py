@@ -352,8 +352,7 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
             ok, detail = series_check(loop, live)
             if ok or now >= busy + window + SERIES_GRACE:
                 report.scenario(label, "dcgm-series-recorded", ok, detail)
-                ok, detail = dashboards.check(loop)
-                report.scenario(label, "dashboard-queries", ok, detail)
+                queries = dashboards.check(loop)
                 checked = True
         if checked and all(w.placed is not None or w.failure for w in live):
             break
@@ -361,8 +360,7 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
     if not checked:
         ok, detail = series_check(loop, live)
         report.scenario(label, "dcgm-series-recorded", ok, detail)
-        ok, detail = dashboards.check(loop)
-        report.scenario(label, "dashboard-queries", ok, detail)
+        queries = dashboards.check(loop)
     idle = time.monotonic() - t0
     replay.skip_to(load.busy.stop, "the floors grew: the rest of the busy stretch skipped")
     stop_work(cluster, watches)
@@ -387,6 +385,8 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
             break
         time.sleep(POLL)
     end = time.monotonic() - t0
+    gone = {n for w in live for n in w.launched} - {n["metadata"]["name"] for n in cluster.items("nodes")}
+    report.scenario(label, "dashboard-queries", *dashboards.after_idle(loop, queries, len(gone)))
     for watch in watches:
         made = keda.hpa_check(cluster, watch.namespace, scaled_object(loop, watch))
         ok, detail = judge(watch, loop, busy, idle, end, made)

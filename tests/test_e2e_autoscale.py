@@ -113,35 +113,81 @@ def test_a_process_gets_its_own_files_at_fixed_paths(tmp_path: Path) -> None:
     assert f"mount --bind {hosts} /etc/hosts" in argv[argv.index("-c") + 1]
 
 
-def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_their_series() -> None:
-    import json as json_
+class _Prometheus:
+    """Answers every query with one series, except those naming a `missing` series."""
+
+    def __init__(self, missing: set[str]) -> None:
+        self.missing = missing
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        from gpuplat.dashboards.series import referenced
+
+        return [] if referenced(promql) & self.missing else [{"metric": {"reason": "empty"}, "value": [0, "2"]}]
+
+    def value(self, promql: str) -> float | None:
+        found = self.query(promql)
+        return float(found[0]["value"][1]) if found else None
+
+
+def _dev_loop(missing: set[str]) -> Any:
     from types import SimpleNamespace
 
+    resources = json.loads((ROOT / "tests" / "snapshots" / "dev.json").read_text())["resources"]
+    short = autoscale.Short(ROOT, None, resources)  # type: ignore[arg-type]
+    return SimpleNamespace(short=short, prometheus=_Prometheus(missing), pod_metrics=["Karpenter's metrics served"])
+
+
+def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_their_series() -> None:
     from e2e import dashboards as dashboards_
     from gpuplat.dashboards.series import referenced, substitute
 
-    resources = json_.loads((ROOT / "tests" / "snapshots" / "dev.json").read_text())["resources"]
-    short = autoscale.Short(ROOT, None, resources)  # type: ignore[arg-type]
-    found = dashboards_.queries(SimpleNamespace(short=short))  # type: ignore[arg-type]
+    found = dashboards_.queries(_dev_loop(set()))
     assert {board for board, _, _ in found} >= {"atlas: GPU fleet", "atlas: pool train", "atlas: tenant research"}
     names = set().union(*(referenced(substitute(e, dashboards_.RANGE)) for _, _, e in found))
 
-    class Prometheus:
-        def __init__(self, missing: set[str]) -> None:
-            self.missing = missing
-
-        def query(self, promql: str) -> list[dict[str, Any]]:
-            return [] if referenced(promql) & self.missing else [{"value": [0, "1"]}]
-
-    def judged(missing: set[str]) -> tuple[bool, str]:
-        return dashboards_.check(SimpleNamespace(short=short, prometheus=Prometheus(missing), kueue_metrics=""))  # type: ignore[arg-type]
-
-    ok, detail = judged(set(dashboards_.NOT_RUN))
-    assert ok, detail
-    assert "kube_deployment_spec_replicas" in detail.split("not run (no kube-state-metrics here): ")[1]
+    checked = dashboards_.check(_dev_loop(set(dashboards_.NOT_RUN)))
+    assert checked.ok, checked.detail
+    assert "kube_deployment_spec_replicas" in checked.detail.split("not run (no kube-state-metrics here): ")[1]
+    assert checked.detail.endswith("; Karpenter's metrics served")  # what the loop forwarded is said
     lost = sorted(names - dashboards_.NOT_RUN)[0]
-    ok, detail = judged({lost, *dashboards_.NOT_RUN})
-    assert ok and f"none yet, not judged: {lost}" in detail  # reported: which series had no data
+    checked = dashboards_.check(_dev_loop({lost, *dashboards_.NOT_RUN}))
+    assert checked.ok and f"none yet, not judged: {lost}" in checked.detail  # reported: which series had no data
+
+
+def test_karpenter_series_are_judged_or_say_why_they_cannot_have_data() -> None:
+    """dev (aws): nodes Karpenter launched must show in created_total; interruptions and repairs
+    cannot happen before the check, and say why; disruptions wait for the idle stretch."""
+    from e2e import dashboards as dashboards_
+
+    absent = {*dashboards_.NOT_RUN, *dashboards_.KARPENTER_WITHOUT_DATA, dashboards_.DISRUPTED}
+    checked = dashboards_.check(_dev_loop(absent))
+    assert checked.ok and checked.awaited, checked.detail
+    assert "karpenter_nodeclaims_created_total: 2 NodeClaims" in checked.detail
+    assert ("karpenter_interruption_received_messages_total cannot have data here: counted by the AWS provider's "
+            "interruption controller") in checked.detail
+    assert "karpenter_nodeclaims_unhealthy_disrupted_total cannot have data here" in checked.detail
+    assert "none yet" not in checked.detail  # Karpenter's are judged, not merely reported
+
+    failed = dashboards_.check(_dev_loop({*absent, "karpenter_nodeclaims_created_total"}))
+    assert not failed.ok and "karpenter_nodeclaims_created_total has no data" in failed.detail
+    assert failed.detail.endswith("; Karpenter's metrics served")
+
+    # Disruptions: once Karpenter removed nodes, the series must have data; none removed, not judged.
+    ok, detail = dashboards_.after_idle(_dev_loop(set()), checked, 3)
+    assert ok and detail.endswith("(3 node(s) removed): karpenter_nodeclaims_disrupted_total: empty 2")
+    ok, detail = dashboards_.after_idle(_dev_loop(absent), checked, 0)
+    assert ok and detail.endswith("not judged: Karpenter removed no node in the idle stretch")
+    present = dashboards_.check(_dev_loop(set(dashboards_.NOT_RUN)))
+    assert not present.awaited and "karpenter_nodeclaims_disrupted_total: empty 2" in present.detail
+
+
+def test_disruptions_missing_after_karpenter_removed_nodes_fail_the_row(monkeypatch: Any) -> None:
+    from e2e import dashboards as dashboards_
+
+    monkeypatch.setattr(dashboards_, "DISRUPTION_WAIT", 0.1)
+    absent = {*dashboards_.NOT_RUN, dashboards_.DISRUPTED}
+    ok, detail = dashboards_.after_idle(_dev_loop(absent), dashboards_.check(_dev_loop(absent)), 2)
+    assert not ok and "Karpenter removed 2 node(s): timed out" in detail
 
 
 def test_a_floor_row_fails_on_a_step_keda_and_the_hpa_would_not_take() -> None:
