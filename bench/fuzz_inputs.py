@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/fuzz_inputs.py                     # 100,000 inputs, 2 processes, seed 0
     .venv/bin/python bench/fuzz_inputs.py --inputs 2000 --jobs 1 --cli-every 50
+    .venv/bin/python bench/fuzz_inputs.py --first 90000 --inputs 100000  # inputs 90,000 to 99,999
 
 bench/fuzz.py does this for the spec. Input i is surface SURFACES[i % 10], drawn from
 `random.Random(seed * 10**7 + i)`, so any input can be made again from its index. Each runs
@@ -33,7 +34,6 @@ import collections
 import contextlib
 import io
 import json
-import multiprocessing
 import os
 import random
 import re
@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +342,8 @@ def _worker(args: tuple[int, list[int], str, str, int]) -> tuple[list[dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--inputs", type=int, default=100_000, help="run inputs up to this index (exclusive)")
+    parser.add_argument("--first", type=int, default=0, help="the first input's index (default 0)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--cli-every", type=int, default=500, help="every N-th input also through the CLI (0: none)")
@@ -349,26 +352,36 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     recording = Path(tempfile.mkdtemp()) / "dev.json"
     recording.write_text(_cli_out(["preview", "--stack", "dev", "--format", "json"]))
-    chunks = [list(range(i, min(i + 500, args.inputs))) for i in range(0, args.inputs, 500)]
+    chunks = [list(range(i, min(i + 500, args.inputs))) for i in range(args.first, args.inputs, 500)]
     work = [(args.seed, chunk, str(args.crash_dir), str(recording), args.cli_every) for chunk in chunks]
     results: list[dict[str, Any]] = []
-    peak, interrupted = 0, False
+    peak, interrupted, lost = 0, False, []
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with multiprocessing.Pool(args.jobs, maxtasksperchild=20) as pool:
+    # An executor, not multiprocessing.Pool: a worker that dies (a signal, the OOM killer) breaks
+    # the executor and its chunks are reported lost; a Pool waits for their results for ever.
+    with ProcessPoolExecutor(args.jobs, max_tasks_per_child=20) as pool:
+        futures = {pool.submit(_worker, w): w[1] for w in work}
         try:
-            for done, rss in pool.imap_unordered(_worker, work):
+            for future in as_completed(futures):
+                try:
+                    done, rss = future.result()
+                except BrokenProcessPool:
+                    lost.append(futures[future][0])
+                    continue
                 results.extend(done)
                 peak = max(peak, rss)
-                sys.stderr.write(f"\r{len(results)} / {args.inputs}")
+                sys.stderr.write(f"\r{len(results)} / {args.inputs - args.first}")
         except KeyboardInterrupt:
-            pool.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
             interrupted = True
     sys.stderr.write("\n")
     if interrupted:
-        print(f"INTERRUPTED after {len(results)} of {args.inputs} inputs")
+        print(f"INTERRUPTED after {len(results)} of {args.inputs - args.first} inputs")
+    if lost:
+        print(f"LOST: the chunks of 500 from inputs {', '.join(map(str, sorted(lost)))} (a worker died)")
     report(results, args, time.time() - started, peak)
-    return 1 if any(r["outcome"] in ("crash", "unpositioned", "hang") for r in results) else 0
+    return 1 if lost or any(r["outcome"] in ("crash", "unpositioned", "hang") for r in results) else 0
 
 
 def _cli_out(argv: list[str]) -> str:
@@ -387,7 +400,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, wall: float,
         by[r["surface"]][r["outcome"]] += 1
         by[r["surface"]]["slow"] += r["seconds"] > SLOW_SECONDS
     through = sum(1 for r in results if args.cli_every and r["index"] % args.cli_every < len(SURFACES))
-    print(f"input fuzz run: {len(results)} inputs, seed {args.seed}, {args.jobs} processes, {wall:.0f} s wall, "
+    print(f"input fuzz run: {len(results)} inputs (from index {args.first}), seed {args.seed}, {args.jobs} processes, {wall:.0f} s wall, "
           f"{through} of them also through the CLI; peak memory of a worker {peak_mib} MiB")  # fmt: skip
     print()
     print("| surface | inputs | accepted | rejected, positioned | rejected, unpositioned | crashes | hangs | over 5 s "
