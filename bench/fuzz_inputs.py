@@ -220,7 +220,10 @@ def _cli(argv: list[str], cwd: Path) -> str:
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli(argv)
+            try:
+                code = cli(argv)
+            except SystemExit as stop:  # argparse's usage errors: exit 2 and a sentence, as the process does
+                code = stop.code if isinstance(stop.code, int) else 1
     finally:
         os.chdir(previous)
     said = err.getvalue()
@@ -400,8 +403,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, wall: float,
         by[r["surface"]][r["outcome"]] += 1
         by[r["surface"]]["slow"] += r["seconds"] > SLOW_SECONDS
     through = sum(1 for r in results if args.cli_every and r["index"] % args.cli_every < len(SURFACES))
-    print(f"input fuzz run: {len(results)} inputs (from index {args.first}), seed {args.seed}, {args.jobs} processes, {wall:.0f} s wall, "
-          f"{through} of them also through the CLI; peak memory of a worker {peak_mib} MiB")  # fmt: skip
+    print(f"input fuzz run: {len(results)} inputs (from index {args.first}), seed {args.seed}, {args.jobs} processes, "
+          f"{wall:.0f} s wall, {through} of them also through the CLI; peak memory of a worker {peak_mib} MiB")
     print()
     print("| surface | inputs | accepted | rejected, positioned | rejected, unpositioned | crashes | hangs | over 5 s "
           "| slowest s |")  # fmt: skip
