@@ -138,7 +138,8 @@ class Fleet:
     def __init__(self, clusters: dict[str, Cluster], report: Report, timeout: float) -> None:
         self.clusters, self.report, self.timeout = clusters, report, timeout
         self.manager = clusters[MANAGER]
-        self.nodes: dict[str, set[str]] = {}  # job -> the worker nodes its pods were seen on
+        self.nodes: dict[str, set[str]] = {}  # job -> the worker nodes its pods were scheduled to
+        self.offered: dict[str, str] = {}  # job -> the worker the dispatcher nominated first
 
     def submit(self, manifest: dict[str, Any]) -> None:
         self.manager.kubectl("create", "-f", "-", stdin=json.dumps(manifest))
@@ -146,6 +147,9 @@ class Fleet:
     def placed(self, job: str) -> str | None:
         """The worker MultiKueue runs the job on, once its remote copy is admitted there."""
         found = workload(self.manager, TENANT, "Job", job) or {}
+        nominated = found.get("status", {}).get("nominatedClusterNames") or []
+        if nominated:
+            self.offered.setdefault(job, nominated[0])
         checks = found.get("status", {}).get("admissionChecks", [])
         ready = any(c.get("name") == FLEET and c.get("state") == "Ready" for c in checks)
         done = condition(found, "Finished").get("status") == "True"
@@ -153,12 +157,11 @@ class Fleet:
 
     def finished_on(self, member: str, job: str) -> str | None:
         """`completed on <node>` once the manager's job completed, its status copied from the
-        worker's copy (MultiKueue deletes that copy soon after: its pods' nodes are noted while
-        they exist)."""
-        pods = self.clusters[member].items("pods", TENANT)
-        self.nodes.setdefault(job, set()).update(
-            p["spec"]["nodeName"] for p in pods
-            if p["metadata"].get("labels", {}).get("job-name") == job and p["spec"].get("nodeName"))
+        worker's copy (MultiKueue deletes that copy soon after; the scheduler's events stay)."""
+        # The scheduler's Scheduled events outlive the pods: "Successfully assigned ns/pod to node".
+        said = [e.get("message", "") for e in self.clusters[member].items("events", TENANT)
+                if e.get("reason") == "Scheduled" and e["involvedObject"].get("name", "").startswith(f"{job}-")]
+        self.nodes.setdefault(job, set()).update(m.rsplit(" to ", 1)[-1] for m in said if " to " in m)
         if condition(self.manager.get("job", job, TENANT), "Complete").get("status") != "True":
             return None
         return f"completed (pods on {member}'s node(s) {', '.join(sorted(self.nodes[job])) or 'not seen'})"
@@ -191,17 +194,13 @@ class Fleet:
         try:
             self.watch(holder, lambda at: at if at == cluster_name(ONPREM) else None, self.timeout)
             self.submit(fleet_job(burst, 8))
-            first: list[str] = []  # the worker the dispatcher offered the job to first
-
-            def burst_done(at: str | None) -> str | None:
-                found = workload(self.manager, TENANT, "Job", burst) or {}
-                first[:] = first or found.get("status", {}).get("nominatedClusterNames", [])[:1]
-                return self.finished_on(CLOUD, burst) if at == cluster_name(CLOUD) else None
-            said, took = self.watch(burst, burst_done, ROUND + self.timeout)
-            self.report.scenario(LABEL, "fleet-spill-over", True,
+            said, took = self.watch(burst, lambda at: self.finished_on(CLOUD, burst) if at == cluster_name(CLOUD)
+                                    else None, ROUND + self.timeout)
+            first = self.offered.get(burst)
+            self.report.scenario(LABEL, "fleet-spill-over", first == cluster_name(ONPREM),
                                  f"{holder} (8 GPUs, its pod waiting for a node) holds on-prem's whole quota of the "
                                  f"tenant (8 GPUs); {burst} (8 GPUs) was offered to "
-                                 f"{first[0] if first else 'no worker seen'} first, not admitted there, "
+                                 f"{first or 'no worker seen'} first, not admitted there, "
                                  f"then dispatched to {cluster_name(CLOUD)} and {said}, {took:.0f} s after submission "
                                  f"(Kueue's incremental dispatcher waits {ROUND:.0f} s before trying the next worker); "
                                  "the cloud's GPU nodes are pre-registered kwok nodes, not Karpenter's")
@@ -228,13 +227,15 @@ class Fleet:
             why = wait_for(inactive, self.timeout, f"MultiKueueCluster {cluster_name(ONPREM)} to turn inactive", 2)
             noticed = time.monotonic() - lost_at
             self.submit(fleet_job(after, 8))
-            said, _ = self.watch(after, lambda at: self.finished_on(CLOUD, after) if at == cluster_name(CLOUD)
-                                 else None, ROUND + self.timeout)
+            said, took = self.watch(after, lambda at: self.finished_on(CLOUD, after) if at == cluster_name(CLOUD)
+                                    else None, ROUND + self.timeout)
             self.watch(holder, lambda at: at if at == cluster_name(CLOUD) else None, ROUND + self.timeout)
             self.report.scenario(LABEL, "fleet-lost-worker", True,
                                  f"the on-prem worker's control plane and Kueue stopped: the manager marked "
                                  f"{cluster_name(ONPREM)} inactive after {noticed:.0f} s ({why[:160]}); "
-                                 f"new job {after} went to {cluster_name(CLOUD)} and {said}; {holder}, admitted "
+                                 f"new job {after} (offered first to {self.offered.get(after, 'no worker seen')}) "
+                                 f"went to {cluster_name(CLOUD)} and {said} "
+                                 f"{took:.0f} s after submission; {holder}, admitted "
                                  f"on-prem when it went away, was redispatched and admitted on {cluster_name(CLOUD)} "
                                  f"{time.monotonic() - lost_at:.0f} s after the loss. Shortened for the suite: Kueue's "
                                  f"multiKueue.workerLostTimeout {WORKER_LOST} (15m by default), the manager's emitted "
