@@ -22,6 +22,7 @@ from e2e import (
     contention,
     deploy,
     devicemutations,
+    fleet,
     floor,
     gomod,
     hami,
@@ -270,6 +271,8 @@ def jobs(args: argparse.Namespace, toolbox: Toolbox, own: list[Target]) -> dict[
             report.scenario(PREFLIGHT, "setup", False, str(err))
 
     found: dict[str, Job] = {t.label: deploy_job(t) for t in DEPLOY_TARGETS if chosen(t.label)}
+    if chosen(fleet.LABEL):  # three control planes: a MultiKueue manager and two workers
+        found[fleet.LABEL] = lambda report, root: fleet.run(toolbox, report, root, args.timeout)
     if chosen(NEWCOMER):
         found[NEWCOMER] = newcomer
     found.update({t.label: target_job(t) for t in [*(t for t in TARGETS if chosen(t.label)), *own]})

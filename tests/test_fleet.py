@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from components.kubernetes.fleet_worker import manager_rules, worker_kubeconfig
-from components.kubernetes.scheduling import kueue_config
+from components.kubernetes.scheduling import FLEET_FRAMEWORKS, kueue_config
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
@@ -176,6 +176,21 @@ def test_only_the_manager_runs_the_incremental_dispatcher_one_worker_at_a_time()
         "incrementalDispatcherConfig": {"stepSize": 1},
     }
     assert "multiKueue" not in kueue_config()
+
+
+def test_the_manager_watches_on_workers_only_kinds_every_worker_serves_and_grants() -> None:
+    # MultiKueue watches, on each worker, the kind of every framework the manager enables that has
+    # an adapter; one kind the worker does not serve (no JobSet / Ray CRD) keeps it disconnected.
+    enabled = set(kueue_config(fleet_manager=True)["integrations"]["frameworks"])
+    assert enabled <= {"batch/job", "pod", "deployment", "statefulset"}  # served by every API server
+    assert "ray.io/rayjob" in kueue_config()["integrations"]["frameworks"]  # a platform that is no manager keeps all
+    (role,) = [r for r in by_kind(recorded("onprem"), "ClusterRole") if r["metadata"]["name"].startswith("multikueue-")]
+    granted = {
+        (g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+    }
+    for framework in enabled & set(FLEET_FRAMEWORKS):
+        group, resource = FLEET_FRAMEWORKS[framework]
+        assert {(group, resource, verb) for verb in ("create", "delete", "get", "list", "watch")} <= granted
 
 
 def test_a_stack_that_is_no_member_is_refused() -> None:

@@ -4,11 +4,12 @@
   own ClusterQueue: MultiKueue creates a dispatched job in the same namespace and LocalQueue as on
   the manager, so the worker admits it against the tenant's quota here, like local work.
 - The least a MultiKueue manager needs on a worker: a ServiceAccount in Kueue's namespace bound
-  to a ClusterRole that creates, watches and deletes the job kinds the fleet carries (batch Jobs,
-  JobSets, Kubeflow PyTorchJobs and MPIJobs, plain pods) and Kueue Workloads, reads their status
-  and writes Workloads' status; nothing else (no Secrets, no RBAC, no nodes). Kueue's own
-  setup script (site/static/examples/multikueue/create-multikueue-kubeconfig.sh) grants the same
-  for the kinds it lists.
+  to a ClusterRole that creates, watches and deletes the job kinds the fleet carries (the
+  manager's Kueue enables those only, scheduling.FLEET_FRAMEWORKS: batch Jobs, plain pods,
+  StatefulSets) and Kueue Workloads, reads their status and writes Workloads' status; nothing
+  else (no Secrets, no RBAC, no nodes). Kueue's own setup script
+  (site/static/examples/multikueue/create-multikueue-kubeconfig.sh) grants the same for the
+  kinds it lists.
 - A token Secret for that ServiceAccount, named with `fleet.credentialGeneration`: bumping it
   replaces the token (rotation by an edit); the manager's next update reads the new credentials.
 - `kubeconfig`: the credentials as a Pulumi secret, exported by the program as the stack output
@@ -33,18 +34,12 @@ from gpuplat.model.fleet import Fleet
 
 from .._common import child_opts
 from ._common import meta
-from .scheduling import KUEUE_API, cluster_queue_name
+from .scheduling import FLEET_FRAMEWORKS, KUEUE_API, cluster_queue_name
 
 _JOB_VERBS = ["create", "delete", "get", "list", "watch"]
 
-# (API group, resource) of each job kind MultiKueue dispatches that the platform's Kueue manages.
-JOB_KINDS: tuple[tuple[str, str], ...] = (
-    ("batch", "jobs"),
-    ("jobset.x-k8s.io", "jobsets"),
-    ("kubeflow.org", "pytorchjobs"),
-    ("kubeflow.org", "mpijobs"),
-    ("", "pods"),
-)
+# (API group, resource) of each job kind the fleet manager's Kueue dispatches (and watches here).
+JOB_KINDS: tuple[tuple[str, str], ...] = tuple(FLEET_FRAMEWORKS.values())
 
 
 def manager_rules() -> list[k8s.rbac.v1.PolicyRuleArgsDict]:

@@ -47,6 +47,10 @@
 - The manager of a fleet (components/kubernetes/fleet_manager.py) runs MultiKueue's incremental
   dispatcher one worker at a time (`stepSize: 1`): Kueue 0.19 nominates workers in the
   MultiKueueConfig's order, so each job goes to the first worker that admits it (docs/fleet.md).
+  Its Kueue enables only BUILT_IN_FRAMEWORKS: MultiKueue watches the kind of every enabled framework
+  with a MultiKueue adapter on each worker, and a worker that does not serve one of them (the
+  platform installs no JobSet, Kubeflow, Ray, AppWrapper or LeaderWorkerSet operator) never
+  connects ("no matches for kind", the e2e fleet target's finding).
 """
 
 from __future__ import annotations
@@ -73,6 +77,15 @@ WAIT_FOR_PODS_READY = "30m"
 RECOVERY_TIMEOUT = "10m"
 PYTORCH_JOB = "kubeflow.org/pytorchjob"
 INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+# The frameworks of kinds every Kubernetes API server serves: all a fleet manager's Kueue enables.
+BUILT_IN_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
+# Those with a MultiKueue adapter, and the (API group, resource) it watches and creates on every
+# worker (Deployments have none).
+FLEET_FRAMEWORKS: dict[str, tuple[str, str]] = {
+    "batch/job": ("batch", "jobs"),
+    "pod": ("", "pods"),
+    "statefulset": ("apps", "statefulsets"),
+}
 
 # The chart's managerConfig.controllerManagerConfigYaml at 0.19.2, comments dropped.
 _KUEUE_DEFAULT_CONFIG: dict[str, Any] = {
@@ -145,6 +158,7 @@ def kueue_config(*, fleet_manager: bool = False, requeue_limit: int | None = Non
     config["manageJobsWithoutQueueName"] = True
     config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": TENANT_LABEL, "operator": "Exists"}]}
     if fleet_manager:
+        config["integrations"] = {"frameworks": [f for f in frameworks if f in BUILT_IN_FRAMEWORKS]}
         config["multiKueue"] = {
             "dispatcherName": INCREMENTAL_DISPATCHER,
             "incrementalDispatcherConfig": {"stepSize": 1},
