@@ -97,3 +97,22 @@ def test_every_milestone_leaves_a_row_whether_seen_failed_or_never_seen() -> Non
     assert rows["m-seen"].status == OK and "after the fault: node gone" in rows["m-seen"].detail
     assert rows["m-failed"].status == FAILED and "pod runs on the failed node" in rows["m-failed"].detail
     assert rows["m-never"].status == FAILED and "waiting for an eviction" in rows["m-never"].detail
+
+
+def _workload(admitted: bool, evicted: bool = False, count: int | None = None) -> dict[str, Any]:
+    conditions = [{"type": "Admitted", "status": str(admitted)}, {"type": "Evicted", "status": str(evicted)}]
+    status: dict[str, Any] = {"conditions": conditions, "admission": {"podSetAssignments": [
+        {"flavors": {"nvidia.com/gpu": "atlas-train-on-demand"}}]}}
+    if count:
+        status["requeueState"] = {"count": count}
+    return {"status": status}
+
+
+def test_kueue_s_admission_is_judged_kept_or_readmitted_and_never_while_evicted() -> None:
+    assert repair.admission(None) is None
+    assert repair.admission(_workload(admitted=False, count=1)) is None  # requeued, waiting
+    assert repair.admission(_workload(admitted=True, evicted=True, count=1)) is None
+    kept = repair.admission(_workload(admitted=True))
+    assert kept is not None and "same admission" in kept and "never evicted" in kept
+    again = repair.admission(_workload(admitted=True, count=1))
+    assert again is not None and "admitted again" in again and "requeueState.count 1" in again
