@@ -26,6 +26,9 @@ from gpuplat.catalog.instances import instance_type
 NAMESPACE = "karpenter"
 RESERVATION_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
 KWOK_CLASS = {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass"}
+# Every repair policy's toleration, seconds (e2e/tools/karpenter/main.go: upstream's 10 and 30
+# minutes are longer than a scenario can wait; e2e/repair.py).
+REPAIR_TOLERATION = 30.0
 # Relative prices only decide between offerings of one NodePool's single instance type.
 _PRICE = {"reserved": 0.1, "spot": 0.4, "on-demand": 1.0}
 
@@ -38,7 +41,7 @@ def initialized_condition(claim: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _requirement(nodepool: dict[str, Any], key: str) -> list[str]:
+def requirement(nodepool: dict[str, Any], key: str) -> list[str]:
     for req in nodepool["spec"]["template"]["spec"].get("requirements", []):
         if req["key"] == key and req["operator"] == "In":
             return list(req["values"])
@@ -56,8 +59,8 @@ def reserved_nodes(stack: Stack) -> dict[str, int]:
 def instance_types(stack: Stack) -> list[dict[str, Any]]:
     zones: dict[str, set[str]] = defaultdict(set)
     for nodepool in stack.of_type("kubernetes:karpenter.sh/v1:NodePool"):
-        for name in _requirement(nodepool, "node.kubernetes.io/instance-type"):
-            zones[name].update(_requirement(nodepool, "topology.kubernetes.io/zone"))
+        for name in requirement(nodepool, "node.kubernetes.io/instance-type"):
+            zones[name].update(requirement(nodepool, "topology.kubernetes.io/zone"))
     reserved = reserved_nodes(stack)
     types = []
     for name in sorted(zones):
@@ -136,6 +139,6 @@ def start(cluster: Cluster, stack: Stack, gates: str | None = None) -> None:
     env = {**cluster.env, "SYSTEM_NAMESPACE": NAMESPACE, "INSTANCE_TYPES_FILE_PATH": str(path),
            "FEATURE_GATES": gates if gates is not None else feature_gates(stack), "DISABLE_LEADER_ELECTION": "true",
            "METRICS_PORT": str(free_port()), "HEALTH_PROBE_PORT": str(probe), "LOG_LEVEL": "debug",
-           "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "3s"}
+           "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "3s", "REPAIR_TOLERATION": f"{REPAIR_TOLERATION:.0f}s"}
     cluster.processes.start("karpenter", [str(cluster.tools["karpenter-kwok"])], env=env)
     wait_for(lambda: _healthy(probe), 90, "Karpenter's health probe")

@@ -29,7 +29,6 @@ from e2e.stack import Stack
 
 FAKE = {"kwok.x-k8s.io/node": "fake"}  # the kwok controller keeps these nodes Ready
 DONE = "gpuplat.dev/e2e-agents"
-FAILED = "gpuplat.dev/e2e-failed"  # a node failed on purpose (e2e/repair.py): its agents are dead too
 _BASE = ("cpu", "memory", "pods", "ephemeral-storage")  # what the kubelet itself reports
 
 
@@ -122,8 +121,6 @@ class NodeAgents:
         for item in self.cluster.items("nodes"):
             labels = item["metadata"].get("labels", {})
             name = item["metadata"]["name"]
-            if labels.get(FAILED) == "true":
-                continue
             taints = list(item["spec"].get("taints") or [])
             registered = None if self.model is None else \
                 self.model.register(name, labels, item["metadata"].get("annotations", {}), taints)

@@ -34,6 +34,7 @@ from e2e import (
     rails,
     releases,
     repair,
+    repair_share,
     scenarios,
     topology,
 )
@@ -218,9 +219,11 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 report.skip(target.label, "rail-vf-resources", "no SR-IOV operator release: no VF resources")
             if stack.provider == "aws":
                 repair.node_failure(cluster, stack, report, timeout)
+                repair_share.unhealthy_share(cluster, stack, report, timeout)
             else:
-                report.skip(target.label, "gpu-node-failure", "provider kubernetes: no Karpenter removes the failed "
-                            "node; the scenario runs on aws targets")
+                for name in ("gpu-node-failure", repair_share.SHARE):
+                    report.skip(target.label, name, "provider kubernetes: no Karpenter removes the failed node; "
+                                "the scenario runs on aws targets")
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
                             "their devices with no agent error")

@@ -130,6 +130,7 @@ def test_the_karpenter_chart_turns_the_emitted_feature_gates_into_the_controller
     release = _release("dev", "karpenter")
     gates = charts.rendered_env(_rendered("dev", "karpenter"), "Deployment")["FEATURE_GATES"]
     assert "NodeOverlay=true" in gates.split(",") and "ReservedCapacity=true" in gates.split(",")
+    assert "NodeRepair=true" in gates.split(",")  # the suite's Karpenter repairs (e2e/repair.py)
     misspelt = {**release, "values": _misspelt(release["values"], ("settings", "featureGates", "nodeOverlay"))}
     gates = charts.rendered_env(charts.render(charts.chart_directory("karpenter"), misspelt), "Deployment")
     assert "NodeOverlay=false" in gates["FEATURE_GATES"].split(",")  # what the check above catches

@@ -3,6 +3,7 @@ module gpuplat.e2e/tools/karpenter
 go 1.26.6
 
 require (
+	k8s.io/api v0.35.1
 	sigs.k8s.io/controller-runtime v0.23.1
 	sigs.k8s.io/karpenter v1.14.1
 )
@@ -79,7 +80,6 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/api v0.35.1 // indirect
 	k8s.io/apiextensions-apiserver v0.35.0 // indirect
 	k8s.io/apimachinery v0.35.1 // indirect
 	k8s.io/apiserver v0.35.0 // indirect
