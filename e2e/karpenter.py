@@ -26,8 +26,8 @@ from gpuplat.catalog.instances import instance_type
 NAMESPACE = "karpenter"
 RESERVATION_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
 KWOK_CLASS = {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass"}
-# Every repair policy's toleration, seconds (e2e/tools/karpenter/main.go: upstream's 10 and 30
-# minutes are longer than a scenario can wait; e2e/repair.py).
+# The toleration of the node monitoring agent's conditions, seconds (e2e/tools/karpenter/main.go:
+# upstream's 10 and 30 minutes are longer than a scenario can wait; e2e/repair.py).
 REPAIR_TOLERATION = 30.0
 # Relative prices only decide between offerings of one NodePool's single instance type.
 _PRICE = {"reserved": 0.1, "spot": 0.4, "on-demand": 1.0}

@@ -26,9 +26,11 @@ import (
 // The AWS provider's label (karpenter-provider-aws pkg/apis/v1 LabelCapacityReservationID).
 const capacityReservationID = "karpenter.k8s.aws/capacity-reservation-id"
 
-// REPAIR_TOLERATION (a Go duration) replaces every policy's toleration. The e2e suite sets a
-// few seconds: upstream's 10 and 30 minutes are longer than a scenario can wait, and the
-// conditions, the 20 % rule and the deletion stay the real controller's.
+// REPAIR_TOLERATION (a Go duration) replaces the toleration of the node monitoring agent's
+// conditions. The e2e suite sets a few seconds: upstream's 10 and 30 minutes are longer than a
+// scenario can wait, and the conditions, the 20 % rule and the deletion stay the real
+// controller's. Kubelet Ready keeps its 30 minutes: a kwok node that misses heartbeats on a
+// loaded machine must not be replaced under another scenario's work.
 const repairTolerationEnv = "REPAIR_TOLERATION"
 
 // awsRepair is the kwok provider with the AWS provider's RepairPolicies.
@@ -41,7 +43,7 @@ func (p awsRepair) RepairPolicies() []cloudprovider.RepairPolicy { return p.poli
 
 // awsRepairPolicies: karpenter-provider-aws pkg/cloudprovider RepairPolicies (kubelet Ready
 // False or Unknown for 30 minutes; the node monitoring agent's conditions False, 10 minutes
-// for AcceleratedHardwareReady and 30 for the others), each toleration `toleration` if set.
+// for AcceleratedHardwareReady and 30 for the others), the agent's toleration `toleration` if set.
 func awsRepairPolicies(toleration time.Duration) []cloudprovider.RepairPolicy {
 	policy := func(condition corev1.NodeConditionType, status corev1.ConditionStatus, upstream time.Duration) cloudprovider.RepairPolicy {
 		if toleration > 0 {
@@ -49,9 +51,12 @@ func awsRepairPolicies(toleration time.Duration) []cloudprovider.RepairPolicy {
 		}
 		return cloudprovider.RepairPolicy{ConditionType: condition, ConditionStatus: status, TolerationDuration: upstream}
 	}
+	kubelet := func(status corev1.ConditionStatus) cloudprovider.RepairPolicy {
+		return cloudprovider.RepairPolicy{ConditionType: corev1.NodeReady, ConditionStatus: status, TolerationDuration: 30 * time.Minute}
+	}
 	return []cloudprovider.RepairPolicy{
-		policy(corev1.NodeReady, corev1.ConditionFalse, 30*time.Minute),
-		policy(corev1.NodeReady, corev1.ConditionUnknown, 30*time.Minute),
+		kubelet(corev1.ConditionFalse),
+		kubelet(corev1.ConditionUnknown),
 		policy("AcceleratedHardwareReady", corev1.ConditionFalse, 10*time.Minute),
 		policy("StorageReady", corev1.ConditionFalse, 30*time.Minute),
 		policy("NetworkingReady", corev1.ConditionFalse, 30*time.Minute),
