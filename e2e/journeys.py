@@ -119,8 +119,13 @@ def observe(now: Snapshot, shape: Shape, settled: bool) -> Verdict | None:
         bound = [p for p in now.pods(shape) if p["spec"].get("nodeName")]
         if len(bound) < shape.pods:
             return None
-        where = f"admitted by Kueue onto {', '.join(flavors)}; {len(bound)} pod(s) bound to " \
-            f"{', '.join(sorted({p['spec']['nodeName'] for p in bound}))}"
+        nodes = sorted({p["spec"]["nodeName"] for p in bound})
+        where = f"admitted by Kueue onto {', '.join(flavors)}; {len(bound)} pod(s) bound to {', '.join(nodes)}"
+        if shape.name == "gang" and len(nodes) < shape.pods:
+            # kwok ends a Job's pod as soon as it runs, so the next one can take the same node:
+            # Kueue admitted the gang as one workload, their running together is not shown.
+            where += " (one after another: kwok completes a Job's pod at once, so the gang's running together " \
+                "on separate nodes is not judged)"
         if shape.within:
             off = placement(bound, now.node_labels(), shape.within, shape.spans)
             if off:

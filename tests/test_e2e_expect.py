@@ -354,3 +354,25 @@ def test_a_shapes_job_is_the_tenants_reference_job_at_its_size_and_placement() -
     assert template["spec"]["nodeSelector"] == {"gpuplat.dev/pool": "p"}
     assert template["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
     assert "tolerations" not in template["spec"]
+
+
+class _Now:
+    """What journeys.observe reads, fixed: one admitted Workload and its pods."""
+
+    def __init__(self, nodes: list[str]) -> None:
+        self.nodes = nodes
+
+    def workload(self, shape: shapes.Shape) -> dict[str, Any]:
+        return {"status": {"conditions": [{"type": "Admitted", "status": "True"}],
+                           "admission": {"podSetAssignments": [{"flavors": {"nvidia.com/gpu": "f"}}]}}}
+
+    def pods(self, shape: shapes.Shape) -> list[dict[str, Any]]:
+        return [{"spec": {"nodeName": n}} for n in self.nodes]
+
+
+def test_a_gang_on_one_node_says_its_pods_ran_one_after_another() -> None:
+    gang = by_name(shapes.shapes(slot()))["gang"]
+    together = journeys.observe(_Now(["a", "b"]), gang, settled=True)  # pyright: ignore[reportArgumentType]
+    in_turn = journeys.observe(_Now(["a", "a"]), gang, settled=True)  # pyright: ignore[reportArgumentType]
+    assert together is not None and in_turn is not None and together.actual == in_turn.actual == RUNS
+    assert "one after another" not in together.reason and "one after another" in in_turn.reason
