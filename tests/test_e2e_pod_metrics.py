@@ -80,9 +80,12 @@ def test_no_running_pod_or_no_selected_service_is_said() -> None:
 
 
 def test_a_started_process_metrics_port_is_read_from_its_environment() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+    script = "import sys; print('up', flush=True); sys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              env={"METRICS_PORT": "4321", "OTHER": "a=b"})
     try:
+        # Until the child has exec'd, /proc shows the environment it was forked with (ours).
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
         found = karpenter_metrics.environment(child.pid)
         assert found["METRICS_PORT"] == "4321" and found["OTHER"] == "a=b"
     finally:
