@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support_cli import INDEX
 from tests.support_git import git, run_cli
-
-INDEX = ("--gpuplat-from", "index")
 
 
 def _run(root: Path, *argv: str) -> tuple[int, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from gpuplat.cli import main
+from tests.support_cli import run_captured
 from tests.support_git import git
 
 COMMANDS = ("check", "plan", "preview", "verify", "policy")
@@ -27,17 +27,11 @@ INIT = {
 }
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _init(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], provider: str, *extra: str
 ) -> Path:
     monkeypatch.chdir(tmp_path)
-    code, _, err = _run(capsys, "init", "fresh", *INIT[provider], *extra)
+    code, _, err = run_captured(capsys, "init", "fresh", *INIT[provider], *extra)
     assert code == 0, err
     monkeypatch.chdir(tmp_path / "fresh")
     return tmp_path / "fresh"
@@ -55,7 +49,7 @@ def test_every_stack_of_a_fresh_project_passes_every_offline_command(
     _init(tmp_path, monkeypatch, capsys, provider)
     for stack in STACKS:
         for command in COMMANDS:
-            code, _, err = _run(capsys, command, "--stack", stack)
+            code, _, err = run_captured(capsys, command, "--stack", stack)
             assert code == 0, f"gpuplat {command} --stack {stack}: {err}"
             assert "prerequisite" not in err and "would stop" not in err, err
 
@@ -64,7 +58,7 @@ def test_staging_and_prod_keep_a_private_endpoint_with_the_runners_access(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _init(tmp_path, monkeypatch, capsys, "aws")
-    code, out, _ = _run(capsys, "preview", "--all-stacks", "--format", "json")
+    code, out, _ = run_captured(capsys, "preview", "--all-stacks", "--format", "json")
     assert code == 0
     by_stack = {s["stack"]: s["result"]["resources"] for s in json.loads(out)["stacks"]}
     for stack in STACKS:
@@ -86,11 +80,11 @@ def test_init_lets_the_runners_network_in(
         settings = YAML(typ="safe").load((root / "stacks" / f"Pulumi.{stack}.yaml").read_text())
         assert settings["config"]["gpu-platform:apiAccessCidrs"] == "10.20.0.0/24, 10.30.0.0/24"
     assert "apiAccessCidrs" not in (root / "stacks" / "Pulumi.dev.yaml").read_text()
-    assert _run(capsys, "check", "--all-stacks")[0] == 0
+    assert run_captured(capsys, "check", "--all-stacks")[0] == 0
     monkeypatch.chdir(tmp_path)
-    code, _, err = _run(capsys, "init", "other", "--runner-cidr", "10.20.0.1/24")
+    code, _, err = run_captured(capsys, "init", "other", "--runner-cidr", "10.20.0.1/24")
     assert code == 2 and "10.20.0.1/24 is not a CIDR block" in err and not (tmp_path / "other").exists()
-    code, _, err = _run(capsys, "init", "onprem", *INIT["kubernetes"], "--runner-cidr", "10.20.0.0/24")
+    code, _, err = run_captured(capsys, "init", "onprem", *INIT["kubernetes"], "--runner-cidr", "10.20.0.0/24")
     assert code == 2 and "--runner-cidr is for provider aws" in err
 
 
@@ -100,7 +94,7 @@ def test_a_private_stack_without_the_runners_access_is_a_check_error_at_its_sett
     root = _init(tmp_path, monkeypatch, capsys, "aws")
     settings = root / "stacks" / "Pulumi.staging.yaml"
     _without_runner(settings)
-    code, out, _ = _run(capsys, "check", "--stack", "staging", "--format", "json")
+    code, out, _ = run_captured(capsys, "check", "--stack", "staging", "--format", "json")
     assert code == 1
     (found,) = json.loads(out)["diagnostics"]
     config_line = settings.read_text().splitlines().index("config:") + 1
@@ -113,7 +107,7 @@ def test_a_private_stack_without_the_runners_access_is_a_check_error_at_its_sett
     assert all(setting in found["message"] for setting in ("apiAccessCidrs", "apiAccessSecurityGroupIds"))
     # A value no security group rule can carry: at its own line.
     settings.write_text(settings.read_text() + "  gpu-platform:apiAccessSecurityGroupIds: default\n")
-    code, out, _ = _run(capsys, "check", "--stack", "staging", "--format", "json")
+    code, out, _ = run_captured(capsys, "check", "--stack", "staging", "--format", "json")
     (found,) = json.loads(out)["diagnostics"]
     assert code == 1 and found["code"] == "GP242" and found["line"] == len(settings.read_text().splitlines())
     assert "default is not a security group id" in found["message"]
@@ -125,7 +119,7 @@ def test_check_holds_the_stacks_region_equal_to_the_spec(
     root = _init(tmp_path, monkeypatch, capsys, "aws")
     settings = root / "stacks" / "Pulumi.prod.yaml"
     settings.write_text(settings.read_text().replace("aws:region: eu-west-1", "aws:region: us-west-2"))
-    code, out, _ = _run(capsys, "check", "--all-stacks", "--format", "json")
+    code, out, _ = run_captured(capsys, "check", "--all-stacks", "--format", "json")
     assert code == 1
     results = {s["stack"]: s for s in json.loads(out)["stacks"]}
     assert [results[s]["exitCode"] for s in STACKS] == [0, 0, 1]
@@ -140,18 +134,18 @@ def test_verify_and_policy_judge_a_stack_missing_a_prerequisite_and_list_it(
 ) -> None:
     root = _init(tmp_path, monkeypatch, capsys, "aws")
     _without_runner(root / "stacks" / "Pulumi.prod.yaml")
-    code, out, err = _run(capsys, "verify", "--stack", "prod")
+    code, out, err = run_captured(capsys, "verify", "--stack", "prod")
     assert code == 0 and re.search(r"1 journey\(s\): 1 ok, 0 failed", out)
     assert "a deploy of this stack would first need" in err and "stacks/Pulumi.prod.yaml:2:1: error GP241" in err
-    code, out, _ = _run(capsys, "verify", "--stack", "prod", "--format", "json")
+    code, out, _ = run_captured(capsys, "verify", "--stack", "prod", "--format", "json")
     document = json.loads(out)
     assert code == 0 and all(j["ok"] for j in document["journeys"])
     assert [p.split(" ")[2] for p in document["prerequisites"]] == ["GP241"]
-    code, out, err = _run(capsys, "policy", "--stack", "prod", "--format", "json")
+    code, out, err = run_captured(capsys, "policy", "--stack", "prod", "--format", "json")
     document = json.loads(out)
     assert code == 0 and document["violations"] == [] and len(document["prerequisites"]) == 1
     # preview itself shows what `pulumi preview` would do: the program stops at preflight.
-    code, _, err = _run(capsys, "preview", "--stack", "prod")
+    code, _, err = run_captured(capsys, "preview", "--stack", "prod")
     assert code == 1 and "would stop at preflight" in err
 
 
@@ -166,7 +160,7 @@ def test_the_pull_request_that_declares_the_runners_access_gets_its_preview(
     git(root, "add", "-A")
     git(root, "commit", "-qm", "without the runner's access")
     settings.write_text(declared)
-    code, out, err = _run(capsys, "preview", "--stack", "prod", "--base", "HEAD", "--format", "json")
+    code, out, err = run_captured(capsys, "preview", "--stack", "prod", "--base", "HEAD", "--format", "json")
     assert code == 0, err
     changes = json.loads(out)["changes"]
     assert [(c["op"], c["urn"].rsplit("::", 1)[1]) for c in changes] == [("create", "fresh-cluster-api-10.0.0.0-16")]
@@ -184,9 +178,9 @@ def test_verify_lists_the_accounts_refusals_beside_its_verdict(
     }
     path = tmp_path / "facts.json"
     path.write_text(json.dumps(facts))
-    code, _, err = _run(capsys, "preview", "--stack", "dev", "--account-facts", str(path))
+    code, _, err = run_captured(capsys, "preview", "--stack", "dev", "--account-facts", str(path))
     assert code == 1 and "would stop at preflight" in err
-    code, out, _ = _run(capsys, "verify", "--stack", "dev", "--account-facts", str(path), "--format", "json")
+    code, out, _ = run_captured(capsys, "verify", "--stack", "dev", "--account-facts", str(path), "--format", "json")
     document = json.loads(out)
     assert code == 0 and document["journeys"] and all(j["ok"] for j in document["journeys"])
     (refusal,) = document["prerequisites"]
@@ -197,7 +191,7 @@ def test_all_stacks_is_one_exit_code_and_refuses_a_stack_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _init(tmp_path, monkeypatch, capsys, "kubernetes")
-    code, out, _ = _run(capsys, "check", "--all-stacks")
+    code, out, _ = run_captured(capsys, "check", "--all-stacks")
     assert code == 0
     assert [line for line in out.splitlines() if line.startswith("== stack")] == [
         "== stack dev ==",
@@ -205,7 +199,7 @@ def test_all_stacks_is_one_exit_code_and_refuses_a_stack_of_its_own(
         "== stack staging ==",
     ]
     assert out.endswith("3 stack(s): dev ok, prod ok, staging ok\n")
-    code, _, err = _run(capsys, "verify", "--all-stacks", "--stack", "dev")
+    code, _, err = run_captured(capsys, "verify", "--all-stacks", "--stack", "dev")
     assert code == 2 and "--all-stacks" in err
 
 
@@ -219,7 +213,7 @@ def test_all_stacks_heads_each_stacks_stderr_when_stdout_is_a_document(
     overlay.write_text(
         overlay.read_text().replace("  endpoint: public", "  publicAccessCidrs: [0.0.0.0/0]\n  endpoint: public")
     )
-    code, out, err = _run(capsys, "plan", "--all-stacks", "--format", "json")
+    code, out, err = run_captured(capsys, "plan", "--all-stacks", "--format", "json")
     assert code == 0 and [s["stack"] for s in json.loads(out)["stacks"]] == sorted(STACKS)
     assert err.startswith("== stack dev ==\nstacks/dev.yaml:3:23: warning GP306 "), err
     assert "== stack prod ==" not in err and "== stack staging ==" not in err

@@ -13,26 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from gpuplat.cli import main
+from tests.support_cli import INDEX, run_captured
 from tests.test_ci import assert_preflight_runs_before_up
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ("check", "plan", "preview", "verify", "policy", "graph")
-# What requirements.txt installs gpuplat from is tests/test_init_source.py's; here an index pin
-# spares each init the wheel it would build from this source tree.
-INDEX = ("--gpuplat-from", "index")
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(
+    code, out, err = run_captured(
         capsys, "init", "atlas", "--region", "eu-central-1", "--instance-type", "g6e.12xlarge", *INDEX
     )
     assert code == 0, err
@@ -45,7 +36,7 @@ def test_every_command_works_in_a_new_project_without_warnings(
     project: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(project / "stacks")  # a directory inside: the project is found upward
-    code, out, err = _run(capsys, command)
+    code, out, err = run_captured(capsys, command)
     assert code == 0, err
     assert "warning" not in err.lower() and "warning" not in out.lower().replace("0 warning(s)", "")
     assert str(ROOT) not in out + err and "gpuplat/" not in err
@@ -56,7 +47,7 @@ def test_the_new_spec_and_every_stack_validate_quietly(
 ) -> None:
     monkeypatch.chdir(project)
     for stack in ("dev", "staging", "prod"):
-        code, out, _ = _run(capsys, "check", "--stack", stack)
+        code, out, _ = run_captured(capsys, "check", "--stack", stack)
         assert code == 0
         assert out == f"platform/platform.yaml + stacks/{stack}.yaml: valid (0 error(s), 0 warning(s))\n"
     spec = (project / "platform" / "platform.yaml").read_text()
@@ -73,7 +64,7 @@ def test_init_never_overwrites(
     spec = project / "platform" / "platform.yaml"
     spec.write_text("# ours\n")
     monkeypatch.chdir(project.parent)
-    code, _, err = _run(capsys, "init", "atlas", *INDEX)
+    code, _, err = run_captured(capsys, "init", "atlas", *INDEX)
     assert code == 2
     assert "already has" in err and "platform/platform.yaml" in err
     assert spec.read_text() == "# ours\n"
@@ -83,7 +74,7 @@ def test_a_choice_the_catalog_rejects_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, _, err = _run(capsys, "init", "new", "--instance-type", "p5.48xlarg", *INDEX)
+    code, _, err = run_captured(capsys, "init", "new", "--instance-type", "p5.48xlarg", *INDEX)
     assert code == 2
     assert "platform/platform.yaml:" in err and "p5.48xlarge" in err  # the validator's did-you-mean
     assert not (tmp_path / "new").exists()
@@ -94,11 +85,11 @@ def test_an_on_prem_project(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     argv = ("init", "--provider", "kubernetes", "--gpu-model", "H100-SXM-80GB", "--name", "orion", *INDEX)
-    assert _run(capsys, *argv)[0] == 0
+    assert run_captured(capsys, *argv)[0] == 0
     spec = (tmp_path / "platform" / "platform.yaml").read_text()
     assert "provider: kubernetes" in spec and "model: H100-SXM-80GB" in spec and "procurement" not in spec
     for command in ("check", "plan", "verify"):
-        code, _, err = _run(capsys, command)
+        code, _, err = run_captured(capsys, command)
         assert code == 0 and "warning" not in err.lower(), err
 
 
@@ -107,7 +98,7 @@ def test_outside_a_project_every_command_is_a_usage_error(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, command)
+    code, out, err = run_captured(capsys, command)
     assert code == 2 and out == ""
     assert "no Pulumi.yaml" in err and "gpuplat init" in err
 
@@ -118,14 +109,15 @@ def test_a_spec_of_ones_own_is_checked_outside_a_project(
     spec = (project / "platform" / "platform.yaml").read_text()
     (tmp_path / "mine.yaml").write_text(spec.split("\n", 1)[1])  # without the editor line: no schema beside it
     monkeypatch.chdir(tmp_path)
-    assert _run(capsys, "check", "--spec", "mine.yaml") == (0, "mine.yaml: valid (0 error(s), 0 warning(s))\n", "")
+    valid = (0, "mine.yaml: valid (0 error(s), 0 warning(s))\n", "")
+    assert run_captured(capsys, "check", "--spec", "mine.yaml") == valid
 
 
 def test_spec_without_stack_says_which_stack_it_runs_as(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(project)
-    code, _, err = _run(capsys, "policy", "--spec", "platform/platform.yaml")
+    code, _, err = run_captured(capsys, "policy", "--spec", "platform/platform.yaml")
     # The base spec alone has the private endpoint and no overlay: dev's settings declare no
     # runner access, so a deploy would stop at preflight; policy judges the resources and says
     # so beside its verdict. What matters here is the stack named.
@@ -150,7 +142,7 @@ def test_an_on_prem_project_deploys_with_a_kubeconfig_not_an_aws_role(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert _run(capsys, "init", "orion", "--provider", "kubernetes", *INDEX)[0] == 0
+    assert run_captured(capsys, "init", "orion", "--provider", "kubernetes", *INDEX)[0] == 0
     project = tmp_path / "orion"
     deploy = (project / ".github" / "workflows" / "deploy.yml").read_text()
     assert "aws" not in deploy.lower() and "id-token" not in deploy

@@ -14,22 +14,15 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from gpuplat.cli import main
+from tests.support_cli import INDEX, run_captured
 
-INDEX = ("--gpuplat-from", "index")  # tests/test_init_source.py covers what gpuplat is installed from
 MANAGER_EGRESS = "198.51.100.0/24"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
 def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
     monkeypatch.chdir(tmp_path)
-    code, out, err = _run(capsys, "init", "atlas", "--fleet", "--manager-cidr", MANAGER_EGRESS, *INDEX)
+    code, out, err = run_captured(capsys, "init", "atlas", "--fleet", "--manager-cidr", MANAGER_EGRESS, *INDEX)
     assert code == 0, err
     assert "wrote fleet atlas in atlas" in out and "gpuplat check --stack hub" in out
     return tmp_path / "atlas"
@@ -40,7 +33,7 @@ def test_every_member_passes_without_warnings(
     fleet: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(fleet)
-    code, out, err = _run(capsys, command, "--all-stacks")
+    code, out, err = run_captured(capsys, command, "--all-stacks")
     assert code == 0, out + err
     assert "warning" not in err.lower() and "warning" not in out.lower().replace("0 warning(s)", "")
     if command == "check":
@@ -51,7 +44,7 @@ def test_the_managers_plan_shows_the_fleet_in_order(
     fleet: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(fleet)
-    code, out, err = _run(capsys, "plan", "--stack", "hub", "--format", "json")
+    code, out, err = run_captured(capsys, "plan", "--stack", "hub", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)["clusterFleet"]
     members = [(m["name"], m["role"], m["dispatchPosition"], m["provider"]) for m in doc["members"]]
@@ -101,7 +94,7 @@ def test_simulate_in_the_new_fleet(
     # onprem: 4 nodes x 8 GPUs for the team; six 8-GPU jobs at once, so two go to the cloud.
     monkeypatch.chdir(fleet)
     (fleet / "jobs.csv").write_text("submit,duration,gpus,tenant\n" + "0,3600,8,ml-platform\n" * 6)
-    code, out, err = _run(capsys, "simulate", "--stack", "hub", "--trace", "jobs.csv", "--format", "json")
+    code, out, err = run_captured(capsys, "simulate", "--stack", "hub", "--trace", "jobs.csv", "--format", "json")
     assert code == 0, err
     jobs = {m["name"]: m["jobs"] for m in json.loads(out)["members"]}
     assert jobs == {"onprem": 4, "cloud": 2}
@@ -119,13 +112,13 @@ def test_simulate_in_the_new_fleet(
 def test_flags_that_do_not_fit_a_fleet_write_nothing(
     tmp_path: Path, flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = _run(capsys, "init", str(tmp_path / "atlas"), *flags, *INDEX)
+    code, _, err = run_captured(capsys, "init", str(tmp_path / "atlas"), *flags, *INDEX)
     assert code == 2 and said in err, err
     assert not (tmp_path / "atlas").exists()
 
 
 def test_init_fleet_never_overwrites(fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = (fleet / "stacks" / "cloud.yaml").read_text()
-    code, _, err = _run(capsys, "init", str(fleet), "--fleet", "--manager-cidr", MANAGER_EGRESS, *INDEX)
+    code, _, err = run_captured(capsys, "init", str(fleet), "--fleet", "--manager-cidr", MANAGER_EGRESS, *INDEX)
     assert code == 2 and "init never overwrites" in err
     assert (fleet / "stacks" / "cloud.yaml").read_text() == before

@@ -15,8 +15,7 @@ from ruamel.yaml import YAML
 from gpuplat.cli import main
 from gpuplat.scaffold import Choices, render
 from gpuplat.scaffold.source import Source
-
-INDEX = ("--gpuplat-from", "index")
+from tests.support_cli import INDEX
 
 
 def _choices(**changes: object) -> Choices:

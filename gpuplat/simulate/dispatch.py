@@ -14,6 +14,7 @@ rates). docs/simulate.md ("A fleet") says what this leaves out.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -173,10 +174,7 @@ def _member(member: LoadedMember, position: int, trace: Trace, ran: _Ran) -> Mem
 
 
 def _count(trace: Trace, jobs: list[int]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in jobs:
-        out[trace.jobs[i].tenant] = out.get(trace.jobs[i].tenant, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(trace.jobs[i].tenant for i in jobs).items()))
 
 
 def simulate_fleet(fleet: Fleet, fleet_tenants: list[str], trace: Trace, options: Options) -> FleetResult:
@@ -192,6 +190,7 @@ def simulate_fleet(fleet: Fleet, fleet_tenants: list[str], trace: Trace, options
     pending = [_Offer(i, j.submit, 0) for i, j in enumerate(trace.jobs) if route[i]]
     members: list[MemberResult] = []
     unplaceable: list[int] = []
+    submitted = {j.tenant for j in trace.jobs}
     for position, worker in enumerate(workers, start=1):
         here = [o for o in pending if route[o.job][o.step] == worker.name]
         pending = [o for o in pending if route[o.job][o.step] != worker.name]
@@ -207,7 +206,7 @@ def simulate_fleet(fleet: Fleet, fleet_tenants: list[str], trace: Trace, options
         seed=options.seed,
         jobs=len(trace.jobs),
         members=tuple(members),
-        mapping=dict(sorted((k, v) for k, v in mapping.items() if any(j.tenant == k for j in trace.jobs))),
+        mapping=dict(sorted((k, v) for k, v in mapping.items() if k in submitted)),
         unrouted=_count(trace, unrouted),
         unplaceable=_count(trace, unplaceable),
     )
