@@ -45,6 +45,7 @@ from typing import Any
 from e2e import karpenter, kueue, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import admitted, condition, holder_pod, pending_reason, quiet, workload
+from e2e.jobs import events_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
 from e2e.stack import Stack
@@ -157,6 +158,26 @@ def running_node(cluster: Cluster, namespace: str, name: str) -> str | None:
     return str(node) if ready and node and pod.get("status", {}).get("phase") == "Running" else None
 
 
+def not_running(cluster: Cluster, namespace: str, name: str) -> str:
+    """The scheduler's and Karpenter's words on a pod that is not running: what a failed row needs."""
+    pod = cluster.get("pod", name, namespace) or {}
+    status = pod.get("status", {})
+    said = [f"pod {status.get('phase', 'gone')}", *(f"gate {g['name']}" for g in
+                                                     pod.get("spec", {}).get("schedulingGates", []))]
+    said += [f"{c['type']} {c['status']}: {c.get('message', c.get('reason', ''))}"
+             for c in status.get("conditions", []) if c.get("status") != "True"]
+    if pod.get("spec", {}).get("nodeName"):
+        said.append(f"bound to {pod['spec']['nodeName']}")
+    claims = [f"{c['metadata']['name']} ({_true_conditions(c) or 'no condition true'})"
+              for c in cluster.items("nodeclaims.karpenter.sh")]
+    return "; ".join([*said, f"NodeClaims: {', '.join(claims) or 'none'}",
+                      *(e for e in events_for(cluster, namespace, name)[-3:])])
+
+
+def _true_conditions(item: dict[str, Any]) -> str:
+    return ", ".join(c["type"] for c in item.get("status", {}).get("conditions", []) if c.get("status") == "True")
+
+
 class Clock:
     """Seconds since the fault, per milestone, for the rows."""
 
@@ -252,7 +273,8 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
         node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
     except E2EError as err:
         report.scenario(label, "gpu-node-failure-setup", False,
-                        f"{err}: {pending_reason(workload(cluster, ns, 'Pod', first))}")
+                        f"{err}: {pending_reason(workload(cluster, ns, 'Pod', first))}; "
+                        f"{not_running(cluster, ns, first)}")
         return
     wl_name = str((workload(cluster, ns, "Pod", first) or {}).get("metadata", {}).get("name"))
     claim = claim_of(cluster, node) or {}
