@@ -214,6 +214,14 @@ def _add_simulate_fidelity(simulate: Any) -> None:
         "a fixed fleet only: provider kubernetes or --static without spot",
     )
     simulate.add_argument(
+        "--speedup",
+        action="append",
+        default=[],
+        metavar="[POOL=]FACTOR",
+        help="a pool's GPUs (or every pool's) run the trace's work FACTOR times as fast as the GPUs it was "
+        "recorded on (docs/simulate.md: published figures); default: as recorded",
+    )
+    simulate.add_argument(
         "--outcomes",
         choices=["philly"],
         help="draw each job's outcome (completed, failed, killed) in Philly's published shares; "

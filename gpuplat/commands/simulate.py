@@ -98,6 +98,31 @@ def _tenant_map(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+MAX_SPEEDUP = 100.0  # beyond any two GPU generations' training throughput
+
+
+def _speedup(values: list[str], pools: list[str]) -> dict[str, float]:
+    """`--speedup [POOL=]FACTOR` values; a usage error for an unknown pool, a pool given twice or a
+    factor that is not a number in (0, MAX_SPEEDUP]."""
+    out: dict[str, float] = {}
+    for value in values:
+        pool, sep, text = value.rpartition("=")
+        if sep and pool not in pools:
+            raise BaseError(f"--speedup {value!r}: the spec has no pool {pool!r} (pools: {', '.join(pools)})")
+        try:
+            factor = float(text)
+        except ValueError:
+            factor = float("nan")
+        if not 0 < factor <= MAX_SPEEDUP:  # NaN and inf fail too
+            raise BaseError(
+                f"--speedup {value!r}: expected [POOL=]FACTOR with FACTOR a number above 0 and at most {MAX_SPEEDUP:g}"
+            )
+        if pool in out:
+            raise BaseError(f"--speedup {value!r}: {f'pool {pool!r}' if pool else 'every pool'} is given twice")
+        out[pool] = factor
+    return out
+
+
 def _report(diagnostics: list[Diagnostic], fmt: str) -> int:
     """Bad input, positioned as the spec's diagnostics are (and as JSON on stdout under --format json)."""
     if fmt == "json":
@@ -187,11 +212,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     blocks_path: str | None = args.capacity_blocks or configured_trace(args.stack, key=BLOCKS_CONFIG_KEY)
     try:
         tenant_map = _tenant_map(args.tenant_map)
+        speedup = _speedup(args.speedup, [p.name for p in compiled.model.pools])
         trace = load_trace(trace_path)
         if fleet:
-            return run_fleet(args, compiled.model, trace, _options(args, tenant_map, ()))
+            return run_fleet(args, compiled.model, trace, _options(args, tenant_map, (), speedup))
         blocks = load_blocks(blocks_path, compiled.model, compiled.plan, trace.origin) if blocks_path else ()
-        options = _options(args, tenant_map, blocks)
+        options = _options(args, tenant_map, blocks, speedup)
         result = simulate_seeds(compiled.model, compiled.plan, trace, options, args.seeds, args.workers)
         base, compiler = _base_result(args, trace_path, options) if args.base else (None, "")
     except InputUnreadable as err:
@@ -211,7 +237,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return _write(args, result, base, compiler)
 
 
-def _options(args: argparse.Namespace, tenant_map: dict[str, str], blocks: tuple[Block, ...]) -> Options:
+def _options(
+    args: argparse.Namespace, tenant_map: dict[str, str], blocks: tuple[Block, ...], speedup: dict[str, float]
+) -> Options:
     options = Options(
         seed=args.seed,
         autoscaling=not args.static,
@@ -220,6 +248,7 @@ def _options(args: argparse.Namespace, tenant_map: dict[str, str], blocks: tuple
         capacity_blocks=blocks,
         node_packing=args.node_packing,
         outcomes=PHILLY_OUTCOMES if args.outcomes == "philly" else None,
+        speedup=speedup,
     )
     if args.utilization:
         options = dataclasses.replace(options, utilization=load_distribution(args.utilization))

@@ -50,7 +50,9 @@ class Engine:
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         n = len(jobs)
+        # The work left, in seconds on the trace's GPUs: a pool's speedup shortens its runs.
         self.remaining = [j.duration for j in jobs]
+        self.speed = {f.key: options.speed_of(f.pool) for f in self.flavors}
         self.busy_share = options.utilization.draws(options.seed, jobs)
         self.drawn = [j.utilization is None for j in jobs]
         # Allocated and busy GPU-seconds of the jobs whose share was drawn: the sensitivity line's inputs.
@@ -207,10 +209,11 @@ class Engine:
         self.run_start[job] = t
         self.running[flavor.key][job] = None
         self.fragmented(job, False, t)
+        left = self.remaining[job] / self.speed[flavor.key]
         if self.fail_at[job] < 1.0 and not self.retried[job]:
-            self.push(t + self.remaining[job] * self.fail_at[job], FAIL, job, self.runs[job])
+            self.push(t + left * self.fail_at[job], FAIL, job, self.runs[job])
         else:
-            self.push(t + self.remaining[job], FINISH, job, self.runs[job])
+            self.push(t + left, FINISH, job, self.runs[job])
         self.audit(flavor)
 
     def utilization(self, job: int) -> float:
@@ -238,7 +241,7 @@ class Engine:
             self.remaining[job] = 0.0
         else:
             lost = ran % self.options.checkpoint_seconds
-            self.remaining[job] -= ran - lost
+            self.remaining[job] -= (ran - lost) * self.speed[flavor.key]
             self.lost_gpu_s += lost * units / flavor.per_gpu
         self.audit(flavor)
         return flavor
@@ -276,7 +279,9 @@ class Engine:
     def fail(self, job: int, t: float) -> Flavor:
         """The job failed: its GPUs and quota go back, and it queues again, behind the jobs already
         waiting, for the rest of its run (the trace's duration is its attempts together: nothing lost)."""
-        left = self.remaining[job] - (t - self.run_start[job])
+        placed = self.on[job]
+        assert placed is not None
+        left = self.remaining[job] - (t - self.run_start[job]) * self.speed[placed[0].key]
         flavor = self.stop(job, t, done=True)
         self.remaining[job] = max(left, 0.0)
         self.release(job)

@@ -37,4 +37,11 @@ class Options:
     # Place each pod on a node (best fit; a job wider than a node on whole nodes, all its pods at
     # once) instead of packing units perfectly within a flavor; a fixed fleet only (engine.py).
     node_packing: bool = False
+    # How many times as fast a pool's GPUs run the trace's work as the GPUs it was recorded on
+    # (their generations); pool name -> factor, "" for every other pool. Empty: as recorded. A
+    # dict, not a MappingProxyType: the seeds' worker processes receive the options pickled.
+    speedup: Mapping[str, float] = field(default_factory=dict)
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)
+
+    def speed_of(self, pool: str) -> float:
+        return self.speedup.get(pool, self.speedup.get("", 1.0))

@@ -29,6 +29,7 @@ def result_json(r: Result) -> dict[str, Any]:
             "drivingSignals": sorted(o.signals),
             "capacityBlockWindows": r.windows,
             "nodePacking": o.node_packing,
+            "speedup": {p.name: o.speed_of(p.name) for p in r.pools},
             "outcomes": o.outcomes.source if o.outcomes else None,
         },
         "coverage": coverage_json(r),
@@ -116,6 +117,15 @@ def coverage_lines(r: Result) -> list[str]:
     return lines
 
 
+def speedup_line(r: Result) -> str:
+    faster = {p.name: r.options.speed_of(p.name) for p in r.pools if r.options.speed_of(p.name) != 1.0}
+    if not faster:
+        return "durations as recorded: every pool's GPUs as fast as the trace's (--speedup)"
+    return "runs shortened by the pools' GPUs against the trace's: " + ", ".join(
+        f"{name} {factor:g}x" for name, factor in faster.items()
+    )
+
+
 def busy_share_lines(r: Result) -> list[str]:
     b = r.busy_share
     drawn = f"drawn for {b.drawn_jobs:,} jobs from {b.source} (mean {100 * b.mean:.1f} %)"
@@ -154,6 +164,7 @@ def detail_lines(r: Result) -> list[str]:
         f"autoscaling {'on' if r.options.autoscaling else 'off (every pool at nodes.max)'}",
         f"scaling signal: {r.signal}, from the pressure max({', '.join(sorted(r.options.signals)) or 'nothing'})"
         + ("" if r.options.signals == frozenset(DRIVING_SIGNALS) else " (a what-if: the emitted rule reads both)"),
+        speedup_line(r),
         *coverage_lines(r),
         "",
         f"{'pool':<12} {'provisioned GPU-h':>18} {'allocated':>12} {'busy':>12} {'cost USD':>14}",
