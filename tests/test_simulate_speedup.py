@@ -23,7 +23,7 @@ def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
 
 
 def _options(factor: float | None, **more: object) -> Options:
-    speedup = {} if factor is None else {"": factor}
+    speedup: dict[str, float] = {} if factor is None else {"": factor}
     return Options(spot=False, speedup=speedup, **more)  # type: ignore[arg-type]
 
 
