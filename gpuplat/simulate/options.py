@@ -40,7 +40,7 @@ class Options:
     # How many times as fast a pool's GPUs run the trace's work as the GPUs it was recorded on
     # (their generations); pool name -> factor, "" for every other pool. Empty: as recorded. A
     # dict, not a MappingProxyType: the seeds' worker processes receive the options pickled.
-    speedup: Mapping[str, float] = field(default_factory=dict)
+    speedup: Mapping[str, float] = field(default_factory=dict[str, float])
     skip_quiet: bool = True  # skip the polls of pools where nothing changed (exact; off: for the test)
 
     def speed_of(self, pool: str) -> float:
