@@ -104,14 +104,18 @@ class Cluster:
         take addresses of this worker's own range (e2e/ports.py). `override` replaces an argument
         kwokctl passes already; one it does not pass (cidr) must be given without it, or it is dropped.
         A file, not --extra-args: kwokctl 0.8 indexes a second component's repeated extra args
-        wrongly and panics."""
+        wrongly and panics. The kwok controller's Stages are kwokctl's defaults, but that a pod may
+        be held running (e2e/kwokstages.py)."""
         patch = {"name": "kwok-controller", "extraArgs": [
             {"key": "manage-all-nodes", "value": "false", "override": True},
             {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"},
             {"key": "cidr", "value": pod_cidr()}]}
+        from e2e.kwokstages import stages  # it reads the kwok module, which this module's users need not
+
         path = self.workdir / "kwokctl.yaml"
-        path.write_text(json.dumps({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
-                                    "componentsPatches": [patch]}))
+        documents = [{"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
+                      "componentsPatches": [patch]}, *stages()]
+        path.write_text("\n---\n".join(json.dumps(d) for d in documents))
         return path
 
     def server_version(self) -> str:

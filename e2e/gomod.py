@@ -17,7 +17,7 @@ TOOLS = Path(__file__).resolve().parent / "tools"
 # The modules whose files the suite reads, by the tool set that pins them.
 MODULES = {"kueue": "sigs.k8s.io/kueue", "karpenter": "sigs.k8s.io/karpenter",
            "prometheus-operator": "github.com/prometheus-operator/prometheus-operator",
-           "keda": "github.com/kedacore/keda/v2"}
+           "keda": "github.com/kedacore/keda/v2", "kwok": "sigs.k8s.io/kwok"}
 
 
 def _env_name(tool_set: str) -> str:

@@ -1,7 +1,10 @@
 """The journeys, from the spec: every tenant x pool x unit the spec allows, each tried with the
 jobs e2e/expect.py sizes (e2e/shapes.py: one unit, a whole node, a gang over two nodes, one unit past the
 tenant's quota, on a topology-aware pool a job larger than a leaf), each job judged against
-what the spec says of it, in the controllers' own words.
+what the spec says of it, in the controllers' own words. A job of several pods that should run
+(a gang, a job placed by the fabric) is held running by kwok until the round deletes it, and
+runs only if Kueue admitted it as one workload and all its pods were Running at one moment, no
+node holding more of it than the spec's node serves (e2e/gang.py).
 
 Jobs run in rounds, so the real engines stay cheap: every one-unit job at once (the tenants'
 reference jobs, as docs/tenants.md writes them), then every job the spec says must wait at once
@@ -20,10 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from e2e import expect, jobs
+from e2e import expect, gang, jobs
 from e2e.cluster import Cluster, E2EError
 from e2e.contention import SETTLE, admitted, condition, quiet
 from e2e.expect import EITHER, RUNS, WAITS
+from e2e.kwokstages import HOLD
 from e2e.report import Journey, Report
 from e2e.scenarios import spot_reachable, tenant_identity
 from e2e.shapes import Shape, shapes
@@ -54,8 +58,11 @@ def manifest(shape: Shape) -> dict[str, Any]:
     slot = shape.slot
     job = jobs.reference_job(slot.tenant, slot.pool, slot.resource, name=shape.job_name, units=shape.units)
     job["spec"]["parallelism"] = job["spec"]["completions"] = shape.pods
-    if shape.annotations:
-        job["spec"]["template"]["metadata"]["annotations"] = dict(shape.annotations)
+    annotations = dict(shape.annotations)
+    if shape.together:  # kwok keeps its pods running until the round deletes the job (e2e/kwokstages.py)
+        annotations[HOLD] = "true"
+    if annotations:
+        job["spec"]["template"]["metadata"]["annotations"] = annotations
     return job
 
 
@@ -116,16 +123,20 @@ def observe(now: Snapshot, shape: Shape, settled: bool) -> Verdict | None:
     if item is not None and admitted(item):
         assignments = item.get("status", {}).get("admission", {}).get("podSetAssignments", [])
         flavors = tuple(sorted({f for a in assignments for f in a.get("flavors", {}).values()}))
-        bound = [p for p in now.pods(shape) if p["spec"].get("nodeName")]
-        if len(bound) < shape.pods:
+        pods = now.pods(shape)
+        bound = [p for p in pods if p["spec"].get("nodeName")]
+        if shape.together:
+            found = gang.judge(shape, item, pods)
+            if found.together is None:
+                return None
+            where = f"admitted by Kueue onto {', '.join(flavors)} as one workload; {found.said}"
+            if not found.together:
+                return Verdict(gang.NOT_TOGETHER, where, flavors, True)
+        elif len(bound) < shape.pods:
             return None
-        nodes = sorted({p["spec"]["nodeName"] for p in bound})
-        where = f"admitted by Kueue onto {', '.join(flavors)}; {len(bound)} pod(s) bound to {', '.join(nodes)}"
-        if shape.name == "gang" and len(nodes) < shape.pods:
-            # kwok ends a Job's pod as soon as it runs, so the next one can take the same node:
-            # Kueue admitted the gang as one workload, their running together is not shown.
-            where += " (one after another: kwok completes a Job's pod at once, so the gang's running together " \
-                "on separate nodes is not judged)"
+        else:
+            nodes = sorted({p["spec"]["nodeName"] for p in bound})
+            where = f"admitted by Kueue onto {', '.join(flavors)}; {len(bound)} pod(s) bound to {', '.join(nodes)}"
         if shape.within:
             off = placement(bound, now.node_labels(), shape.within, shape.spans)
             if off:

@@ -39,6 +39,12 @@ class Shape:
         return self.pods * self.units
 
     @property
+    def together(self) -> bool:
+        """A job of several pods that should run: a gang, judged on its pods running at once
+        (e2e/gang.py)."""
+        return self.pods > 1 and self.expect != WAITS
+
+    @property
     def label(self) -> str:
         placed = "".join(f", {k.rsplit('-', 1)[-1]} {v}" for k, v in self.annotations.items()
                          if k == REQUIRED_TOPOLOGY)

@@ -12,6 +12,7 @@ import pytest
 
 from e2e import expect, journeys, quota, report, shapes
 from e2e.expect import HOSTNAME, REQUIRED_TOPOLOGY, RUNS, WAITS, Slot
+from e2e.kwokstages import HOLD
 from e2e.report import Journey, Report
 from e2e.scenarios import refused_by_admission
 from e2e.stack import ROOT, Target
@@ -294,12 +295,13 @@ def workload_of(shape: shapes.Shape, admitted: bool, message: str = "") -> dict[
                   {"type": "Admitted", "status": "True" if admitted else "False"}]
     return {"metadata": {"name": f"job-{shape.job_name}", "ownerReferences": [{"kind": "Job", "name": shape.job_name}]},
             "status": {"conditions": conditions,
-                       "admission": {"podSetAssignments": [{"flavors": {shape.slot.resource: "f"}}]}}}
+                       "admission": {"podSetAssignments": [{"flavors": {shape.slot.resource: "f"},
+                                                             "count": shape.pods}]}}}
 
 
 def pods_on(shape: shapes.Shape, *nodes: str) -> list[dict[str, Any]]:
     return [{"metadata": {"name": f"{shape.job_name}-{i}", "labels": {"job-name": shape.job_name}},
-             "spec": {"nodeName": node}} for i, node in enumerate(nodes)]
+             "spec": {"nodeName": node}, "status": {"phase": "Running"}} for i, node in enumerate(nodes)]
 
 
 def judged(shape: shapes.Shape, workload: dict[str, Any], pods: list[dict[str, Any]], timeout: float = 0) -> str:
@@ -349,30 +351,10 @@ def test_a_shapes_job_is_the_tenants_reference_job_at_its_size_and_placement() -
     job = journeys.manifest(block)
     template = job["spec"]["template"]
     assert (job["metadata"]["namespace"], job["spec"]["parallelism"], job["spec"]["completions"]) == ("t", 5, 5)
-    assert template["metadata"]["annotations"] == {REQUIRED_TOPOLOGY: BLOCK}
+    assert template["metadata"]["annotations"] == {REQUIRED_TOPOLOGY: BLOCK, HOLD: "true"}  # a gang: held running
+    single = journeys.manifest(by_name(shapes.shapes(slot()))["single"])
+    assert HOLD not in single["spec"]["template"]["metadata"].get("annotations", {})
     assert template["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "default"}
     assert template["spec"]["nodeSelector"] == {"gpuplat.dev/pool": "p"}
     assert template["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
     assert "tolerations" not in template["spec"]
-
-
-class _Now:
-    """What journeys.observe reads, fixed: one admitted Workload and its pods."""
-
-    def __init__(self, nodes: list[str]) -> None:
-        self.nodes = nodes
-
-    def workload(self, shape: shapes.Shape) -> dict[str, Any]:
-        return {"status": {"conditions": [{"type": "Admitted", "status": "True"}],
-                           "admission": {"podSetAssignments": [{"flavors": {"nvidia.com/gpu": "f"}}]}}}
-
-    def pods(self, shape: shapes.Shape) -> list[dict[str, Any]]:
-        return [{"spec": {"nodeName": n}} for n in self.nodes]
-
-
-def test_a_gang_on_one_node_says_its_pods_ran_one_after_another() -> None:
-    gang = by_name(shapes.shapes(slot()))["gang"]
-    together = journeys.observe(_Now(["a", "b"]), gang, settled=True)  # pyright: ignore[reportArgumentType]
-    in_turn = journeys.observe(_Now(["a", "a"]), gang, settled=True)  # pyright: ignore[reportArgumentType]
-    assert together is not None and in_turn is not None and together.actual == in_turn.actual == RUNS
-    assert "one after another" not in together.reason and "one after another" in in_turn.reason
