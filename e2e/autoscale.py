@@ -25,7 +25,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import exporter, karpenter_metrics, keda, kueue_metrics, podmetrics, prometheus, ruletests
+from e2e import exporter, karpenter_metrics, keda, kueue_metrics, podmetrics, prometheus, ruletests, statemetrics
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay, curve
 from e2e.report import Report
@@ -152,6 +152,7 @@ class Loop:
     replay: Replay
     applied: str
     pod_metrics: list[str] = field(default_factory=lambda: [])
+    state_metrics: statemetrics.StateMetrics = field(default_factory=statemetrics.StateMetrics)
 
 
 def _forwarders(cluster: Cluster, stack: Stack) -> tuple[list[podmetrics.Forwarder], list[str]]:
@@ -197,12 +198,13 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics:
+    with (exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics,
+          statemetrics.running(cluster, stack, operator, timeout) as state_metrics):
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}
         started = keda.start(cluster, hosts, timeout)
         try:
-            yield Loop(short, operator, started, stand_in, replay, applied, pod_metrics)
+            yield Loop(short, operator, started, stand_in, replay, applied, pod_metrics, state_metrics)
         finally:
             cluster.processes.stop("keda-metrics-apiserver", "keda-operator", "prometheus", "prometheus-operator")
 
