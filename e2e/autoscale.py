@@ -1,6 +1,7 @@
 """The autoscaling loop's machinery on one target's cluster: the stack recompiled with short
-timings, the real prometheus-operator, Prometheus and KEDA, the DCGM exporter's stand-in, and
-`promtool` on the rules the operator generated.
+timings, the real prometheus-operator, Prometheus, KEDA and kube-state-metrics
+(e2e/statemetrics.py), the DCGM exporter's stand-in, and `promtool` on the rules the operator
+generated.
 
 Why short timings: a window of 5 minutes and a cooldown of 10 (the shipped stacks') would keep
 each target half an hour in the loop. The loop runs instead on the same stack compiled with
