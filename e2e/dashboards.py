@@ -99,8 +99,9 @@ def _state_metrics(loop: Loop, names: set[str]) -> tuple[list[str], list[str]]:
     if pending is None or pending < state.held_gpus:
         found = "no data" if pending is None else f"{pending:g} GPUs"
         return [f"{record} has {found}, though a pod asking for {state.held_gpus} GPU(s) is held Pending ({read})"], []
-    return [], [state.served, f"{record}: {pending:g} GPUs requested by Pending pods, the held pod's "
-                f"{state.held_gpus} among them ({read})"]
+    return [], [f"kube-state-metrics' {len(names & KUBE_STATE_METRICS)} series among them", state.served,
+                f"{record}: {pending:g} GPUs requested by Pending pods, the held pod's {state.held_gpus} among "
+                f"them ({read})"]
 
 
 def check(loop: Loop) -> Checked:

@@ -156,10 +156,10 @@ def _start(cluster: Cluster, objects: list[dict[str, Any]], operator: Prometheus
     cluster.processes.start(PROCESS, argv)
     opened.callback(cluster.processes.stop, PROCESS)
     wait_for(lambda: _serving(own), timeout, "kube-state-metrics serving pod series")
-    forwarder = opened.enter_context(Forwarder(CHART, address, port, lambda: own))
+    opened.enter_context(Forwarder(CHART, address, port, lambda: own))
     job = f"serviceMonitor/{monitor['metadata']['namespace']}/{monitor['metadata']['name']}/0"
     wait_for(lambda: job in scrape_jobs(operator) or None, timeout, f"the operator's scrape job {job}")
-    return f"{forwarder.served()} (scrape job {job})"
+    return f"kube-state-metrics' metrics served at its pod's address {address}:{port} (scrape job {job})"
 
 
 def _target(cluster: Cluster, service: Mapping[str, Any], port_name: str | None) -> tuple[str, int] | None:
