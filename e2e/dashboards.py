@@ -99,7 +99,7 @@ def _state_metrics(loop: Loop, names: set[str]) -> tuple[list[str], list[str]]:
     if pending is None or pending < state.held_gpus:
         found = "no data" if pending is None else f"{pending:g} GPUs"
         return [f"{record} has {found}, though a pod asking for {state.held_gpus} GPU(s) is held Pending ({read})"], []
-    return [], [f"kube-state-metrics' {len(names & KUBE_STATE_METRICS)} series among them", state.served,
+    return [], [f"all {len(names & KUBE_STATE_METRICS)} kube-state-metrics series have data", state.served,
                 f"{record}: {pending:g} GPUs requested by Pending pods, the held pod's {state.held_gpus} among "
                 f"them ({read})"]
 
