@@ -149,8 +149,9 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
 
     checked = dashboards_.check(_dev_loop(set()))
     assert checked.ok, checked.detail
-    assert "; all 5 kube-state-metrics series have data; kube-state-metrics served; cluster:gpu_requests_pending:sum: " \
-        "2 GPUs requested by Pending pods, the held pod's 1 among them (no ScaledObject reads it)" in checked.detail
+    assert "; all 5 kube-state-metrics series have data; kube-state-metrics served; " \
+        "cluster:gpu_requests_pending:sum: 2 GPUs requested by Pending pods, the held pod's 1 among them " \
+        "(no ScaledObject reads it)" in checked.detail
     assert checked.detail.endswith("; Karpenter's metrics served")  # what the loop forwarded is said
     lost = sorted(names - dashboards_.STATE_SERIES)[0]
     checked = dashboards_.check(_dev_loop({lost}))
