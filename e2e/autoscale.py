@@ -1,6 +1,7 @@
 """The autoscaling loop's machinery on one target's cluster: the stack recompiled with short
-timings, the real prometheus-operator, Prometheus and KEDA, the DCGM exporter's stand-in, and
-`promtool` on the rules the operator generated.
+timings, the real prometheus-operator, Prometheus, KEDA and kube-state-metrics
+(e2e/statemetrics.py), the DCGM exporter's stand-in, and `promtool` on the rules the operator
+generated.
 
 Why short timings: a window of 5 minutes and a cooldown of 10 (the shipped stacks') would keep
 each target half an hour in the loop. The loop runs instead on the same stack compiled with
@@ -25,7 +26,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from e2e import exporter, karpenter_metrics, keda, kueue_metrics, podmetrics, prometheus, ruletests
+from e2e import exporter, karpenter_metrics, keda, kueue_metrics, podmetrics, prometheus, ruletests, statemetrics
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay, curve
 from e2e.report import Report
@@ -152,6 +153,7 @@ class Loop:
     replay: Replay
     applied: str
     pod_metrics: list[str] = field(default_factory=lambda: [])
+    state_metrics: statemetrics.StateMetrics = field(default_factory=statemetrics.StateMetrics)
 
 
 def _forwarders(cluster: Cluster, stack: Stack) -> tuple[list[podmetrics.Forwarder], list[str]]:
@@ -197,12 +199,13 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics:
+    with (exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics,
+          statemetrics.running(cluster, stack, operator, timeout) as state_metrics):
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}
         started = keda.start(cluster, hosts, timeout)
         try:
-            yield Loop(short, operator, started, stand_in, replay, applied, pod_metrics)
+            yield Loop(short, operator, started, stand_in, replay, applied, pod_metrics, state_metrics)
         finally:
             cluster.processes.stop("keda-metrics-apiserver", "keda-operator", "prometheus", "prometheus-operator")
 

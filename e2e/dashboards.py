@@ -3,12 +3,14 @@
 The queries are read from the emitted ConfigMaps the Grafana sidecar would load, not from the
 generator. Each is sent to Prometheus as Grafana would send it (`$__range` given a value): the
 real parser refuses a malformed one (HTTP 400). Then every series the queries name must have
-data there, while the loop's load runs: the DCGM exporter's, the GPU and usage rules', Kueue's
-and Karpenter's (scraped from the processes the suite runs, e2e/podmetrics.py). The suite runs
-no kube-state-metrics, so series read from it (and the record built on it) are named as not run
-instead. Of Karpenter's series, two cannot have data here (`KARPENTER_WITHOUT_DATA` says why),
-and disruptions are judged once the loop's idle stretch has had Karpenter remove its empty
-nodes (`after_idle`). How many queries returned data is reported.
+data there, while the loop's load runs: the DCGM exporter's, the GPU and usage rules', Kueue's,
+Karpenter's and kube-state-metrics' (scraped from the processes the suite runs, e2e/podmetrics.py,
+e2e/statemetrics.py). A rule or DCGM series with no data at the check is reported; one of
+kube-state-metrics' fails the row, and the pending-requests record must count at least the GPUs of
+the pod the suite holds Pending (where the release turns kube-state-metrics off, those series are
+named as not collected). Of Karpenter's series, two cannot have data here (`KARPENTER_WITHOUT_DATA`
+says why), and disruptions are judged once the loop's idle stretch has had Karpenter remove its
+empty nodes (`after_idle`). How many queries returned data is reported.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from gpuplat.dashboards.series import KUBE_STATE_METRICS, referenced, substitute
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SIDECAR_LABEL = ("grafana_dashboard", "1")
 RANGE = {"__range": "10m", "__interval": "1m", "__rate_interval": "1m"}
-NOT_RUN = KUBE_STATE_METRICS | {scaling.PENDING_RECORD}
+STATE_SERIES = KUBE_STATE_METRICS | {scaling.PENDING_RECORD}
+SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 DISRUPTED = "karpenter_nodeclaims_disrupted_total"
 # Karpenter's series no event of the suite's makes before the check, and why.
 KARPENTER_WITHOUT_DATA = {
@@ -82,6 +85,25 @@ def _karpenter(loop: Loop, names: set[str]) -> tuple[list[str], list[str], bool]
     return problems, notes, DISRUPTED in names and not disrupted
 
 
+def _state_metrics(loop: Loop, names: set[str]) -> tuple[list[str], list[str]]:
+    """Problems and notes on kube-state-metrics and the pending-requests record built on it."""
+    state, record = loop.state_metrics, scaling.PENDING_RECORD
+    if state.failed:
+        return [f"kube-state-metrics not run: {state.failed}"], []
+    if state.off:
+        return [], [f"not collected ({state.off}): {', '.join(sorted(names & STATE_SERIES)) or 'none'}"]
+    readers = [o["metadata"]["name"] for o in loop.short.of_type(SCALED_OBJECT)
+               if record in json.dumps(o["spec"].get("triggers", []))]
+    read = f"read by ScaledObjects {', '.join(readers)}" if readers else "no ScaledObject reads it"
+    pending = loop.prometheus.value(record)
+    if pending is None or pending < state.held_gpus:
+        found = "no data" if pending is None else f"{pending:g} GPUs"
+        return [f"{record} has {found}, though a pod asking for {state.held_gpus} GPU(s) is held Pending ({read})"], []
+    return [], [f"all {len(names & KUBE_STATE_METRICS)} kube-state-metrics series have data", state.served,
+                f"{record}: {pending:g} GPUs requested by Pending pods, the held pod's {state.held_gpus} among "
+                f"them ({read})"]
+
+
 def check(loop: Loop) -> Checked:
     found = queries(loop)
     if not found:
@@ -96,22 +118,27 @@ def check(loop: Loop) -> Checked:
             problems.append(f"{board} / {panel}: {err}")
         names |= referenced(promql)
     karpenter_problems, karpenter_notes, awaited = _karpenter(loop, names)
-    problems += karpenter_problems
-    # A series with no data at this moment is reported, not judged: on the on-prem target two usage
-    # records had none in their first run, and whether a pool must feed them then is not settled.
-    # Karpenter's are judged above.
-    judged = {n for n in names - NOT_RUN if not n.startswith("karpenter_")}
+    state_problems, state_notes = _state_metrics(loop, names)
+    problems += karpenter_problems + state_problems
+    # A rule or DCGM series with no data at this moment is reported, not judged: on the on-prem
+    # target two usage records had none in their first run, and whether a pool must feed them then
+    # is not settled. Karpenter's are judged above; kube-state-metrics' describe objects that exist
+    # the whole time, so each must have data.
+    unrun = STATE_SERIES if not loop.state_metrics.served else frozenset()
+    judged = {n for n in names - unrun if not n.startswith("karpenter_")}
     empty = sorted(n for n in judged if not loop.prometheus.query(f"count({n})"))
-    skipped = sorted(names & NOT_RUN)
+    problems += [f"{n} has no data though kube-state-metrics is scraped" for n in empty if n in KUBE_STATE_METRICS]
+    empty = [n for n in empty if n not in KUBE_STATE_METRICS]
     said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data; "
             f"{len(judged) - len(empty)} of the {len(judged)} series they read have data"
             + (f" (none yet, not judged: {', '.join(empty)})" if empty else "")
             + "".join(f"; {note}" for note in karpenter_notes)
             + (f"; {DISRUPTED} judged after the idle stretch" if awaited else "")
-            + f"; not run (no kube-state-metrics here): {', '.join(skipped) or 'none'}"
+            + "".join(f"; {note}" for note in state_notes)
             + "".join(f"; {served}" for served in loop.pod_metrics))
     # A failure names what was forwarded, or why not: Karpenter's series come only through that.
-    return Checked(not problems, "; ".join([*problems[:8], *loop.pod_metrics]) if problems else said, awaited)
+    forwarded = [*loop.pod_metrics, *([loop.state_metrics.served] if loop.state_metrics.served else [])]
+    return Checked(not problems, "; ".join([*problems[:8], *forwarded]) if problems else said, awaited)
 
 
 def after_idle(loop: Loop, checked: Checked, removed: int) -> tuple[bool, str]:

@@ -1,5 +1,5 @@
 """A controller's metrics where its chart's pod would serve them, for the controllers the suite
-runs as processes of its own (Kueue, Karpenter's kwok provider).
+runs as processes of its own (Kueue, Karpenter's kwok provider, kube-state-metrics).
 
 The chart's objects are applied as Helm would install them (e2e/releases.py): its Deployment's
 pod is kwok's, with a kwok address, and a ServiceMonitor and Service route Prometheus to that

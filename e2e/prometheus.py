@@ -201,6 +201,13 @@ def _secret(prometheus: Prometheus, name: str) -> dict[str, bytes] | None:
     return {k: base64.b64decode(v) for k, v in (found.get("data") or {}).items()}
 
 
+def scrape_jobs(prometheus: Prometheus) -> list[str]:
+    """The scrape jobs of the configuration the operator generated so far."""
+    raw = (_secret(prometheus, f"prometheus-{prometheus.name}") or {}).get("prometheus.yaml.gz")
+    config = YAML(typ="safe").load(gzip.decompress(raw).decode()) if raw else None
+    return [str(job.get("job_name")) for job in (config or {}).get("scrape_configs") or []]
+
+
 def _configuration(raw: bytes, kubeconfig: Path, pod: str, token: Path | None = None) -> str:
     """The reloader's output: `$(VAR)` expanded; service discovery through the kubeconfig; the
     pod's service-account token at `token`."""

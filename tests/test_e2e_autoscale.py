@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from ruamel.yaml import YAML
 
-from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox
+from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox, statemetrics
 from e2e import floor as floor_
 from e2e.stack import Stack, Target
 from gpuplat.catalog.gpus import gpu_model
@@ -129,12 +129,14 @@ class _Prometheus:
         return float(found[0]["value"][1]) if found else None
 
 
-def _dev_loop(missing: set[str]) -> Any:
+def _dev_loop(missing: set[str], state: statemetrics.StateMetrics | None = None) -> Any:
     from types import SimpleNamespace
 
     resources = json.loads((ROOT / "tests" / "snapshots" / "dev.json").read_text())["resources"]
     short = autoscale.Short(ROOT, None, resources)  # type: ignore[arg-type]
-    return SimpleNamespace(short=short, prometheus=_Prometheus(missing), pod_metrics=["Karpenter's metrics served"])
+    state = state or statemetrics.StateMetrics(served="kube-state-metrics served", held_gpus=1)
+    return SimpleNamespace(short=short, prometheus=_Prometheus(missing), pod_metrics=["Karpenter's metrics served"],
+                           state_metrics=state)
 
 
 def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_their_series() -> None:
@@ -145,13 +147,40 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
     assert {board for board, _, _ in found} >= {"atlas: GPU fleet", "atlas: pool train", "atlas: tenant research"}
     names = set().union(*(referenced(substitute(e, dashboards_.RANGE)) for _, _, e in found))
 
-    checked = dashboards_.check(_dev_loop(set(dashboards_.NOT_RUN)))
+    checked = dashboards_.check(_dev_loop(set()))
     assert checked.ok, checked.detail
-    assert "kube_deployment_spec_replicas" in checked.detail.split("not run (no kube-state-metrics here): ")[1]
+    assert "; all 5 kube-state-metrics series have data; kube-state-metrics served; " \
+        "cluster:gpu_requests_pending:sum: 2 GPUs requested by Pending pods, the held pod's 1 among them " \
+        "(no ScaledObject reads it)" in checked.detail
     assert checked.detail.endswith("; Karpenter's metrics served")  # what the loop forwarded is said
-    lost = sorted(names - dashboards_.NOT_RUN)[0]
-    checked = dashboards_.check(_dev_loop({lost, *dashboards_.NOT_RUN}))
+    lost = sorted(names - dashboards_.STATE_SERIES)[0]
+    checked = dashboards_.check(_dev_loop({lost}))
     assert checked.ok and f"none yet, not judged: {lost}" in checked.detail  # reported: which series had no data
+
+
+def test_kube_state_metrics_series_and_the_pending_record_are_judged_while_it_runs() -> None:
+    """Each kube-state-metrics series a dashboard reads must have data, and the pending record must
+    count the held pod; where the release turns kube-state-metrics off they are named, not judged."""
+    from e2e import dashboards as dashboards_
+    from gpuplat.scaling import PENDING_RECORD
+
+    failed = dashboards_.check(_dev_loop({"kube_deployment_spec_replicas"}))
+    assert not failed.ok and "kube_deployment_spec_replicas has no data though kube-state-metrics is scraped" \
+        in failed.detail and failed.detail.endswith("kube-state-metrics served")
+    failed = dashboards_.check(_dev_loop({PENDING_RECORD}))
+    assert not failed.ok and f"{PENDING_RECORD} has no data, though a pod asking for 1 GPU(s) is held Pending" \
+        in failed.detail
+    failed = dashboards_.check(_dev_loop(set(), statemetrics.StateMetrics(served="served", held_gpus=3)))
+    assert not failed.ok and f"{PENDING_RECORD} has 2 GPUs, though a pod asking for 3 GPU(s)" in failed.detail
+    failed = dashboards_.check(_dev_loop(set(), statemetrics.StateMetrics(failed="no pod")))
+    assert not failed.ok and "kube-state-metrics not run: no pod" in failed.detail
+
+    off = statemetrics.StateMetrics(off="the release turns kube-state-metrics off (kubeStateMetrics.enabled)")
+    checked = dashboards_.check(_dev_loop(set(dashboards_.STATE_SERIES), off))
+    assert checked.ok, checked.detail
+    named = checked.detail.split("not collected (the release turns kube-state-metrics off "
+                                 "(kubeStateMetrics.enabled)): ")[1]
+    assert named.startswith(f"{PENDING_RECORD}, kube_deployment_spec_replicas")
 
 
 def test_karpenter_series_are_judged_or_say_why_they_cannot_have_data() -> None:
@@ -159,7 +188,7 @@ def test_karpenter_series_are_judged_or_say_why_they_cannot_have_data() -> None:
     cannot happen before the check, and say why; disruptions wait for the idle stretch."""
     from e2e import dashboards as dashboards_
 
-    absent = {*dashboards_.NOT_RUN, *dashboards_.KARPENTER_WITHOUT_DATA, dashboards_.DISRUPTED}
+    absent = {*dashboards_.KARPENTER_WITHOUT_DATA, dashboards_.DISRUPTED}
     checked = dashboards_.check(_dev_loop(absent))
     assert checked.ok and checked.awaited, checked.detail
     assert "karpenter_nodeclaims_created_total: 2 NodeClaims" in checked.detail
@@ -170,14 +199,14 @@ def test_karpenter_series_are_judged_or_say_why_they_cannot_have_data() -> None:
 
     failed = dashboards_.check(_dev_loop({*absent, "karpenter_nodeclaims_created_total"}))
     assert not failed.ok and "karpenter_nodeclaims_created_total has no data" in failed.detail
-    assert failed.detail.endswith("; Karpenter's metrics served")
+    assert failed.detail.endswith("; Karpenter's metrics served; kube-state-metrics served")
 
     # Disruptions: once Karpenter removed nodes, the series must have data; none removed, not judged.
     ok, detail = dashboards_.after_idle(_dev_loop(set()), checked, 3)
     assert ok and detail.endswith("(3 node(s) removed): karpenter_nodeclaims_disrupted_total: empty 2")
     ok, detail = dashboards_.after_idle(_dev_loop(absent), checked, 0)
     assert ok and detail.endswith("not judged: Karpenter removed no node in the idle stretch")
-    present = dashboards_.check(_dev_loop(set(dashboards_.NOT_RUN)))
+    present = dashboards_.check(_dev_loop(set()))
     assert not present.awaited and "karpenter_nodeclaims_disrupted_total: empty 2" in present.detail
 
 
@@ -185,7 +214,7 @@ def test_disruptions_missing_after_karpenter_removed_nodes_fail_the_row(monkeypa
     from e2e import dashboards as dashboards_
 
     monkeypatch.setattr(dashboards_, "DISRUPTION_WAIT", 0.1)
-    absent = {*dashboards_.NOT_RUN, dashboards_.DISRUPTED}
+    absent = {dashboards_.DISRUPTED}
     ok, detail = dashboards_.after_idle(_dev_loop(absent), dashboards_.check(_dev_loop(absent)), 2)
     assert not ok and "Karpenter removed 2 node(s): timed out" in detail
 

@@ -138,6 +138,11 @@ TOOL_SETS = (
             {"github.com/kedacore/keda/v2/cmd/operator": "keda-operator",
              "github.com/kedacore/keda/v2/cmd/adapter": "keda-adapter"},
             ("github.com/kedacore/keda/v2/version.Version",)),
+    # kube-state-metrics, which kube-prometheus-stack's chart runs beside Prometheus (stamped as
+    # its Makefile does, with the "v").
+    ToolSet("kube-state-metrics", "k8s.io/kube-state-metrics/v2",
+            {"k8s.io/kube-state-metrics/v2": "kube-state-metrics"},
+            ("github.com/prometheus/common/version.Version",)),
 )
 
 
