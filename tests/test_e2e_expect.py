@@ -17,6 +17,7 @@ from e2e.report import Journey, Report
 from e2e.scenarios import refused_by_admission
 from e2e.stack import ROOT, Target
 from gpuplat.model import SharingMode
+from tests.support_canned import Canned
 from tests.support_verify import objects, recorded
 
 KUBERNETES = Target("kubernetes-example", "dev", ROOT / "tests" / "fixtures" / "kubernetes_example.yaml")
@@ -275,19 +276,6 @@ def test_the_report_counts_ok_failed_and_skipped_rows_and_a_skip_is_no_failure()
 
 
 # ---- judging a round's jobs on what the engines show (a cluster of canned objects) --------------
-
-
-class Canned:
-    """Stands in for e2e.cluster.Cluster's reads: lists of objects by kind and namespace."""
-
-    def __init__(self, lists: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
-        self.lists = lists
-
-    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
-        return self.lists.get((resource, namespace), [])
-
-    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
-        return {"items": self.items(resource, namespace)}
 
 
 def workload_of(shape: shapes.Shape, admitted: bool, message: str = "") -> dict[str, Any]:

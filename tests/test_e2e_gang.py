@@ -14,6 +14,7 @@ from e2e.cluster import E2EError
 from e2e.expect import EITHER, RUNS, WAITS, Slot
 from e2e.report import Journey
 from gpuplat.model import SharingMode
+from tests.support_canned import Canned
 
 # A pool of 8-GPU nodes: a gang is two pods of 8 GPUs, one whole node each.
 TRAIN = Slot("train", "gang", "nvidia.com/gpu", 1, 8, 2, 16, SharingMode.EXCLUSIVE, 16, "", aws=True)
@@ -50,19 +51,6 @@ def pod(shape: shapes.Shape, index: int, phase: str, node: str = "") -> dict[str
     return {"metadata": {"name": f"{shape.job_name}-{index}-x7k2p", "namespace": shape.slot.tenant,
                          "labels": {"job-name": shape.job_name, "batch.kubernetes.io/job-name": shape.job_name}},
             "spec": spec, "status": status}
-
-
-class Canned:
-    """Stands in for e2e.cluster.Cluster's reads: lists of objects by kind and namespace."""
-
-    def __init__(self, lists: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
-        self.lists = lists
-
-    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
-        return self.lists.get((resource, namespace), [])
-
-    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
-        return {"items": self.items(resource, namespace)}
 
 
 def judged(shape: shapes.Shape, pods: list[dict[str, Any]], admitted: dict[str, Any] | None = None) -> journeys.Verdict:
