@@ -109,11 +109,14 @@ def check(loop: Loop) -> Checked:
     if not found:
         return Checked(False, "the stack emits no dashboard ConfigMap")
     problems: list[str] = []
-    answered, names = 0, set[str]()
+    answered, names, silent = 0, set[str](), list[str]()
     for board, panel, expr in found:
         promql = substitute(expr, RANGE)
         try:
-            answered += bool(loop.prometheus.query(promql))
+            if loop.prometheus.query(promql):
+                answered += 1
+            else:
+                silent.append(f"{board} / {panel}")
         except E2EError as err:
             problems.append(f"{board} / {panel}: {err}")
         names |= referenced(promql)
@@ -129,8 +132,9 @@ def check(loop: Loop) -> Checked:
     empty = sorted(n for n in judged if not loop.prometheus.query(f"count({n})"))
     problems += [f"{n} has no data though kube-state-metrics is scraped" for n in empty if n in KUBE_STATE_METRICS]
     empty = [n for n in empty if n not in KUBE_STATE_METRICS]
-    said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data; "
-            f"{len(judged) - len(empty)} of the {len(judged)} series they read have data"
+    said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data"
+            + (f" (none from: {', '.join(silent)})" if silent else "")
+            + f"; {len(judged) - len(empty)} of the {len(judged)} series they read have data"
             + (f" (none yet, not judged: {', '.join(empty)})" if empty else "")
             + "".join(f"; {note}" for note in karpenter_notes)
             + (f"; {DISRUPTED} judged after the idle stretch" if awaited else "")

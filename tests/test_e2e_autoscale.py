@@ -156,6 +156,9 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
     lost = sorted(names - dashboards_.STATE_SERIES)[0]
     checked = dashboards_.check(_dev_loop({lost}))
     assert checked.ok and f"none yet, not judged: {lost}" in checked.detail  # reported: which series had no data
+    silent = [f"{board} / {panel}" for board, panel, expr in found
+              if lost in referenced(substitute(expr, dashboards_.RANGE))]
+    assert f"returned data (none from: {', '.join(silent)})" in checked.detail  # and which panels show nothing
 
 
 def test_kube_state_metrics_series_and_the_pending_record_are_judged_while_it_runs() -> None:
