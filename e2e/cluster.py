@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +69,10 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: str, interval:
         time.sleep(interval)
 
 
+# Shared by the workers of a run (they share its TMPDIR and its network namespace).
+CREATE_LOCK = Path(tempfile.gettempdir()) / "gpuplat-e2e-kwokctl-create.lock"
+
+
 class Cluster:
     def __init__(self, name: str, workdir: Path, tools: Mapping[str, Path]) -> None:
         self.name = name
@@ -95,7 +101,12 @@ class Cluster:
             "--config", str(self._kwokctl_configuration()),
         ]
         env = {**os.environ, **self.env, "KWOK_KUBECTL_BINARY": str(t["kubectl"])}
-        result = subprocess.run(argv, env=env, capture_output=True, text=True)
+        # kwokctl picks its components' ports as the first free ones below 32767: two clusters
+        # made at once in the suite's namespace took the same ports (one API server answered for
+        # both, one etcd held both). One at a time: each binds its ports before the next looks.
+        with open(CREATE_LOCK, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            result = subprocess.run(argv, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             raise E2EError(f"kwokctl create cluster failed: {result.stderr.strip()[-2000:]}")
 
