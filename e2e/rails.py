@@ -147,7 +147,8 @@ def fence(cluster: Cluster, stack: Stack, report: Report, prefix: str | None = N
     named = f"ValidatingAdmissionPolicy '{policy['metadata']['name']}'"
     refused = not admitted and named in words and message in words
     report.scenario(label, "rail-fence-refuses-foreign-network", refused,
-                    f"{tenant} naming {foreign}: {words}" if not admitted else
+                    f"{tenant} naming {foreign}: refused by {named}: {message}" if refused else
+                    f"{tenant} naming {foreign}: refused, not by {named}: {words}" if not admitted else
                     f"a pod of {tenant} naming {foreign} was admitted")
     mutation(cluster, stack, report, prefix, tenant, refused)
 
