@@ -139,3 +139,23 @@ def await_outcomes(cluster: Cluster, jobs: list[tuple[str, str]], timeout: float
             break
         time.sleep(1.0)
     return outcomes
+
+
+def not_running(cluster: Cluster, namespace: str, name: str) -> str:
+    """The scheduler's and Karpenter's words on a pod that is not running: what a failed row needs."""
+    pod = cluster.get("pod", name, namespace) or {}
+    status = pod.get("status", {})
+    said = [f"pod {status.get('phase', 'gone')}", *(f"gate {g['name']}" for g in
+                                                     pod.get("spec", {}).get("schedulingGates", []))]
+    said += [f"{c['type']} {c['status']}: {c.get('message', c.get('reason', ''))}"
+             for c in status.get("conditions", []) if c.get("status") != "True"]
+    if pod.get("spec", {}).get("nodeName"):
+        said.append(f"bound to {pod['spec']['nodeName']}")
+    claims = [f"{c['metadata']['name']} ({_true_conditions(c) or 'no condition true'})"
+              for c in cluster.items("nodeclaims.karpenter.sh")]
+    return "; ".join([*said, f"NodeClaims: {', '.join(claims) or 'none'}",
+                      *(e for e in events_for(cluster, namespace, name)[-3:])])
+
+
+def _true_conditions(item: dict[str, Any]) -> str:
+    return ", ".join(c["type"] for c in item.get("status", {}).get("conditions", []) if c.get("status") == "True")

@@ -45,7 +45,7 @@ from typing import Any
 from e2e import karpenter, kueue, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import admitted, condition, holder_pod, pending_reason, quiet, workload
-from e2e.jobs import events_for
+from e2e.jobs import not_running
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
 from e2e.stack import Stack
@@ -156,26 +156,6 @@ def running_node(cluster: Cluster, namespace: str, name: str) -> str | None:
                 for c in pod.get("status", {}).get("conditions", []))
     node = pod.get("spec", {}).get("nodeName")
     return str(node) if ready and node and pod.get("status", {}).get("phase") == "Running" else None
-
-
-def not_running(cluster: Cluster, namespace: str, name: str) -> str:
-    """The scheduler's and Karpenter's words on a pod that is not running: what a failed row needs."""
-    pod = cluster.get("pod", name, namespace) or {}
-    status = pod.get("status", {})
-    said = [f"pod {status.get('phase', 'gone')}", *(f"gate {g['name']}" for g in
-                                                     pod.get("spec", {}).get("schedulingGates", []))]
-    said += [f"{c['type']} {c['status']}: {c.get('message', c.get('reason', ''))}"
-             for c in status.get("conditions", []) if c.get("status") != "True"]
-    if pod.get("spec", {}).get("nodeName"):
-        said.append(f"bound to {pod['spec']['nodeName']}")
-    claims = [f"{c['metadata']['name']} ({_true_conditions(c) or 'no condition true'})"
-              for c in cluster.items("nodeclaims.karpenter.sh")]
-    return "; ".join([*said, f"NodeClaims: {', '.join(claims) or 'none'}",
-                      *(e for e in events_for(cluster, namespace, name)[-3:])])
-
-
-def _true_conditions(item: dict[str, Any]) -> str:
-    return ", ".join(c["type"] for c in item.get("status", {}).get("conditions", []) if c.get("status") == "True")
 
 
 class Clock:

@@ -116,3 +116,32 @@ def test_kueue_s_admission_is_judged_kept_or_readmitted_and_never_while_evicted(
     assert kept is not None and "same admission" in kept and "never evicted" in kept
     again = repair.admission(_workload(admitted=True, count=1))
     assert again is not None and "admitted again" in again and "requeueState.count 1" in again
+
+
+class _Reads:
+    """The reads a diagnostic makes: one pod, the NodeClaims, the namespace's events."""
+
+    def __init__(self, pod: dict[str, Any], claims: list[dict[str, Any]], events: list[dict[str, Any]]) -> None:
+        self.pod, self.claims, self.events = pod, claims, events
+
+    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
+        return {"pod": self.pod, "events": {"items": self.events}}.get(resource)
+
+    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
+        return self.claims if resource == "nodeclaims.karpenter.sh" else []
+
+
+def test_a_pod_that_does_not_run_is_explained_by_the_scheduler_karpenter_and_its_events() -> None:
+    """What a timed-out setup row says (stop 41's said only that Kueue had reserved quota)."""
+    from e2e.jobs import not_running
+
+    pod = {"metadata": {"name": "repair-0"}, "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]},
+           "status": {"phase": "Pending", "conditions": [
+               {"type": "PodScheduled", "status": "False", "message": "0/3 nodes are available"}]}}
+    claims = [{"metadata": {"name": "train-on-demand-abcde"},
+               "status": {"conditions": [{"type": "Launched", "status": "True"},
+                                         {"type": "Registered", "status": "False"}]}}]
+    events = [{"involvedObject": {"name": "repair-0"}, "reason": "FailedScheduling", "message": "no node fits"}]
+    said = not_running(_Reads(pod, claims, events), "product", "repair-0")  # type: ignore[arg-type]
+    assert said == ("pod Pending; gate kueue.x-k8s.io/admission; PodScheduled False: 0/3 nodes are available; "
+                    "NodeClaims: train-on-demand-abcde (Launched); FailedScheduling: no node fits")
