@@ -50,9 +50,8 @@ class Engine:
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         n = len(jobs)
-        # The work left, in seconds on the trace's GPUs: a pool's speedup shortens its runs.
-        self.remaining = [j.duration for j in jobs]
-        self.speed = {f.key: options.speed_of(f.pool) for f in self.flavors}
+        self.remaining = [j.duration for j in jobs]  # the work left, in seconds on the trace's GPUs
+        self.rate = [1.0] * n  # how fast a running job's pool runs it (Options.speedup)
         self.busy_share = options.utilization.draws(options.seed, jobs)
         self.drawn = [j.utilization is None for j in jobs]
         # Allocated and busy GPU-seconds of the jobs whose share was drawn: the sensitivity line's inputs.
@@ -209,7 +208,8 @@ class Engine:
         self.run_start[job] = t
         self.running[flavor.key][job] = None
         self.fragmented(job, False, t)
-        left = self.remaining[job] / self.speed[flavor.key]
+        self.rate[job] = self.options.speed_of(flavor.pool)
+        left = self.remaining[job] / self.rate[job]
         if self.fail_at[job] < 1.0 and not self.retried[job]:
             self.push(t + left * self.fail_at[job], FAIL, job, self.runs[job])
         else:
@@ -241,7 +241,7 @@ class Engine:
             self.remaining[job] = 0.0
         else:
             lost = ran % self.options.checkpoint_seconds
-            self.remaining[job] -= (ran - lost) * self.speed[flavor.key]
+            self.remaining[job] -= (ran - lost) * self.rate[job]
             self.lost_gpu_s += lost * units / flavor.per_gpu
         self.audit(flavor)
         return flavor
@@ -279,9 +279,7 @@ class Engine:
     def fail(self, job: int, t: float) -> Flavor:
         """The job failed: its GPUs and quota go back, and it queues again, behind the jobs already
         waiting, for the rest of its run (the trace's duration is its attempts together: nothing lost)."""
-        placed = self.on[job]
-        assert placed is not None
-        left = self.remaining[job] - (t - self.run_start[job]) * self.speed[placed[0].key]
+        left = self.remaining[job] - (t - self.run_start[job]) * self.rate[job]
         flavor = self.stop(job, t, done=True)
         self.remaining[job] = max(left, 0.0)
         self.release(job)
