@@ -58,7 +58,9 @@ def test_only_the_named_pool_is_faster_and_the_output_says_so(
     assert doc["assumptions"]["speedup"]["train"] == 1.8
     assert {f for p, f in doc["assumptions"]["speedup"].items() if p != "train"} == {1.0}
     assert main([*argv, "--speedup", "train=1.8"]) == 0
-    assert "runs shortened by the pools' GPUs against the trace's: train 1.8x" in capsys.readouterr().out
+    assert "(a run lasts its recorded time / the factor): train 1.8x faster" in capsys.readouterr().out
+    assert main([*argv, "--speedup", "train=0.5"]) == 0
+    assert "train 0.5x slower" in capsys.readouterr().out
     assert main(argv) == 0
     assert "durations as recorded" in capsys.readouterr().out
 

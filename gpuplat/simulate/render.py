@@ -121,8 +121,9 @@ def speedup_line(r: Result) -> str:
     faster = {p.name: r.options.speed_of(p.name) for p in r.pools if r.options.speed_of(p.name) != 1.0}
     if not faster:
         return "durations as recorded: every pool's GPUs as fast as the trace's (--speedup)"
-    return "runs shortened by the pools' GPUs against the trace's: " + ", ".join(
-        f"{name} {factor:g}x" for name, factor in faster.items()
+    # A factor below 1 is a slower pool: its runs last longer, so the line names the speed, not a cut.
+    return "pools' GPUs against the trace's (a run lasts its recorded time / the factor): " + ", ".join(
+        f"{name} {factor:g}x {'faster' if factor > 1 else 'slower'}" for name, factor in faster.items()
     )
 
 
