@@ -13,16 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from e2e.errors import E2EError
+from e2e.kwokstages import stages
 from e2e.ports import pod_cidr
 
 T = TypeVar("T")
 
 # The kwok controller manages (keeps Ready) only nodes carrying this label: e2e/nodes.py says why.
 BOOTED = "gpuplat.dev/e2e-booted"
-
-
-class E2EError(Exception):
-    """A step of the suite could not be carried out; the message says what the engine said."""
 
 
 @dataclass
@@ -121,8 +119,6 @@ class Cluster:
             {"key": "manage-all-nodes", "value": "false", "override": True},
             {"key": "manage-nodes-with-label-selector", "value": f"{BOOTED}=true"},
             {"key": "cidr", "value": pod_cidr()}]}
-        from e2e.kwokstages import stages  # it reads the kwok module, which this module's users need not
-
         path = self.workdir / "kwokctl.yaml"
         documents = [{"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration",
                       "componentsPatches": [patch]}, *stages()]

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from e2e import upstream
-from e2e.cluster import E2EError
+from e2e.errors import E2EError
 
 TOOLS = Path(__file__).resolve().parent / "tools"
 

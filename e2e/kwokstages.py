@@ -16,6 +16,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from e2e.errors import E2EError
+from e2e.gomod import module_dir
+from e2e.objects import load_yaml_documents
+
 HOLD = "e2e.gpuplat.dev/hold-running"
 MODULE = "sigs.k8s.io/kwok"
 # The files kwokctl embeds as its defaults (getDefaultNodeStages, getDefaultPodStages); the
@@ -37,14 +41,9 @@ def held(stage: dict[str, Any]) -> dict[str, Any]:
 
 def stages() -> list[dict[str, Any]]:
     """kwokctl's default Stages, `pod-complete` honouring `HOLD`."""
-    from e2e.gomod import module_dir
-    from e2e.objects import load_yaml_documents
-
     root = module_dir("kwok", MODULE)
     found = [doc for path in DEFAULTS for doc in load_yaml_documents(root / path)]
     names = [s["metadata"]["name"] for s in found]
     if names.count("pod-complete") != 1 or len(found) != len(DEFAULTS):
-        from e2e.cluster import E2EError
-
         raise E2EError(f"kwok's default Stages in {root} are not the five kwokctl embeds: {names}")
     return [held(s) if s["metadata"]["name"] == "pod-complete" else s for s in found]

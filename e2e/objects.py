@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from e2e import upstream
-from e2e.cluster import E2EError
+from e2e.errors import E2EError
 
 # The shared upstream data directory (e2e/upstream.py resolves files there or in the modules).
 UPSTREAM = upstream.data_dir()
