@@ -15,6 +15,7 @@ empty nodes (`after_idle`). How many queries returned data is reported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ class Checked:
     ok: bool
     detail: str
     awaited: bool = False  # DISRUPTED had no data at the check: judged after the idle stretch
+    silent: tuple[tuple[str, str], ...] = ()  # (dashboard / panel, PromQL) that answered nothing
 
 
 def queries(loop: Loop) -> list[tuple[str, str, str]]:
@@ -109,14 +111,14 @@ def check(loop: Loop) -> Checked:
     if not found:
         return Checked(False, "the stack emits no dashboard ConfigMap")
     problems: list[str] = []
-    answered, names, silent = 0, set[str](), list[str]()
+    answered, names, silent = 0, set[str](), list[tuple[str, str]]()
     for board, panel, expr in found:
         promql = substitute(expr, RANGE)
         try:
             if loop.prometheus.query(promql):
                 answered += 1
             else:
-                silent.append(f"{board} / {panel}")
+                silent.append((f"{board} / {panel}", promql))
         except E2EError as err:
             problems.append(f"{board} / {panel}: {err}")
         names |= referenced(promql)
@@ -133,7 +135,7 @@ def check(loop: Loop) -> Checked:
     problems += [f"{n} has no data though kube-state-metrics is scraped" for n in empty if n in KUBE_STATE_METRICS]
     empty = [n for n in empty if n not in KUBE_STATE_METRICS]
     said = (f"{len(found)} queries of {len({b for b, _, _ in found})} dashboards parse; {answered} returned data"
-            + (f" (none from: {', '.join(silent)})" if silent else "")
+            + (f" (none from: {', '.join(name for name, _ in silent)})" if silent else "")
             + f"; {len(judged) - len(empty)} of the {len(judged)} series they read have data"
             + (f" (none yet, not judged: {', '.join(empty)})" if empty else "")
             + "".join(f"; {note}" for note in karpenter_notes)
@@ -142,21 +144,37 @@ def check(loop: Loop) -> Checked:
             + "".join(f"; {served}" for served in loop.pod_metrics))
     # A failure names what was forwarded, or why not: Karpenter's series come only through that.
     forwarded = [*loop.pod_metrics, *([loop.state_metrics.served] if loop.state_metrics.served else [])]
-    return Checked(not problems, "; ".join([*problems[:8], *forwarded]) if problems else said, awaited)
+    return Checked(not problems, "; ".join([*problems[:8], *forwarded]) if problems else said, awaited, tuple(silent))
+
+
+def _later(loop: Loop, checked: Checked) -> str:
+    """The silent panels asked again: a range panel over a record younger than its subquery's
+    one-minute step (a pool's first node came up a minute before the check) answers nothing at
+    the check and answers once the record is older; one still silent stays named above."""
+    if not checked.silent:
+        return ""
+    later = []
+    for name, promql in checked.silent:
+        with contextlib.suppress(E2EError):  # the check already took its answer; this one only adds
+            if loop.prometheus.query(promql):
+                later.append(name)
+    return f"; asked again after the idle stretch, {len(later)} of the {len(checked.silent)} silent answered" + (
+        f" ({', '.join(later)})" if later else "")
 
 
 def after_idle(loop: Loop, checked: Checked, removed: int) -> tuple[bool, str]:
     """The row: `checked`, and Karpenter's disruptions once the idle stretch is over, in which
     Karpenter removed `removed` nodes (each a NodeClaim it disrupted: reason `empty` or
     `underutilized`)."""
+    detail = checked.detail + (_later(loop, checked) if checked.ok else "")
     if not checked.awaited:
-        return checked.ok, checked.detail
+        return checked.ok, detail
     if not removed:
-        return checked.ok, f"{checked.detail}; {DISRUPTED} not judged: Karpenter removed no node in the idle stretch"
+        return checked.ok, f"{detail}; {DISRUPTED} not judged: Karpenter removed no node in the idle stretch"
     try:
         found = wait_for(lambda: loop.prometheus.query(f"sum by (reason) ({DISRUPTED})") or None, DISRUPTION_WAIT,
                          f"{DISRUPTED} in Prometheus")
     except E2EError as err:
-        return False, f"{checked.detail}; after the idle stretch, in which Karpenter removed {removed} node(s): {err}"
-    return checked.ok, f"{checked.detail}; after the idle stretch ({removed} node(s) removed): {DISRUPTED}: " \
+        return False, f"{detail}; after the idle stretch, in which Karpenter removed {removed} node(s): {err}"
+    return checked.ok, f"{detail}; after the idle stretch ({removed} node(s) removed): {DISRUPTED}: " \
         + _by_reason(found)

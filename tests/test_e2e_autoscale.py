@@ -159,6 +159,11 @@ def test_dashboard_queries_are_read_from_the_emitted_configmaps_and_judged_by_th
     silent = [f"{board} / {panel}" for board, panel, expr in found
               if lost in referenced(substitute(expr, dashboards_.RANGE))]
     assert f"returned data (none from: {', '.join(silent)})" in checked.detail  # and which panels show nothing
+    # Asked again once the idle stretch is over: a panel that answers then is named as answering.
+    _, later = dashboards_.after_idle(_dev_loop(set()), checked, 0)
+    assert later.endswith(f"silent answered ({', '.join(silent)})")
+    _, still = dashboards_.after_idle(_dev_loop({lost}), checked, 0)
+    assert f"0 of the {len(silent)} silent answered" in still
 
 
 def test_kube_state_metrics_series_and_the_pending_record_are_judged_while_it_runs() -> None:
