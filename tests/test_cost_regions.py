@@ -200,3 +200,24 @@ def test_a_p5e_block_pool_is_marked_twice() -> None:
     assert "p5en" in pool.price_estimated and "no us-east-2 price" in pool.price_estimated
     assert pool.reserved_hourly_usd == pytest.approx(43.26)
     assert "2024-12-15" in pool.reserved_price_note and "estimated" not in pool.reserved_price_note
+
+
+def test_a_region_move_says_which_region_each_column_is_priced_for() -> None:
+    from gpuplat.model import build_model
+    from gpuplat.plan import build_plan
+    from gpuplat.render.comment import _cost_section  # pyright: ignore[reportPrivateUsage]
+    from gpuplat.render.plan import plan_json
+    from tests.test_cost_services import BASE
+
+    def priced(doc: Doc) -> dict[str, object]:
+        model = build_model(doc)
+        plan = build_plan(model).plan
+        assert plan is not None
+        return plan_json(model, plan)
+
+    base = priced(json.loads(json.dumps(BASE)))
+    moved = json.loads(json.dumps(BASE))
+    _ireland(moved)
+    section = _cost_section(priced(moved), base)
+    assert "The base column is priced for `us-east-1`, the head for `eu-west-1`" in section
+    assert "The base column is priced" not in _cost_section(base, base)  # no move, no sentence

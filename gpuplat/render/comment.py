@@ -327,6 +327,7 @@ def _cost_section(head: Json, base: Json | None) -> str:
         table=None if table is None else block(table),
         assumptions=assumptions,
         region=(now or {}).get("region"),
+        base_region=(before or {}).get("region") if base is not None else None,
         estimates=_estimates(now) if now else [],
     )
 
