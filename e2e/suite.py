@@ -35,6 +35,7 @@ from e2e import (
     releases,
     repair,
     repair_share,
+    requeue,
     scenarios,
     topology,
 )
@@ -220,10 +221,8 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             if stack.provider == "aws":
                 repair.node_failure(cluster, stack, report, timeout)
                 repair_share.unhealthy_share(cluster, stack, report, timeout)
-            else:
-                for name in ("gpu-node-failure", repair_share.SHARE):
-                    report.skip(target.label, name, "provider kubernetes: no Karpenter removes the failed node; "
-                                "the scenario runs on aws targets")
+            else:  # nothing replaces a node: the operator cordons and drains it (docs/health.md)
+                requeue.drain_requeue(cluster, stack, report, timeout)
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
                             "their devices with no agent error")

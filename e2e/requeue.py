@@ -1,0 +1,265 @@
+"""A GPU fails on provider kubernetes: the operator cordons and drains the node, Kueue's work
+runs again on another node of the pool.
+
+On provider kubernetes nothing gpuplat runs replaces a node (docs/health.md): detection is the
+DCGM exporter's XID series and the GpuHealth alert naming the node, the repair is the
+operator's: `kubectl cordon` and `kubectl drain` of that node. The scenario plays it on the real
+engines:
+
+- alert: the emitted PrometheusRule `<platform>-gpu-health`, under `promtool test rules`, fires
+  GpuFatalXid for the node the work runs on when its GPU reports XID 79 (the suite's Prometheus
+  runs only inside the autoscaling loop, so promtool evaluates the rule; tests/test_gpu_health.py
+  has the full cases);
+- cordoned: `kubectl cordon`, the node's `spec.unschedulable` read back;
+- evicted: `kubectl drain` (the eviction API, `--force` since a plain pod group's pod has no
+  controller) evicts the tenant's running pod and returns once it is gone;
+- Kueue: its Workload's conditions and `requeueState` right after the eviction and once the
+  group's next pod runs: the same admission kept, or evicted and admitted again (the row says
+  which);
+- running again: the group's next pod (the tenant's launcher, played by the suite as in
+  e2e/repair.py) runs on another existing node of the pool, none of the group on the cordoned one.
+
+The node is uncordoned and the pods removed afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from e2e import quota
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.contention import condition, holder_pod, pending_reason, quiet, workload
+from e2e.jobs import not_running
+from e2e.repair import GPU, GROUP_COUNT, GROUP_LABEL, Clock, admission, create_pod, remove_pods, running_node
+from e2e.report import Report
+from e2e.stack import Stack
+
+SCENARIO = "gpu-node-failure-drain-requeue"
+GROUP = "drain"
+RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+XID = 79  # fallen off the bus
+# The operator's drain: DaemonSet pods (the exporter, the device plugin) stay; a plain pod
+# group's pod has no controller, hence --force (it is still evicted, not deleted).
+DRAIN = ("--ignore-daemonsets", "--delete-emptydir-data", "--force")
+
+
+def slot_of(stack: Stack) -> quota.Slot | None:
+    """A tenant's whole-GPU quota on a flavor without a Topology (a topology-aware flavor takes
+    only jobs asking for a placement)."""
+    found = quota.within_namespace_quota(quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR)),
+                                         stack.of_type(quota.RESOURCE_QUOTA))
+    whole = sorted((s for s in found if s.resource == GPU and s.nominal >= 1), key=lambda s: (s.tenant, s.flavor))
+    return whole[0] if whole else None
+
+
+def pool_nodes(nodes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
+    """The Ready, schedulable nodes carrying every one of the flavor's node labels."""
+    found = []
+    for node in nodes:
+        have = node.get("metadata", {}).get("labels", {})
+        if any(have.get(k) != v for k, v in labels.items()) or node.get("spec", {}).get("unschedulable"):
+            continue
+        if condition(node, "Ready").get("status") == "True":
+            found.append(str(node["metadata"]["name"]))
+    return sorted(found)
+
+
+def member(slot: quota.Slot, name: str) -> dict[str, Any]:
+    """A pod of a plain Kueue pod group of one: kwok keeps a pod without a Job running."""
+    pod = holder_pod(slot, 1, name)
+    pod["metadata"]["labels"][GROUP_LABEL] = GROUP
+    pod["metadata"]["annotations"] = {GROUP_COUNT: "1"}
+    return pod
+
+
+def alert_case(rule_file: str, node: str, pool: str, description: str) -> dict[str, Any]:
+    """promtool's test document: the exporter reports XID 79 on GPU 0 of `node`; GpuFatalXid must
+    fire for that node and GPU."""
+    labels = {"node": node, "pool": pool, "gpu": "0", "severity": "critical"}
+    return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [{"series": f'DCGM_FI_DEV_XID_ERRORS{{node="{node}",pool="{pool}",gpu="0"}}',
+                          "values": f"0 {XID}x10"}],
+        "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuFatalXid", "exp_alerts": [{
+            "exp_labels": labels,
+            "exp_annotations": {"summary": f"GPU 0 of node {node} (pool {pool}) reported fatal XID {XID}",
+                                "description": description}}]}]}]}
+
+
+def alerted(cluster: Cluster, stack: Stack, node: str, pool: str) -> tuple[bool, str]:
+    """The emitted GpuHealth rule, under the real promtool, alerts on `node`'s XID."""
+    rules = [r for r in stack.of_type(RULE) if r["metadata"]["name"].endswith("-gpu-health")]
+    if not rules:
+        return False, "the stack emits no PrometheusRule <platform>-gpu-health"
+    spec, name = rules[0]["spec"], rules[0]["metadata"]["name"]
+    fatal = [a for g in spec["groups"] for a in g["rules"] if a.get("alert") == "GpuFatalXid"]
+    if not fatal:
+        return False, f"PrometheusRule {name} has no GpuFatalXid alert"
+    yaml = YAML(typ="safe")
+    with tempfile.TemporaryDirectory(prefix="promtool-gpu-health-", dir=cluster.workdir) as tmp:
+        work = Path(tmp)
+        with (work / "rules.yaml").open("w") as out:
+            yaml.dump(spec, out)
+        with (work / "tests.yaml").open("w") as out:
+            yaml.dump(alert_case("rules.yaml", node, pool, fatal[0]["annotations"]["description"]), out)
+        result = subprocess.run([str(cluster.tools["promtool"]), "test", "rules", "tests.yaml"], cwd=work,
+                                capture_output=True, text=True)
+    if result.returncode:
+        return False, f"promtool test rules on {name}: {(result.stdout + result.stderr).strip()[-1200:]}"
+    return True, f"{name}'s GpuFatalXid fires for node {node} (pool {pool}, GPU 0) on XID {XID}, under promtool"
+
+
+def cordoned(node: dict[str, Any] | None) -> str | None:
+    """The node as `kubectl cordon` leaves it: unschedulable (and the node controller's taint, if
+    it came already)."""
+    if not (node or {}).get("spec", {}).get("unschedulable"):
+        return None
+    taints = [f"{t['key']}:{t['effect']}" for t in node.get("spec", {}).get("taints", [])  # type: ignore[union-attr]
+              if t.get("key") == "node.kubernetes.io/unschedulable"]
+    return "spec.unschedulable true" + (f", taint {taints[0]}" if taints else "")
+
+
+def evicted(drain: subprocess.CompletedProcess[str], namespace: str, name: str,
+            pod: dict[str, Any] | None) -> str:
+    """What `kubectl drain` did to the tenant's pod: evicted through the eviction API and gone."""
+    said = (drain.stdout + drain.stderr).strip()
+    if drain.returncode:
+        raise E2EError(f"kubectl drain failed ({drain.returncode}): {said[-600:]}")
+    if f"evicting pod {namespace}/{name}" not in said:
+        raise E2EError(f"kubectl drain did not evict pod {namespace}/{name}: {said[-600:]}")
+    if pod is not None:
+        raise E2EError(f"kubectl drain returned with pod {namespace}/{name} still there "
+                       f"(finalizers {pod.get('metadata', {}).get('finalizers')})")
+    return f"pod {namespace}/{name} evicted through the eviction API and gone"
+
+
+def workload_state(item: dict[str, Any] | None) -> str:
+    """Kueue's Workload in its own words: the conditions that say kept or evicted, and requeueState."""
+    if item is None:
+        return "no Workload"
+    parts = []
+    for kind in ("QuotaReserved", "Admitted", "PodsReady", "Evicted", "Requeued", "Finished"):
+        found = condition(item, kind)
+        if found:
+            why = found.get("reason") or ""
+            parts.append(f"{kind}={found.get('status')}" + (f" ({why})" if why else ""))
+    state = item.get("status", {}).get("requeueState") or {}
+    parts.append(f"requeueState {state}" if state else "requeueState none")
+    return ", ".join(parts)
+
+
+def elsewhere(pod: dict[str, Any] | None, failed: str, pool: list[str]) -> str | None:
+    """The group's next pod running and Ready on another node of the pool (None: not yet)."""
+    status = (pod or {}).get("status", {})
+    node = (pod or {}).get("spec", {}).get("nodeName")
+    if node == failed:
+        raise E2EError(f"pod {pod['metadata']['name']} bound to the cordoned node {failed}")  # type: ignore[index]
+    if status.get("phase") != "Running" or condition(pod, "Ready").get("status") != "True":
+        return None
+    if node not in pool:
+        raise E2EError(f"pod {pod['metadata']['name']} runs on {node}, not a node of the pool ({', '.join(pool)})")  # type: ignore[index]
+    return str(node)
+
+
+def on_node(pods: list[dict[str, Any]], node: str) -> list[str]:
+    """The group's pods still bound to `node`."""
+    return sorted(p["metadata"]["name"] for p in pods
+                  if p.get("metadata", {}).get("labels", {}).get(GROUP_LABEL) == GROUP
+                  and p.get("spec", {}).get("nodeName") == node)
+
+
+def drain_requeue(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    label = stack.target.label
+    if stack.release("kueue") is None:
+        report.skip(label, SCENARIO, "queueing: none: no Kueue requeues the work")
+        return
+    slot = slot_of(stack)
+    if slot is None:
+        report.skip(label, SCENARIO, f"no tenant has {GPU} quota on a flavor without a Topology")
+        return
+    pool = pool_nodes(cluster.items("nodes"), slot.node_labels)
+    if len(pool) < 2:
+        report.skip(label, SCENARIO, f"flavor {slot.flavor}'s pool has {len(pool)} Ready node(s) "
+                    f"({', '.join(pool) or 'none'}): no second node to run the work again on")
+        return
+    pods, failed = [f"{GROUP}-0"], ""
+    try:
+        failed = _scenario(cluster, stack, report, slot, pool, pods, timeout)
+    finally:
+        if failed:
+            cluster.kubectl("uncordon", failed, check=False)
+        remove_pods(cluster, slot.tenant, pods)
+        with contextlib.suppress(E2EError):
+            quiet(cluster, timeout)
+
+
+def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, pool: list[str],
+              pods: list[str], timeout: float) -> str:
+    """Returns the node cordoned ('' when it got no further than the setup)."""
+    label, ns, first = stack.target.label, slot.tenant, pods[0]
+    create_pod(cluster, member(slot, first))
+    try:
+        node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
+    except E2EError as err:
+        why = pending_reason(workload(cluster, ns, "Pod", first))
+        report.scenario(label, f"{SCENARIO}-setup", False, f"{err}: {why}; {not_running(cluster, ns, first)}")
+        return ""
+    wl_name = str((workload(cluster, ns, "Pod", first) or {}).get("metadata", {}).get("name"))
+
+    def wl() -> dict[str, Any] | None:
+        return cluster.get("workloads.kueue.x-k8s.io", wl_name, ns)
+
+    before = workload_state(wl())
+    report.mark()
+    clock = Clock()  # the fault: XID 79 on the node's GPU, as the exporter reports it
+    ok, said = alerted(cluster, stack, node, slot.pool)
+    report.scenario(label, f"{SCENARIO}-alert", ok, said)
+    cluster.kubectl("cordon", node)
+    try:
+        fenced = wait_for(lambda: cordoned(cluster.get("node", node)), timeout, f"node {node} unschedulable", 1.0)
+    except E2EError as err:
+        report.scenario(label, f"{SCENARIO}-cordoned", False, str(err))
+        return node
+    clock.mark("cordoned")
+    report.scenario(label, f"{SCENARIO}-cordoned", True, f"{clock.marks['cordoned']:.0f} s after the fault: node "
+                    f"{node} {fenced}")
+    drain = cluster.kubectl("drain", node, *DRAIN, f"--timeout={timeout:.0f}s", check=False)
+    clock.mark("evicted")
+    try:
+        gone = evicted(drain, ns, first, cluster.get("pod", first, ns))
+    except E2EError as err:
+        report.scenario(label, f"{SCENARIO}-evicted", False, f"{err} ({clock.marks['evicted']:.0f} s after the fault)")
+        return node
+    after = workload_state(wl())
+    report.scenario(label, f"{SCENARIO}-evicted", True, f"{clock.marks['evicted']:.0f} s after the fault: {gone}; "
+                    f"Workload {ns}/{wl_name} before: {before}; right after: {after}")
+    again = f"{GROUP}-1"
+    pods.append(again)
+    create_pod(cluster, member(slot, again))  # the tenant's launcher: the group's next pod
+    try:
+        ran = wait_for(lambda: elsewhere(cluster.get("pod", again, ns), node, pool), 2 * timeout,
+                       f"pod {ns}/{again} running on another node of the pool", 2.0)
+        clock.mark("running-again")
+        verdict = wait_for(lambda: admission(wl()), timeout, f"Kueue's admission of Workload {ns}/{wl_name}", 1.0)
+    except E2EError as err:
+        report.scenario(label, f"{SCENARIO}-running-again", False, f"{err}: {workload_state(wl())}; "
+                        f"{pending_reason(wl())}; {not_running(cluster, ns, again)}")
+        return node
+    left = on_node(cluster.items("pods", ns), node)
+    still = cordoned(cluster.get("node", node))
+    ok = not left and still is not None
+    report.scenario(label, f"{SCENARIO}-running-again", ok, f"{clock.marks['running-again']:.0f} s after the fault: "
+                    f"pod {ns}/{again} running on {ran} (pool {slot.pool}: {', '.join(pool)}); Kueue: {verdict}; "
+                    f"Workload now: {workload_state(wl())}; on the cordoned node {node}: "
+                    f"{', '.join(left) or 'none of the group'}, {still or 'no longer unschedulable'}")
+    summary = ", ".join(f"{k} {v:.0f} s" for k, v in clock.marks.items())
+    report.scenario(label, SCENARIO, ok, f"XID {XID} on node {node} under {ns}'s pod group in flavor {slot.flavor}; "
+                    f"the operator's repair (kubectl cordon, kubectl drain {' '.join(DRAIN)}) then the launcher's next "
+                    f"pod; from the fault: {summary}")
+    return node
