@@ -213,7 +213,8 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
     wl_name = str((workload(cluster, ns, "Pod", first) or {}).get("metadata", {}).get("name"))
 
     def wl() -> dict[str, Any] | None:
-        return cluster.get("workloads.kueue.x-k8s.io", wl_name, ns)
+        """The group's Workload; should Kueue have deleted it with its last pod, the next pod's."""
+        return cluster.get("workloads.kueue.x-k8s.io", wl_name, ns) or workload(cluster, ns, "Pod", pods[-1])
 
     before = workload_state(wl())
     report.mark()
@@ -236,7 +237,7 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
     except E2EError as err:
         report.scenario(label, f"{SCENARIO}-evicted", False, f"{err} ({clock.marks['evicted']:.0f} s after the fault)")
         return node
-    after = workload_state(wl())
+    after = f"{_named(wl())} {workload_state(wl())}"
     report.scenario(label, f"{SCENARIO}-evicted", True, f"{clock.marks['evicted']:.0f} s after the fault: {gone}; "
                     f"Workload {ns}/{wl_name} before: {before}; right after: {after}")
     again = f"{GROUP}-1"
@@ -256,10 +257,14 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
     ok = not left and still is not None
     report.scenario(label, f"{SCENARIO}-running-again", ok, f"{clock.marks['running-again']:.0f} s after the fault: "
                     f"pod {ns}/{again} running on {ran} (pool {slot.pool}: {', '.join(pool)}); Kueue: {verdict}; "
-                    f"Workload now: {workload_state(wl())}; on the cordoned node {node}: "
+                    f"Workload now: {_named(wl())} {workload_state(wl())}; on the cordoned node {node}: "
                     f"{', '.join(left) or 'none of the group'}, {still or 'no longer unschedulable'}")
     summary = ", ".join(f"{k} {v:.0f} s" for k, v in clock.marks.items())
     report.scenario(label, SCENARIO, ok, f"XID {XID} on node {node} under {ns}'s pod group in flavor {slot.flavor}; "
                     f"the operator's repair (kubectl cordon, kubectl drain {' '.join(DRAIN)}) then the launcher's next "
                     f"pod; from the fault: {summary}")
     return node
+
+
+def _named(item: dict[str, Any] | None) -> str:
+    return str((item or {}).get("metadata", {}).get("name", "none"))
