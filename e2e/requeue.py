@@ -49,13 +49,18 @@ XID = 79  # fallen off the bus
 DRAIN = ("--ignore-daemonsets", "--delete-emptydir-data", "--force")
 
 
-def slot_of(stack: Stack) -> quota.Slot | None:
-    """A tenant's whole-GPU quota on a flavor without a Topology (a topology-aware flavor takes
-    only jobs asking for a placement)."""
+def slots_of(stack: Stack) -> list[quota.Slot]:
+    """Tenants' GPU quotas (whole GPUs first, then MIG slices, then shares) on flavors without a
+    Topology: a topology-aware flavor takes only jobs asking for a placement, and its admission
+    names the nodes, which a cordon does not move."""
     found = quota.within_namespace_quota(quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR)),
                                          stack.of_type(quota.RESOURCE_QUOTA))
-    whole = sorted((s for s in found if s.resource == GPU and s.nominal >= 1), key=lambda s: (s.tenant, s.flavor))
-    return whole[0] if whole else None
+
+    def rank(s: quota.Slot) -> tuple[int, str, str, str]:
+        return (0 if s.resource == GPU else 1 if s.resource.startswith("nvidia.com/mig-") else 2,
+                s.tenant, s.flavor, s.resource)
+
+    return sorted((s for s in found if s.resource.startswith("nvidia.com/") and s.nominal >= 1), key=rank)
 
 
 def pool_nodes(nodes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
@@ -179,15 +184,18 @@ def drain_requeue(cluster: Cluster, stack: Stack, report: Report, timeout: float
     if stack.release("kueue") is None:
         report.skip(label, SCENARIO, "queueing: none: no Kueue requeues the work")
         return
-    slot = slot_of(stack)
-    if slot is None:
-        report.skip(label, SCENARIO, f"no tenant has {GPU} quota on a flavor without a Topology")
+    found = slots_of(stack)
+    if not found:
+        report.skip(label, SCENARIO, "no tenant has GPU quota on a flavor without a Topology")
         return
-    pool = pool_nodes(cluster.items("nodes"), slot.node_labels)
-    if len(pool) < 2:
-        report.skip(label, SCENARIO, f"flavor {slot.flavor}'s pool has {len(pool)} Ready node(s) "
-                    f"({', '.join(pool) or 'none'}): no second node to run the work again on")
+    listed = cluster.items("nodes")
+    chosen = [(s, pool_nodes(listed, s.node_labels)) for s in found]
+    usable = [(s, p) for s, p in chosen if len(p) >= 2]
+    if not usable:
+        report.skip(label, SCENARIO, "no pool of a tenant's GPU quota has a second Ready node to run the work "
+                    f"again on: {', '.join(f'{s.flavor} {len(p)}' for s, p in chosen)}")
         return
+    slot, pool = usable[0]
     pods, failed = [f"{GROUP}-0"], ""
     try:
         failed = _scenario(cluster, stack, report, slot, pool, pods, timeout)
@@ -260,9 +268,9 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
                     f"Workload now: {_named(wl())} {workload_state(wl())}; on the cordoned node {node}: "
                     f"{', '.join(left) or 'none of the group'}, {still or 'no longer unschedulable'}")
     summary = ", ".join(f"{k} {v:.0f} s" for k, v in clock.marks.items())
-    report.scenario(label, SCENARIO, ok, f"XID {XID} on node {node} under {ns}'s pod group in flavor {slot.flavor}; "
-                    f"the operator's repair (kubectl cordon, kubectl drain {' '.join(DRAIN)}) then the launcher's next "
-                    f"pod; from the fault: {summary}")
+    report.scenario(label, SCENARIO, ok, f"XID {XID} on node {node} under {ns}'s pod group (1 {slot.resource}) in "
+                    f"flavor {slot.flavor}; the operator's repair (kubectl cordon, kubectl drain {' '.join(DRAIN)}) "
+                    f"then the launcher's next pod; from the fault: {summary}")
     return node
 
 

@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from components.kubernetes.gpu_health import prometheus_rule_spec
-from e2e import requeue
+from e2e import quota, requeue
 from e2e.cluster import E2EError
+from e2e.stack import Stack, Target
 from tests.support_canned import Canned
 from tests.test_rule_tests import promtool
 
@@ -109,3 +110,25 @@ def test_the_emitted_rule_alerts_on_the_drained_nodes_xid_under_promtool(tmp_pat
     # The case can fail: an application's XID (13) on that GPU raises nothing.
     case["tests"][0]["input_series"][0]["values"] = "0 13x10"
     assert run(case).returncode == 1
+
+
+def _queue_with(tenant: str, flavor: str, quotas: dict[str, int]) -> dict[str, Any]:
+    entries = [{"name": flavor, "resources": [{"name": r, "nominalQuota": n} for r, n in quotas.items()]}]
+    return {"metadata": {"name": f"cq-{tenant}-{flavor}"},
+            "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant}},
+                     "resourceGroups": [{"coveredResources": list(quotas), "flavors": entries}]}}
+
+
+def test_the_work_goes_on_a_flavor_without_a_topology_whole_gpus_first_then_mig_slices() -> None:
+    flavors = [{"metadata": {"name": "train"}, "spec": {"nodeLabels": {"gpuplat.dev/pool": "train"},
+                                                        "topologyName": "fabric"}},
+               {"metadata": {"name": "infer"}, "spec": {"nodeLabels": {"gpuplat.dev/pool": "infer"}}},
+               {"metadata": {"name": "lab"}, "spec": {"nodeLabels": {"gpuplat.dev/pool": "lab"}}}]
+    queues = [_queue_with("models", "train", {"nvidia.com/gpu": 128}),  # topology-aware: not taken
+              _queue_with("research", "lab", {"nvidia.com/gpu.fractional": 120, "cpu": 64}),
+              _queue_with("research", "infer", {"nvidia.com/mig-3g.40gb": 17, "nvidia.com/mig-1g.10gb": 0})]
+    resources = [*({"type": quota.CLUSTER_QUEUE, "inputs": q} for q in queues),
+                 *({"type": quota.FLAVOR, "inputs": f} for f in flavors)]
+    found = requeue.slots_of(Stack(Target("t"), resources, {}, []))
+    assert [(s.flavor, s.resource) for s in found] == [("infer", "nvidia.com/mig-3g.40gb"),
+                                                       ("lab", "nvidia.com/gpu.fractional")]
