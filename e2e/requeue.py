@@ -12,12 +12,16 @@ engines:
   has the full cases);
 - cordoned: `kubectl cordon`, the node's `spec.unschedulable` read back;
 - evicted: `kubectl drain` (the eviction API, `--force` since a plain pod group's pod has no
-  controller) evicts the tenant's running pod and returns once it is gone;
+  controller) evicts the tenant's running pod and returns once it is gone. Two parts are played
+  meanwhile: the kubelet's (kwok's `pod-delete` stage only deletes; a kubelet stops the
+  container, and a training process stopped by SIGTERM leaves the pod Failed) and the
+  launcher's (the group's next pod, made once the lost one failed: Kueue removes a group's
+  Failed pod's finalizer, which the drain waits for, only once its replacement exists);
 - Kueue: its Workload's conditions and `requeueState` right after the eviction and once the
   group's next pod runs: the same admission kept, or evicted and admitted again (the row says
   which);
-- running again: the group's next pod (the tenant's launcher, played by the suite as in
-  e2e/repair.py) runs on another existing node of the pool, none of the group on the cordoned one.
+- running again: the group's next pod runs on another existing node of the pool, none of the
+  group on the cordoned one.
 
 The node is uncordoned and the pods removed afterwards.
 """
@@ -29,6 +33,7 @@ import json
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,10 +165,13 @@ def stopped(pod: dict[str, Any], now: str) -> dict[str, Any]:
     return {"status": {"phase": "Failed", "containerStatuses": statuses, "conditions": conditions}}
 
 
-def drain_playing_kubelet(cluster: Cluster, node: str, namespace: str, name: str, timeout: float,
-                          clock: Clock) -> tuple[subprocess.CompletedProcess[str], str]:
+def drain_playing_kubelet(cluster: Cluster, node: str, namespace: str, name: str, timeout: float, clock: Clock,
+                          relaunch: Callable[[], str]) -> tuple[subprocess.CompletedProcess[str], str]:
     """`kubectl drain` of `node`; meanwhile, once the eviction marked the tenant's pod for deletion
-    (clock mark `evicted`), the kubelet's part: its container stopped, the pod Failed."""
+    (clock mark `evicted`), the kubelet's part: its container stopped, the pod Failed; then the
+    launcher's: `relaunch` (mark `relaunched`). Kueue lets a pod group's Failed pod go (removes
+    its finalizer, which the drain waits for) only once a replacement exists (kueue 0.19.2,
+    pod_controller.go FindMatchingWorkloads), so the launcher cannot wait for the drain."""
     args = [str(cluster.tools["kubectl"]), "--kubeconfig", str(cluster.kubeconfig), "drain", node, *DRAIN,
             f"--timeout={timeout:.0f}s"]
     played, out, err = "", "", ""
@@ -184,8 +192,11 @@ def drain_playing_kubelet(cluster: Cluster, node: str, namespace: str, name: str
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             patched = cluster.kubectl("patch", "pod", name, "-n", namespace, "--subresource=status", "--type=merge",
                                       "-p", json.dumps(stopped(pod, now)), check=False)
-            played = ("the kubelet's part played: container exit 143, pod Failed" if not patched.returncode
-                      else f"the kubelet's part refused: {patched.stderr.strip()[-300:]}")
+            if patched.returncode:
+                played = f"the kubelet's part refused: {patched.stderr.strip()[-300:]}"
+                continue
+            played = f"the kubelet's part played: container exit 143, pod Failed; {relaunch()}"
+            clock.mark("relaunched")
     return subprocess.CompletedProcess(args, proc.returncode, out, err), played
 
 
@@ -194,7 +205,8 @@ def workload_state(item: dict[str, Any] | None) -> str:
     if item is None:
         return "no Workload"
     parts = []
-    for kind in ("QuotaReserved", "Admitted", "PodsReady", "Evicted", "Requeued", "Finished"):
+    for kind in ("QuotaReserved", "Admitted", "PodsReady", "WaitingForReplacementPods", "Evicted", "Requeued",
+                 "Finished"):
         found = condition(item, kind)
         if found:
             why = found.get("reason") or ""
@@ -283,7 +295,22 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
     clock.mark("cordoned")
     report.scenario(label, f"{SCENARIO}-cordoned", True, f"{clock.marks['cordoned']:.0f} s after the fault: node "
                     f"{node} {fenced}")
-    drain, played = drain_playing_kubelet(cluster, node, ns, first, timeout, clock)
+    again = f"{GROUP}-1"
+    pods.append(again)
+
+    def relaunch() -> str:
+        """The tenant's launcher: the group's next pod, once the lost one failed."""
+        with contextlib.suppress(E2EError):
+            wait_for(lambda: condition(wl(), "WaitingForReplacementPods").get("status") == "True" or None, 15,
+                     "Kueue to ask for a replacement", 1.0)
+        state = workload_state(wl())
+        try:
+            create_pod(cluster, member(slot, again))
+        except E2EError as err:
+            return f"Workload then: {state}; the launcher's pod refused: {err}"
+        return f"Workload then: {state}; the launcher made {ns}/{again}"
+
+    drain, played = drain_playing_kubelet(cluster, node, ns, first, timeout, clock, relaunch)
     clock.mark("drained")
     try:
         gone = evicted(drain, ns, first, cluster.get("pod", first, ns))
@@ -291,15 +318,12 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
         report.scenario(label, f"{SCENARIO}-evicted", False, f"{err} ({clock.marks['drained']:.0f} s after the fault; "
                         f"{played or 'the pod was never marked for deletion'})")
         return node
-    after = f"{_named(wl())} {workload_state(wl())}"
     seen = clock.marks.get("evicted", clock.marks["drained"])
-    played = played or "the pod was gone before the kubelet's part was needed"
+    if not played:  # gone before the kubelet's part was needed: the launcher's part still is
+        played = relaunch()
     report.scenario(label, f"{SCENARIO}-evicted", True, f"{seen:.0f} s after the fault: {gone} "
-                    f"(drain returned at {clock.marks['drained']:.0f} s; {played}); Workload {ns}/{wl_name} before: "
-                    f"{before}; right after: {after}")
-    again = f"{GROUP}-1"
-    pods.append(again)
-    create_pod(cluster, member(slot, again))  # the tenant's launcher: the group's next pod
+                    f"(drain returned at {clock.marks['drained']:.0f} s); Workload {ns}/{wl_name} before: {before}; "
+                    f"{played}")
     try:
         ran = wait_for(lambda: elsewhere(cluster.get("pod", again, ns), node, pool), 2 * timeout,
                        f"pod {ns}/{again} running on another node of the pool", 2.0)
