@@ -35,6 +35,7 @@ from e2e import (
     releases,
     repair,
     repair_share,
+    resume,
     scenarios,
     topology,
 )
@@ -219,9 +220,10 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 report.skip(target.label, "rail-vf-resources", "no SR-IOV operator release: no VF resources")
             if stack.provider == "aws":
                 repair.node_failure(cluster, stack, report, timeout)
+                resume.multinode(cluster, stack, report, timeout)
                 repair_share.unhealthy_share(cluster, stack, report, timeout)
             else:
-                for name in ("gpu-node-failure", repair_share.SHARE):
+                for name in ("gpu-node-failure", resume.ROW, repair_share.SHARE):
                     report.skip(target.label, name, "provider kubernetes: no Karpenter removes the failed node; "
                                 "the scenario runs on aws targets")
             report.scenario(target.label, "node-agents", not agents.errors,
