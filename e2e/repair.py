@@ -23,6 +23,7 @@ The running work is a plain pod group of one pod (Kueue's pod integration): kwok
 Job's pods as soon as they run, a plain pod keeps running. After Kueue evicts a pod group it
 deletes the pod; what recreates it is the tenant's launcher, played here by the suite (the
 group's next pod), and Kueue takes a new pod into the group only once the lost one is gone.
+A job of two ranks on two nodes, one lost, resuming with its checkpoints: e2e/resume.py.
 
 Shortened for the suite, and said so in the rows: Karpenter's tolerations, and Kueue's
 `recoveryTimeout` (10 minutes as emitted; RECOVERY here, Kueue restarted with the emitted
