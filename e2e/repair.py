@@ -23,6 +23,7 @@ The running work is a plain pod group of one pod (Kueue's pod integration): kwok
 Job's pods as soon as they run, a plain pod keeps running. After Kueue evicts a pod group it
 deletes the pod; what recreates it is the tenant's launcher, played here by the suite (the
 group's next pod), and Kueue takes a new pod into the group only once the lost one is gone.
+A job of two ranks on two nodes, one lost, resuming with its checkpoints: e2e/resume.py.
 
 Shortened for the suite, and said so in the rows: Karpenter's tolerations, and Kueue's
 `recoveryTimeout` (10 minutes as emitted; RECOVERY here, Kueue restarted with the emitted
@@ -206,7 +207,7 @@ def watch(report: Report, label: str, probes: dict[str, tuple[Probe, str]], time
 
 
 @dataclass
-class _Made:
+class Made:
     """What the scenario made: its pods, and the node it failed (healed whatever happened)."""
 
     pods: list[str]
@@ -233,7 +234,7 @@ def node_failure(cluster: Cluster, stack: Stack, report: Report, timeout: float)
     shortened = copy.deepcopy(emitted)
     shortened["waitForPodsReady"]["recoveryTimeout"] = RECOVERY
     kueue.restart(cluster, stack, shortened)
-    made = _Made([f"{GROUP}-0"])
+    made = Made([f"{GROUP}-0"])
     try:
         _scenario(cluster, report, label, slot, made, timeout)
     finally:
@@ -245,7 +246,7 @@ def node_failure(cluster: Cluster, stack: Stack, report: Report, timeout: float)
             quiet(cluster, timeout)
 
 
-def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, made: _Made,
+def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, made: Made,
               timeout: float) -> None:
     ns, first = slot.tenant, made.pods[0]
     create_pod(cluster, _member(slot, first))
@@ -272,10 +273,10 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     seen: dict[str, float] = {}
     # Karpenter's repair and the pod garbage collector act concurrently.
     seen_first = watch(report, label, {
-        "gpu-node-failure-repaired": (lambda: _repaired(cluster, node, claim_name, clock, seen),
+        "gpu-node-failure-repaired": (lambda: repaired(cluster, node, claim_name, clock, seen),
                                       "Karpenter's repair"),
-        "gpu-node-failure-node-removed": (lambda: _removed(cluster, node), f"Karpenter removing {node}"),
-        "gpu-node-failure-lost-pod-cleared": (lambda: _cleared(cluster, ns, first), f"the lost pod {ns}/{first}"),
+        "gpu-node-failure-node-removed": (lambda: removed(cluster, node), f"Karpenter removing {node}"),
+        "gpu-node-failure-lost-pod-cleared": (lambda: cleared(cluster, ns, first), f"the lost pod {ns}/{first}"),
     }, 2 * timeout + toleration, clock)
     seen_then: set[str] = set()
     if "gpu-node-failure-lost-pod-cleared" in seen_first:
@@ -286,7 +287,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
         seen_then = watch(report, label, {
             "gpu-node-failure-admission": (lambda: admission(get()) if running_node(cluster, ns, again) else None,
                                            f"Kueue's admission of Workload {ns}/{wl_name} with its next pod running"),
-            "gpu-node-failure-new-node": (lambda: _launched(cluster, nodepool, node, clock),
+            "gpu-node-failure-new-node": (lambda: launched(cluster, nodepool, node, clock),
                                           f"Karpenter launching a node in NodePool {nodepool}"),
             "gpu-node-failure-running-again": (lambda: _elsewhere(cluster, ns, again, node),
                                                f"the group's new pod {ns}/{again} running on a healthy node"),
@@ -299,7 +300,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
                     f"recoveryTimeout {RECOVERY} (10m as emitted)")
 
 
-def _repaired(cluster: Cluster, node: str, claim: str, clock: Clock, seen: dict[str, float]) -> str | None:
+def repaired(cluster: Cluster, node: str, claim: str, clock: Clock, seen: dict[str, float]) -> str | None:
     """Karpenter's node/health deleted the NodeClaim, after the toleration and only then (`seen`:
     when the deletion was first seen, the log line may follow it by a moment)."""
     found = cluster.get("nodeclaims.karpenter.sh", claim)
@@ -326,14 +327,14 @@ def _repaired(cluster: Cluster, node: str, claim: str, clock: Clock, seen: dict[
             f"{karpenter.REPAIR_TOLERATION:.0f} s toleration, kubelet Ready until then): {said}")
 
 
-def _removed(cluster: Cluster, node: str) -> str | None:
+def removed(cluster: Cluster, node: str) -> str | None:
     found = cluster.get("node", node)
     if found is None:
         return f"node {node} deleted by Karpenter"
     return None
 
 
-def _cleared(cluster: Cluster, namespace: str, name: str) -> str | None:
+def cleared(cluster: Cluster, namespace: str, name: str) -> str | None:
     """The lost pod no longer counts in its group: gone, or Failed (the pod garbage collector
     fails and deletes the pods of a node that no longer exists)."""
     pod = cluster.get("pod", name, namespace)
@@ -358,7 +359,7 @@ def admission(item: dict[str, Any] | None) -> str | None:
     return f"the same admission into {flavors} kept, never evicted: the next pod joined it"
 
 
-def _launched(cluster: Cluster, nodepool: str, failed: str, clock: Clock) -> str | None:
+def launched(cluster: Cluster, nodepool: str, failed: str, clock: Clock) -> str | None:
     """A NodeClaim of the same NodePool made after the fault, its node Ready."""
     for claim in cluster.items("nodeclaims.karpenter.sh"):
         meta = claim["metadata"]
