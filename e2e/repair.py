@@ -104,6 +104,24 @@ def repair_gate(cluster: Cluster, stack: Stack) -> tuple[bool | None, str]:
         ("started" if started else f"not started (no such line in {log})")
 
 
+def repairing(cluster: Cluster, stack: Stack, report: Report, row: str, off: str) -> bool:
+    """Karpenter repairs here; else `row` says why not: skipped, `off` said, where the release
+    turns NodeRepair off, failed where it is on and no repair controller runs."""
+    gate, said = repair_gate(cluster, stack)
+    if gate is None:
+        report.skip(stack.target.label, row, f"{said}: {off}")
+    elif not gate:
+        report.scenario(stack.target.label, row, False, said)
+    return bool(gate)
+
+
+def undo(cluster: Cluster, namespace: str, made: Made) -> None:
+    """Remove what a failure scenario made; a failed node that is still there is healed."""
+    remove_pods(cluster, namespace, made.pods)
+    if made.failed and cluster.get("node", made.failed) is not None:
+        heal(cluster, made.failed)
+
+
 def karpenter_said(cluster: Cluster, phrase: str, name: str) -> str | None:
     """Karpenter's log line saying `phrase` about object `name`, if any."""
     log = cluster.workdir / "karpenter.log"
@@ -238,9 +256,7 @@ def node_failure(cluster: Cluster, stack: Stack, report: Report, timeout: float)
     try:
         _scenario(cluster, report, label, slot, made, timeout)
     finally:
-        remove_pods(cluster, slot.tenant, made.pods)
-        if made.failed and cluster.get("node", made.failed) is not None:
-            heal(cluster, made.failed)
+        undo(cluster, slot.tenant, made)
         kueue.restart(cluster, stack, emitted)
         with contextlib.suppress(E2EError):
             quiet(cluster, timeout)

@@ -32,7 +32,7 @@ from e2e.repair import (
     mark_unhealthy,
     node_condition,
     remove_pods,
-    repair_gate,
+    repairing,
     running_node,
 )
 from e2e.report import Report
@@ -101,12 +101,7 @@ def _blocked(cluster: Cluster, nodes: list[str]) -> dict[str, str]:
 
 def unhealthy_share(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     label = stack.target.label
-    gate, said = repair_gate(cluster, stack)
-    if not gate:
-        if gate is None:
-            report.skip(label, SHARE, f"{said}: nothing is repaired anyway")
-        else:
-            report.scenario(label, SHARE, False, said)
+    if not repairing(cluster, stack, report, SHARE, "nothing is repaired anyway"):
         return
     target = share_target(stack)
     if isinstance(target, str):

@@ -52,13 +52,12 @@ from e2e.repair import (
     claim_of,
     cleared,
     create_pod,
-    heal,
     launched,
     mark_unhealthy,
-    remove_pods,
     removed,
-    repair_gate,
     repaired,
+    repairing,
+    undo,
     watch,
 )
 from e2e.repair_share import share_target
@@ -173,12 +172,7 @@ def multinode(cluster: Cluster, stack: Stack, report: Report, timeout: float) ->
     if stack.release("kueue") is None:
         report.skip(label, ROW, "queueing: none: no Kueue admits the job as one group")
         return
-    gate, said = repair_gate(cluster, stack)
-    if not gate:
-        if gate is None:
-            report.skip(label, ROW, f"{said}: nothing replaces a failed node (health.repair: none)")
-        else:
-            report.scenario(label, ROW, False, said)
+    if not repairing(cluster, stack, report, ROW, "nothing replaces a failed node (health.repair: none)"):
         return
     target = share_target(stack)
     if isinstance(target, str):
@@ -193,9 +187,7 @@ def multinode(cluster: Cluster, stack: Stack, report: Report, timeout: float) ->
     try:
         _scenario(cluster, report, label, slot, made, timeout)
     finally:
-        remove_pods(cluster, slot.tenant, made.pods)
-        if made.failed and cluster.get("node", made.failed) is not None:
-            heal(cluster, made.failed)
+        undo(cluster, slot.tenant, made)
         with contextlib.suppress(E2EError):
             quiet(cluster, timeout)
 
