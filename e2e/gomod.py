@@ -10,6 +10,7 @@ from pathlib import Path
 
 from e2e import upstream
 from e2e.errors import E2EError
+from e2e.tools.build import go_env
 
 TOOLS = Path(__file__).resolve().parent / "tools"
 
@@ -36,7 +37,7 @@ def module_dir(tool_set: str, module: str) -> Path:
     if os.environ.get(_env_name(tool_set)):
         return Path(os.environ[_env_name(tool_set)])
     result = subprocess.run(["go", "mod", "download", "-json", module], cwd=TOOLS / tool_set,
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=go_env(TOOLS / tool_set))
     try:
         found = Path(json.loads(result.stdout)["Dir"])
     except (json.JSONDecodeError, KeyError):

@@ -129,9 +129,10 @@ def _healthy(port: int) -> bool | None:
         return None
 
 
-def start(cluster: Cluster, stack: Stack, gates: str | None = None) -> None:
+def start(cluster: Cluster, stack: Stack, gates: str | None = None, aws_gates: str = "") -> None:
     """Start the provider; `gates`: the FEATURE_GATES the rendered chart gives the controller
-    (the chart turns the release's `settings.featureGates` into it), else read from the values."""
+    (the chart turns the release's `settings.featureGates` into it), else read from the values;
+    `aws_gates`: its AWS_FEATURE_GATES (our main reads RebootForRepair from it)."""
     path = cluster.workdir / "instance-types.json"
     path.write_text(json.dumps(instance_types(stack), indent=1))
     cluster.kubectl("create", "namespace", NAMESPACE, check=False)
@@ -139,6 +140,7 @@ def start(cluster: Cluster, stack: Stack, gates: str | None = None) -> None:
     env = {**cluster.env, "SYSTEM_NAMESPACE": NAMESPACE, "INSTANCE_TYPES_FILE_PATH": str(path),
            "FEATURE_GATES": gates if gates is not None else feature_gates(stack), "DISABLE_LEADER_ELECTION": "true",
            "METRICS_PORT": str(free_port()), "HEALTH_PROBE_PORT": str(probe), "LOG_LEVEL": "debug",
-           "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "3s", "REPAIR_TOLERATION": f"{REPAIR_TOLERATION:.0f}s"}
+           "BATCH_IDLE_DURATION": "1s", "BATCH_MAX_DURATION": "3s", "REPAIR_TOLERATION": f"{REPAIR_TOLERATION:.0f}s",
+           "AWS_FEATURE_GATES": aws_gates}
     cluster.processes.start("karpenter", [str(cluster.tools["karpenter-kwok"])], env=env)
     wait_for(lambda: _healthy(probe), 90, "Karpenter's health probe")

@@ -3,13 +3,14 @@
 The fault is made as the EKS node monitoring agent reports it: the node's status condition
 `AcceleratedHardwareReady` set False (reason NvidiaXID79Error, a GPU fallen off the bus), its
 kubelet alive (kwok keeps it Ready). Nothing in Kubernetes taints for that condition; Karpenter's
-node/health controller acts on it, as on EKS: the suite's Karpenter is the kwok provider with the
+repair (a disruption method since 1.15) acts on it, as on EKS: the suite's Karpenter is the kwok provider with the
 AWS provider's repair policies (e2e/tools/karpenter/main.go), their tolerations shortened to
 `karpenter.REPAIR_TOLERATION` (10 minutes upstream for this condition), and the NodeRepair gate
 as the emitted release renders it. Every judgement is read off the engines' objects:
 
-- repaired: Karpenter deletes the node's NodeClaim once the toleration is over (its log:
-  "deleting unhealthy node"), not before;
+- repaired: Karpenter replaces the node's NodeClaim once the toleration is over (its log:
+  "disrupting node(s)" for a command of reason Unhealthy; replace-first: the new node is
+  launched before the old one is drained), not before;
 - node removed: Karpenter terminates the node (its disrupted taint fences it meanwhile);
 - lost pod cleared: the pod garbage collector fails the pod of the node that is gone;
 - admission: once the group's next pod runs, Kueue's Workload is admitted: the same admission
@@ -59,7 +60,8 @@ GROUP = "repair"
 GPU_CONDITION = "AcceleratedHardwareReady"  # set by the EKS node monitoring agent
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 DISRUPTED = "karpenter.sh/disrupted"  # the taint Karpenter puts on a node it terminates
-REPAIRING = "deleting unhealthy node"  # node/health's log line when it deletes a NodeClaim
+# The disruption queue's log line for a command, and the command of a repair (its reason Unhealthy)
+REPAIRING = ("disrupting node(s)", '"command":"Unhealthy/')
 
 
 def gpu_fault(now: str) -> dict[str, Any]:
@@ -92,15 +94,15 @@ def node_condition(node: dict[str, Any] | None, kind: str) -> dict[str, Any]:
 
 def repair_gate(cluster: Cluster, stack: Stack) -> tuple[bool | None, str]:
     """(None: the emitted release turns NodeRepair off; False: on, yet Karpenter runs no repair
-    controller; True) with what said so. Karpenter registers node/health only with the gate on and
-    a provider listing repair policies (controllers.go); controller-runtime logs its start."""
+    controller; True) with what said so. Since 1.15 repair is a method of the disruption
+    controller, on with the gate (disruption/repair.go); controller-runtime logs the controller's start."""
     gates = karpenter.feature_gates(stack)
     if "NodeRepair=true" not in gates.split(","):
         return None, f"the emitted Karpenter release's feature gates are {gates or 'none'}: NodeRepair off"
     log = cluster.workdir / "karpenter.log"
-    started = log.exists() and any('"Starting Controller"' in line and '"controller":"node.health"' in line
+    started = log.exists() and any('"Starting Controller"' in line and '"controller":"disruption"' in line
                                    for line in log.read_text(errors="replace").splitlines())
-    return started, f"NodeRepair on ({gates}); Karpenter's node.health controller " + \
+    return started, f"NodeRepair on ({gates}); Karpenter's disruption controller (repair one of its methods) " + \
         ("started" if started else f"not started (no such line in {log})")
 
 
@@ -122,13 +124,13 @@ def undo(cluster: Cluster, namespace: str, made: Made) -> None:
         heal(cluster, made.failed)
 
 
-def karpenter_said(cluster: Cluster, phrase: str, name: str) -> str | None:
-    """Karpenter's log line saying `phrase` about object `name`, if any."""
+def karpenter_said(cluster: Cluster, phrases: tuple[str, ...], name: str) -> str | None:
+    """Karpenter's log line saying every one of `phrases` about object `name`, if any."""
     log = cluster.workdir / "karpenter.log"
     if not log.exists():
         return None
     for line in log.read_text(errors="replace").splitlines():
-        if phrase in line and f'"{name}"' in line:
+        if all(phrase in line for phrase in phrases) and f'"{name}"' in line:
             return line.strip()[:300]
     return None
 
@@ -317,7 +319,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
 
 
 def repaired(cluster: Cluster, node: str, claim: str, clock: Clock, seen: dict[str, float]) -> str | None:
-    """Karpenter's node/health deleted the NodeClaim, after the toleration and only then (`seen`:
+    """Karpenter's repair deleted the NodeClaim, after the toleration and only then (`seen`:
     when the deletion was first seen, the log line may follow it by a moment)."""
     found = cluster.get("nodeclaims.karpenter.sh", claim)
     if found is not None and not found["metadata"].get("deletionTimestamp"):
@@ -335,11 +337,11 @@ def repaired(cluster: Cluster, node: str, claim: str, clock: Clock, seen: dict[s
         if time.monotonic() - clock.start < seconds + 10:
             return None
         raise E2EError(f"NodeClaim {claim} deleted {seconds:.0f} s after the fault, but Karpenter's log has no "
-                       f"'{REPAIRING}' for it: not the repair")
+                       f"'{REPAIRING[0]}' of reason Unhealthy for it: not the repair")
     if seconds < karpenter.REPAIR_TOLERATION - 2:
         raise E2EError(f"NodeClaim {claim} deleted {seconds:.0f} s after the fault, before the "
                        f"{karpenter.REPAIR_TOLERATION:.0f} s toleration")
-    return (f"Karpenter's node.health deleted NodeClaim {claim} ({GPU_CONDITION} False past the "
+    return (f"Karpenter's repair replaced NodeClaim {claim} ({GPU_CONDITION} False past the "
             f"{karpenter.REPAIR_TOLERATION:.0f} s toleration, kubelet Ready until then): {said}")
 
 

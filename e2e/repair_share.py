@@ -1,11 +1,11 @@
 """More than Karpenter's unhealthy share of a NodePool fails at once: Karpenter repairs none.
 
-Karpenter's node/health (karpenter 1.14, pkg/controllers/node/health/controller.go) repairs a
-node only while the nodes of its NodePool that match a repair policy are at most 20 % of the
-NodePool's nodes, rounded up (`allowed_unhealthy`); above it, a fault is taken for a cluster-wide
-one (a bad AMI, a driver roll-out), not a node's, and the controller publishes a Warning event
-`NodeRepairBlocked` on the node ("more than 20% nodes are unhealthy in the nodepool") and looks
-again in 5 minutes. The scenario makes a NodePool hold enough nodes (pods spread one per node),
+Karpenter's repair (karpenter 1.15, pkg/controllers/disruption/repair.go, a disruption method)
+repairs a node only while the nodes of its NodePool that match a repair policy are at most 20 % of
+the NodePool's nodes, rounded up (`allowed_unhealthy`); above it, a fault is taken for a
+cluster-wide one (a bad AMI, a driver roll-out), not a node's, and each disruption pass publishes
+a Warning event `NodeRepairBlocked` on the node ("more than 20% of nodes in nodepool "<name>" are
+unhealthy") for a node past its toleration. The scenario makes a NodePool hold enough nodes (pods spread one per node),
 sets the GPU condition False on one node more than the share allows, and waits several
 tolerations: no NodeClaim of them may be deleted, and each node must carry Karpenter's event.
 """
@@ -39,7 +39,7 @@ from e2e.report import Report
 from e2e.stack import Stack
 
 SHARE = "gpu-node-failure-unhealthy-share"
-ALLOWED_PERCENT = 20  # node/health allowedUnhealthyPercent
+ALLOWED_PERCENT = 20  # disruption/repair.go repairUnhealthyThreshold
 PODS = 2  # pods spread one per node: enough nodes for one more than 20 % of them
 PERIODS = 4  # tolerations waited for a repair that must not come
 BLOCKED = "NodeRepairBlocked"
@@ -47,7 +47,7 @@ SPREAD_LABEL = "gpuplat.dev/e2e-share"
 
 
 def allowed_unhealthy(nodes: int) -> int:
-    """The unhealthy nodes node/health still repairs in a NodePool of `nodes` (20 %, rounded up:
+    """The unhealthy nodes Karpenter still repairs in a NodePool of `nodes` (20 %, rounded up:
     intstr.GetScaledValueFromIntOrPercent with roundUp)."""
     return math.ceil(nodes * ALLOWED_PERCENT / 100)
 
@@ -165,7 +165,7 @@ def _judge(cluster: Cluster, report: Report, label: str, nodepool: str, held: li
             f"(more than {ALLOWED_PERCENT} %, which allows {allowed}), {window:.0f} s waited ({PERIODS} tolerations "
             f"of {karpenter.REPAIR_TOLERATION:.0f} s)")
     problems = ([deleted] if deleted else []) + \
-        ([f"Karpenter logged '{REPAIRING}' for {', '.join(logged)}"] if logged else []) + \
+        ([f"Karpenter logged '{REPAIRING[0]}' of reason Unhealthy for {', '.join(logged)}"] if logged else []) + \
         ([f"{GPU_CONDITION} no longer False on {', '.join(reset)}: nothing left to repair"] if reset else []) + \
         ([f"no {BLOCKED} event on {', '.join(unblocked)}"] if unblocked else [])
     said = "; ".join(sorted({f"'{m}'" for m in blocked.values()}))

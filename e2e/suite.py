@@ -134,8 +134,8 @@ def bring_up(cluster: Cluster, stack: Stack, report: Report, timeout: float = 12
     report.scenario(label, "server-side-apply", not refused,
                     detail or f"{len(objects)} emitted objects applied, none refused")
     if stack.provider == "aws":
-        gates = charts.rendered_env(installed.get("karpenter", []), "Deployment").get("FEATURE_GATES")
-        karpenter.start(cluster, stack, gates)
+        env = charts.rendered_env(installed.get("karpenter", []), "Deployment")
+        karpenter.start(cluster, stack, env.get("FEATURE_GATES"), env.get("AWS_FEATURE_GATES", ""))
         karpenter.point_at_kwok(cluster, stack)
     else:
         nodes.create(cluster, existing_gpu_nodes(stack))

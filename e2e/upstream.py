@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from e2e.tools.build import go_env
+
 ROOT = Path(__file__).resolve().parent.parent
 GO_MODULE = Path(__file__).resolve().parent / "tools" / "upstream-data"
 UPSTREAM_ENV = "GPUPLAT_UPSTREAM"
@@ -176,7 +178,7 @@ def _download(module: str, version: str) -> Path:
             shutil.copyfile(GO_MODULE / name, Path(work) / name)
         try:
             done = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], cwd=work,
-                                  env={**os.environ, "GOTOOLCHAIN": "local"}, capture_output=True, text=True,
+                                  env=go_env(GO_MODULE), capture_output=True, text=True,
                                   timeout=DOWNLOAD_TIMEOUT)
         except subprocess.TimeoutExpired:
             raise UpstreamMissing(f"{module} {version}: go mod download took over {DOWNLOAD_TIMEOUT:.0f} s") from None

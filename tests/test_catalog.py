@@ -329,7 +329,7 @@ def test_chart_keys() -> None:
 def test_pinned_versions() -> None:
     versions = {key: chart.version for key, chart in CHARTS.items()}
     assert versions["gpu-operator"] == "v26.7.0"
-    assert versions["karpenter"] == versions["karpenter-crd"] == "1.14.1"
+    assert versions["karpenter"] == versions["karpenter-crd"] == "1.15.2"
     assert versions["kueue"] == "0.19.2"
     assert versions["aws-efa-k8s-device-plugin"] == "v0.5.30"
     assert versions["sriov-network-operator"] == "1.6.0"

@@ -19,7 +19,7 @@ TOOLS = Path(__file__).resolve().parent.parent / "e2e" / "tools"
 def test_every_tool_set_names_its_pinned_version() -> None:
     versions = {t.name: t.release or t.version() for t in build.TOOL_SETS}
     assert versions["kueue"] == "v0.19.2"  # the version the platform installs (catalog chart)
-    assert versions["karpenter"] == "v1.14.1"
+    assert versions["karpenter"] == "v1.15.0"
     assert all(re.fullmatch(r"v?\d+\.\d+\.\d+", v) for v in versions.values()), versions
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +29,29 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# The Go a module of ours gets when its go.mod needs a newer one than the machine's (Karpenter
+# 1.15 needs 1.26.9): the go command downloads it from the module proxy like a module
+# (golang.org/toolchain). Every other module builds with the machine's Go (GOTOOLCHAIN=local),
+# so a shell's GOTOOLCHAIN changes no cache key. docs/e2e.md says more.
+TOOLCHAIN = "go1.27.3"
+
+
+def _go_version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.removeprefix("go"))[:3])
+
+
+@functools.cache
+def _local_go() -> tuple[int, ...]:
+    out = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "GOTOOLCHAIN": "local"}).stdout
+    return _go_version(out.strip())
+
+
+def go_env(module: Path) -> dict[str, str]:
+    """The environment of a go command run in the Go module directory `module`."""
+    wanted = re.search(r"^go (\S+)", (module / "go.mod").read_text(), re.M)
+    newer = wanted is not None and _go_version(wanted.group(1)) > _local_go()
+    return {**os.environ, "GOTOOLCHAIN": TOOLCHAIN if newer else "local"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +98,7 @@ class ToolSet:
                 name = path.relative_to(self.dir).as_posix()
                 digest.update(name.encode() + b"\0" + path.read_bytes())
         go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True,
-                                    check=True).stdout.strip()
+                                    check=True, env=go_env(self.dir)).stdout.strip()
         digest.update(f"{go_version}\0{self.ldflags()}\0{sorted(self.packages.items())}".encode())
         if self.tags:
             digest.update(f"\0tags={','.join(self.tags)}".encode())
@@ -163,7 +187,7 @@ def manifest(tool_set: ToolSet) -> dict[str, Any] | None:
 def module_dir(module: str, cwd: Path) -> Path:
     """Where the Go module cache holds `module` at the version the go.mod in cwd selects."""
     listed = subprocess.run(["go", "mod", "download", "-json", module], cwd=cwd, check=True,
-                            capture_output=True, text=True).stdout
+                            capture_output=True, text=True, env=go_env(cwd)).stdout
     return Path(json.loads(listed)["Dir"])
 
 
@@ -194,7 +218,7 @@ def build(tool_set: ToolSet) -> dict[str, object]:
         out = staging / "bin" / binary if binary else staging / "bin"
         out_arg = str(out) + ("/" if not binary else "")
         print(f"e2e-tools: building {tool_set.name} {tool_set.version()} ({package})", flush=True)
-        subprocess.run([*base, "-o", out_arg, package], cwd=src, check=True)
+        subprocess.run([*base, "-o", out_arg, package], cwd=src, check=True, env=go_env(src))
     for module, relative, binary in tool_set.companions:
         shipped = staging / "bin" / binary
         shutil.copyfile(module_dir(module, src) / relative, shipped)

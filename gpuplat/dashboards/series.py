@@ -45,8 +45,8 @@ KUEUE_METRICS = frozenset(
         "kueue_admission_wait_time_seconds_bucket",  # a histogram's buckets: cluster_queue, le
     }
 )
-# Karpenter v1.14.1: the core's sigs.k8s.io/karpenter pkg/metrics/metrics.go (nodeclaims_*) and
-# pkg/controllers/node/health/metrics.go (repairs), and the AWS provider's
+# Karpenter v1.15: the core's sigs.k8s.io/karpenter pkg/metrics/metrics.go (nodeclaims_*) and
+# pkg/controllers/disruption/metrics.go (repairs), and the AWS provider's
 # github.com/aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go (Namespace "karpenter").
 KARPENTER_METRICS = frozenset(
     {

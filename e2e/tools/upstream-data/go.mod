@@ -4,10 +4,10 @@
 // Nothing here is built. Versions move with the catalog (tests/test_upstream.py checks both).
 module gpuplat.e2e/tools/upstream-data
 
-go 1.22
+go 1.26.11
 
 require (
-	github.com/aws/karpenter-provider-aws v1.14.1
+	github.com/aws/karpenter-provider-aws v1.15.2
 	github.com/k8snetworkplumbingwg/sriov-network-operator v1.6.0
 	github.com/kedacore/keda/v2 v2.20.2
 	github.com/prometheus-operator/prometheus-operator v0.93.1
