@@ -59,7 +59,7 @@ def test_the_fault_is_the_agent_s_gpu_condition_with_its_transition_time() -> No
     patch = repair.gpu_fault("2026-12-05T15:00:00Z")
     (said,) = patch["status"]["conditions"]  # a strategic merge by type: the kubelet's Ready stays
     assert (said["type"], said["status"]) == ("AcceleratedHardwareReady", "False")
-    # node/health counts the toleration from lastTransitionTime; without it the node would be
+    # repair counts the toleration from lastTransitionTime; without it the node would be
     # repaired at once.
     assert said["lastTransitionTime"] == "2026-12-05T15:00:00Z"
     assert said["reason"] == "NvidiaXID79Error"
@@ -74,8 +74,8 @@ def test_the_repair_gate_is_read_from_the_release_and_from_karpenter_s_own_log(t
     gate, said = repair.repair_gate(cluster, on)
     assert gate is False and "not started" in said  # the gate on, yet no repair controller ran
     (tmp_path / "karpenter.log").write_text(
-        '{"level":"INFO","message":"Starting EventSource","controller":"node.health"}\n'
-        '{"level":"INFO","message":"Starting Controller","controller":"node.health","controllerKind":"Node"}\n')
+        '{"level":"INFO","message":"Starting EventSource","controller":"disruption"}\n'
+        '{"level":"INFO","message":"Starting Controller","controller":"disruption"}\n')
     gate, said = repair.repair_gate(cluster, on)
     assert gate is True and "NodeRepair=true" in said
 

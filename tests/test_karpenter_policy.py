@@ -66,7 +66,7 @@ INTERRUPTION_RULES = {
 CLUSTER_ARN = "arn:aws:eks:us-east-1:111122223333:cluster/gpu"
 
 
-def _policy() -> dict[str, Any]:
+def _policy(reboot: bool = False) -> dict[str, Any]:
     return controller_policy(
         partition="aws",
         region="us-east-1",
@@ -75,6 +75,7 @@ def _policy() -> dict[str, Any]:
         cluster_arn=CLUSTER_ARN,
         node_role_arn="arn:aws:iam::111122223333:role/node",
         queue_arn="arn:aws:sqs:us-east-1:111122223333:gpu",
+        reboot=reboot,
     )
 
 
@@ -103,3 +104,19 @@ def test_launch_statement_keeps_placement_groups_and_reservations() -> None:
 
 def test_interruption_rules_match_upstream() -> None:
     assert set(INTERRUPTION_EVENTS.values()) == INTERRUPTION_RULES
+
+
+def test_reboot_only_under_repair_reboot_and_only_karpenter_s_instances_of_this_cluster() -> None:
+    """The 1.15 chart: RebootForRepair "requires the ec2:RebootInstances permission"; granted only
+    with `health.repair: reboot`, scoped like the deletion of the instances it launched."""
+    assert not any("ec2:RebootInstances" in _actions(s) for s in _policy()["Statement"])
+    statements = _policy(reboot=True)["Statement"]
+    (reboot,) = [s for s in statements if "ec2:RebootInstances" in _actions(s)]
+    (deletion,) = [s for s in statements if s["Sid"] == "AllowScopedDeletion"]
+    assert _actions(reboot) == {"ec2:RebootInstances"}
+    assert reboot["Resource"] == "arn:aws:ec2:us-east-1:*:instance/*"
+    assert reboot["Condition"] == deletion["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/gpu": "owned"},
+        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+    }
+    assert {s["Sid"] for s in statements} - {"AllowScopedReboot"} == set(UPSTREAM)

@@ -129,10 +129,30 @@ def test_repaired_at_once_is_karpenters_twenty_percent_rounded_up() -> None:
     assert [repairable_at_once(n) for n in (1, 5, 6, 10, 11, 13)] == [1, 1, 2, 2, 3, 3]
 
 
-def test_the_karpenter_gate_follows_the_pools() -> None:
-    off = controller_values("c", "https://e", "q", "eu-west-1", node_repair=False)
-    assert off["settings"]["featureGates"]["nodeRepair"] is False
-    assert controller_values("c", "https://e", "q", "eu-west-1")["settings"]["featureGates"]["nodeRepair"] is True
+def test_the_karpenter_gates_follow_the_pools() -> None:
+    def gates(repair: Repair) -> tuple[bool, bool]:
+        settings = controller_values("c", "https://e", "q", "eu-west-1", repair)["settings"]
+        return settings["featureGates"]["nodeRepair"], settings["awsFeatureGates"]["rebootForRepair"]
+
+    assert gates(Repair.NONE) == (False, False)
+    assert gates(Repair.REPLACE) == (True, False)
+    assert gates(Repair.REBOOT) == (True, True)
+
+
+def test_reboot_is_aws_only_and_one_switch_at_its_key(tmp_path: Path) -> None:
+    compiled = _compile(tmp_path, KUBERNETES, _health(0, repair="reboot"))
+    assert _errors(compiled) == [("GP380", "$.gpuNodePools[0].health.repair")]
+    mixed = _compile(tmp_path, AWS, _health(0, repair="reboot"))
+    assert _errors(mixed) == [("GP381", "$.gpuNodePools[1].health.repair")]
+    (error,) = [d for d in mixed.diagnostics if d.is_error]
+    assert "pool dev says repair replace, but pool train says reboot" in error.message and error.line > 0
+    both = _compile(tmp_path, AWS, lambda s: [_health(i, repair="reboot")(s) for i in (0, 1)])
+    assert both.ok and both.model is not None and both.plan is not None
+    assert all(p.health.repair is Repair.REBOOT for p in both.model.pools)
+    health = {h["pool"]: h for h in plan_json(both.model, both.plan)["health"]}
+    assert health["train"]["repair"] == "reboot" and health["train"]["nodePools"]
+    spare = _compile(tmp_path, AWS, lambda s: [_health(i, repair="reboot", spareNodes=int(i == 0))(s) for i in (0, 1)])
+    assert spare.ok  # a fatal XID still launches a replacement into the spare slot
 
 
 def test_requeue_limit_reaches_kueues_configuration(tmp_path: Path) -> None:

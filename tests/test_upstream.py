@@ -106,7 +106,8 @@ def test_with_neither_a_file_is_missing_with_a_one_line_reason(monkeypatch: pyte
     assert reason.startswith(f"sigs.k8s.io/kueue {upstream.required()[upstream.KUEUE]} could not be downloaded: ")
     assert "\n" not in reason
     if go_env(upstream.GO_MODULE)["GOTOOLCHAIN"] == "local":
-        assert reason.endswith(f"sigs.k8s.io/kueue@{upstream.required()[upstream.KUEUE]}: module lookup disabled by GOPROXY=off")
+        pinned = f"sigs.k8s.io/kueue@{upstream.required()[upstream.KUEUE]}"
+        assert reason.endswith(f"{pinned}: module lookup disabled by GOPROXY=off")
     else:  # the pins need a newer Go than the machine's (Karpenter 1.15): that toolchain is missing first
         assert f"download {TOOLCHAIN} for " in reason and reason.endswith("toolchain not available")
     with pytest.raises(LookupError, match="add it to the table"):  # a path of no project: a bug, not a skip

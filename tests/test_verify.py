@@ -303,6 +303,16 @@ def test_repair_needs_karpenters_gate_and_the_detector() -> None:
     assert_fails(journey(run("dev", no_agent), "research", "train"), steps_.REPAIR, "nothing sets AcceleratedHardware")
 
 
+def test_repair_replace_with_reboot_on_is_not_what_the_spec_says() -> None:
+    def reboot_on(resources: list[dict[str, Any]]) -> None:
+        settings = release(resources, "karpenter")["values"]["settings"]
+        settings.setdefault("awsFeatureGates", {})["rebootForRepair"] = True
+
+    (step,) = steps(journey(run("dev"), "research", "train"), steps_.REPAIR)
+    assert "replaced" in step.detail
+    assert_fails(journey(run("dev", reboot_on), "research", "train"), steps_.REPAIR, "RebootForRepair gate is on")
+
+
 def test_on_kubernetes_no_node_is_replaced() -> None:
     (step,) = steps(journey(run("kubernetes"), "applied-research", "infer"), steps_.REPAIR)
     assert step.ok and "no node is replaced" in step.detail

@@ -53,11 +53,21 @@ class KarpenterArgs:
     depends_on: Sequence[pulumi.Resource]  # the cluster's system nodes and add-ons the controller needs
 
 
+def controller_repair(model: Platform) -> Repair:
+    """The controller's repair: the aws pools' one `health.repair` (rule GP381), none without pools."""
+    chosen = {p.health.repair for p in model.pools}
+    for repair in (Repair.REBOOT, Repair.REPLACE):
+        if repair in chosen:
+            return repair
+    return Repair.NONE
+
+
 def controller_values(
-    cluster: str, endpoint: pulumi.Input[str], queue_name: pulumi.Input[str], region: str, node_repair: bool = True
+    cluster: str, endpoint: pulumi.Input[str], queue_name: pulumi.Input[str], region: str,
+    repair: Repair = Repair.REPLACE,
 ) -> dict[str, Any]:
     """The controller chart's values: its service account, cluster, queue and feature gates.
-    `node_repair`: the pools' `health.repair` is replace (one gate for every NodePool)."""
+    `repair`: the pools' `health.repair` (one gate for every NodePool, rule GP381)."""
     return {
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "settings": {
@@ -67,7 +77,9 @@ def controller_values(
             # reserved NodePools use ODCRs; NodeOverlays tell Karpenter what shared GPU
             # pools advertise (GpuNodePool); nodeRepair replaces a node whose condition the
             # EKS node monitoring agent (Cluster) turned unhealthy, e.g. AcceleratedHardwareReady.
-            "featureGates": {"reservedCapacity": True, "nodeOverlay": True, "nodeRepair": node_repair},
+            "featureGates": {"reservedCapacity": True, "nodeOverlay": True, "nodeRepair": repair is not Repair.NONE},
+            # The AWS provider's: reboot in place for a reboot-clearable GPU XID (docs/health.md).
+            "awsFeatureGates": {"rebootForRepair": repair is Repair.REBOOT},
         },
         "controller": {
             # IMDS is out of reach of pods (hop limit 1), so the region is given.
@@ -91,7 +103,7 @@ class Karpenter(pulumi.ComponentResource):
         self.crds_release = helm_release(
             self, name, "karpenter-crd", {}, depends_on=args.depends_on, namespace="helm", suffix="crd"
         )
-        repair = any(p.health.repair is Repair.REPLACE for p in args.model.pools)
+        repair = controller_repair(args.model)
         values = controller_values(args.cluster_name, args.cluster_endpoint, queue.name, region_of(args.model), repair)
         self.release = helm_release(
             self,
@@ -163,6 +175,7 @@ class Karpenter(pulumi.ComponentResource):
                 cluster_arn=v[1],
                 node_role_arn=v[2],
                 queue_arn=v[3],
+                reboot=controller_repair(args.model) is Repair.REBOOT,
             )
             return json.dumps(document)
 

@@ -7,7 +7,10 @@ ResourceDiscovery policies merged into one document): EC2 writes only on resourc
 this cluster and a NodePool, PassRole only for the node role, reads limited to the region.
 `ec2:DescribeInstanceStatus` feeds Karpenter's instance-health repair (without it the
 controller logs that the check is off); `arc-zonal-shift:GetManagedResource`, scoped to this
-cluster, lets it stop launching into a zone ARC has shifted traffic away from.
+cluster, lets it stop launching into a zone ARC has shifted traffic away from. The installed
+release is 1.15.2, whose module carries no website; its chart says the RebootForRepair gate
+needs `ec2:RebootInstances`, granted only under `health.repair: reboot`, on the instances the
+deletion statement scopes (docs/health.md).
 """
 
 from __future__ import annotations
@@ -123,6 +126,20 @@ def _node_lifecycle(s: _Scope) -> list[dict[str, Any]]:
     ]
 
 
+def _reboot(s: _Scope) -> list[dict[str, Any]]:
+    """`health.repair: reboot` (the RebootForRepair gate): reboot only the instances Karpenter
+    launched for this cluster, scoped as the deletion of them is."""
+    return [
+        _allow(
+            "AllowScopedReboot",
+            "ec2:RebootInstances",
+            f"{s.ec2}:*:instance/*",
+            StringEquals=s.owned,
+            StringLike=_ANY_NODEPOOL,
+        )
+    ]
+
+
 _REGIONAL_READS = [
     "ec2:DescribeCapacityReservations",
     "ec2:DescribeImages",
@@ -223,10 +240,12 @@ def controller_policy(
     cluster_arn: str,
     node_role_arn: str,
     queue_arn: str,
+    reboot: bool = False,
 ) -> dict[str, Any]:
-    """The controller's policy document: the statement groups in the reference policy's order."""
+    """The controller's policy document: the statement groups in the reference policy's order;
+    `reboot`: the pools' repair is reboot, which needs ec2:RebootInstances."""
     scope = _Scope(partition, region, account, cluster, cluster_arn, node_role_arn, queue_arn)
-    groups = (_node_lifecycle, _discovery, _interruption, _instance_profiles, _eks)
+    groups = (_node_lifecycle, *((_reboot,) if reboot else ()), _discovery, _interruption, _instance_profiles, _eks)
     return {"Version": POLICY_VERSION, "Statement": [statement for group in groups for statement in group(scope)]}
 
 

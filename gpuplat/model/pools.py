@@ -56,6 +56,7 @@ class PoolReservation:
 
 class Repair(StrEnum):
     REPLACE = "replace"  # aws: Karpenter's node repair replaces the node
+    REBOOT = "reboot"  # aws: reboots it in place for a reboot-clearable GPU fault, else replaces it
     NONE = "none"  # nothing replaces it; an operator repairs
 
 

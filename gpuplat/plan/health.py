@@ -1,7 +1,8 @@
 """Repair on failure, per pool: what replaces a failed node, how many at once, and the spares.
 
-Karpenter's node repair (karpenter 1.14 pkg/controllers/node/health/controller.go) replaces a
-node whose health condition stayed bad past the AWS provider's toleration time, unless more of
+Karpenter's node repair (karpenter 1.15 pkg/controllers/disruption/repair.go) replaces a node
+(or, with `repair: reboot`, reboots it in place for a reboot-clearable GPU fault) whose health
+condition stayed bad past the AWS provider's toleration time, unless more of
 its NodePool's nodes are unhealthy than 20 % of them, rounded up (intstr scaled with roundUp;
 a NodePool of 1 to 5 nodes may then have 1 unhealthy node repaired, of 6 to 10 nodes 2): more
 than that is taken for a fault of the zone or the image, not of nodes, and nothing is repaired.
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from gpuplat.model import Market, Platform, Repair
 from gpuplat.plan.types import CostPlan, NodePoolPlan, NodeRepairLimit, PoolHealthPlan
 
-UNHEALTHY_SHARE_PERCENT = 20  # karpenter allowedUnhealthyPercent
+UNHEALTHY_SHARE_PERCENT = 20  # karpenter repairUnhealthyThreshold
 
 
 def repairable_at_once(nodes: int) -> int:
@@ -39,7 +40,7 @@ def plan_health(
         limits = tuple(
             NodeRepairLimit(n.name, n.nodes, repairable_at_once(n.nodes))
             for n in node_pools
-            if n.pool == pool.name and pool.health.repair is Repair.REPLACE
+            if n.pool == pool.name and pool.health.repair is not Repair.NONE
         )
         priced = costs.get(pool.name)
         out.append(

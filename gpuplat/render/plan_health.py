@@ -1,6 +1,6 @@
 """Repair on failure in the plan: the JSON `health` list and the text section.
 
-JSON `health`: per pool {pool, repair (replace | none), spareNodes, spareMonthlyUsd (null on
+JSON `health`: per pool {pool, repair (replace | reboot | none), spareNodes, spareMonthlyUsd (null on
 provider kubernetes), nodePools [{name, nodes, repairedAtOnce}]}: Karpenter's repair limit per
 NodePool at max size; more unhealthy nodes than `repairedAtOnce` and none is repaired
 (gpuplat/plan/health.py).
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gpuplat.model import Repair
 from gpuplat.plan.types import Plan, PoolHealthPlan
 
 Json = dict[str, Any]
@@ -35,6 +36,8 @@ def repair_words(h: PoolHealthPlan) -> str:
     if not h.node_pools:
         return "none (an operator repairs)"
     limits = ", ".join(f"{n.node_pool} {n.at_once} of {n.nodes}" for n in h.node_pools)
+    if h.repair is Repair.REBOOT:
+        return f"reboot a reboot-clearable GPU fault, else replace; repaired at once: {limits}"
     return f"replace; repaired at once: {limits}"
 
 

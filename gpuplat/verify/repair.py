@@ -5,7 +5,8 @@ aws: Karpenter repairs a node only with its `NodeRepair` feature gate on, read f
 controller Deployment the Karpenter release renders (FEATURE_GATES), and acts on conditions
 something must set: the EKS node monitoring agent add-on sets `AcceleratedHardwareReady` and
 the others (kubelet `Ready` is the kubelet's own). The gate must say what the pool's
-`health.repair` says. Provider kubernetes: nothing gpuplat runs replaces a node.
+`health.repair` says, and with `reboot` the AWS provider's `RebootForRepair` gate too
+(AWS_FEATURE_GATES). Provider kubernetes: nothing gpuplat runs replaces a node.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from .view import View
 DETECTOR_ADDON = "eks-node-monitoring-agent"
 
 
-def feature_gates(view: View) -> tuple[dict[str, bool] | None, str]:
-    """Karpenter's feature gates as its controller runs them (None: unknown, its chart not given)."""
+def feature_gates(view: View, variable: str = "FEATURE_GATES") -> tuple[dict[str, bool] | None, str]:
+    """Karpenter's feature gates as its controller runs them (None: unknown, its chart not given);
+    `variable`: AWS_FEATURE_GATES for the AWS provider's own."""
     release = view.release_of_chart("karpenter")
     if release is None:
         return {}, "no Karpenter release is emitted"
@@ -30,25 +32,26 @@ def feature_gates(view: View) -> tuple[dict[str, bool] | None, str]:
     for deployment in view.find_rendered(release, "Deployment"):
         for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
             for env in as_list(as_map(container).get("env")):
-                if as_map(env).get("name") == "FEATURE_GATES":
+                if as_map(env).get("name") == variable:
                     text = str(as_map(env).get("value"))
                     pairs = (g.partition("=") for g in text.split(",") if g)
-                    return {k: v == "true" for k, _, v in pairs}, f"FEATURE_GATES {text}"
-    return {}, f"release {release} renders no FEATURE_GATES"
+                    return {k: v == "true" for k, _, v in pairs}, f"{variable} {text}"
+    return {}, f"release {release} renders no {variable}"
 
 
 def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
     prefix = f"pool {pool.name}"
     if model.target.provider is not Provider.AWS:
         return Step(REPAIR, True, f"{prefix}: health.repair none; no node is replaced (the cluster's own nodes)")
-    wanted = pool.health.repair is Repair.REPLACE
+    wanted = pool.health.repair is not Repair.NONE
     gates, said = feature_gates(view)
     if gates is None:
         why = f"{prefix}: health.repair {pool.health.repair}; whether its feature gate is on: {said}"
         return not_checked(REPAIR, why)
     on = gates.get("NodeRepair", False)
     if wanted and not on:
-        return Step(REPAIR, False, f"{prefix}: health.repair replace, but Karpenter's NodeRepair gate is off ({said})")
+        return Step(REPAIR, False, f"{prefix}: health.repair {pool.health.repair}, but Karpenter's NodeRepair gate is "
+                    f"off ({said})")
     if not wanted and on:
         return Step(
             REPAIR, False, f"{prefix}: health.repair none, but Karpenter's NodeRepair gate is on ({said}): it replaces "
@@ -61,7 +64,27 @@ def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
             REPAIR, False, f"{prefix}: Karpenter's NodeRepair gate is on, but no EKS add-on {DETECTOR_ADDON} is "
             "emitted: nothing sets AcceleratedHardwareReady, so a failed GPU is never repaired"
         )
+    reboot = reboot_gate(view, pool)
+    if isinstance(reboot, Step):
+        return reboot
     return Step(
         REPAIR, True, f"{prefix}: Karpenter's NodeRepair gate on ({said}); add-on {DETECTOR_ADDON} sets "
-        "AcceleratedHardwareReady, a node unhealthy for 10 minutes is replaced"
+        f"AcceleratedHardwareReady, a node unhealthy for 10 minutes is {reboot}"
     )
+
+
+def reboot_gate(view: View, pool: GpuNodePool) -> Step | str:
+    """What the AWS provider's RebootForRepair gate does to a GPU fault, as the pool's repair
+    wants it (the words for the step), else the failed or unchecked step."""
+    prefix, wanted = f"pool {pool.name}", pool.health.repair is Repair.REBOOT
+    gates, said = feature_gates(view, "AWS_FEATURE_GATES")
+    if gates is None:
+        why = f"{prefix}: health.repair {pool.health.repair}; whether RebootForRepair is on: {said}"
+        return not_checked(REPAIR, why)
+    on = gates.get("RebootForRepair", False)
+    if wanted != on:
+        return Step(REPAIR, False, f"{prefix}: health.repair {pool.health.repair}, but the AWS provider's "
+                    f"RebootForRepair gate is {'on' if on else 'off'} ({said})")
+    if on:
+        return "rebooted in place for a reboot-clearable XID (RebootForRepair on), replaced for any other"
+    return "replaced"

@@ -24,8 +24,8 @@ def _repair(data: Data, pool: Data) -> str:
     "GP380",
     "health-repair-needs-provisioner",
     Level.ERROR,
-    "Replacing a failed node needs something that launches nodes; on provider kubernetes the nodes are the "
-    "team's own and gpuplat provisions none.",
+    "Replacing or rebooting a failed node needs Karpenter, which launches and reboots nodes; on provider "
+    "kubernetes the nodes are the team's own and gpuplat provisions none.",
     source=REPAIR_SOURCE,
     fix=(
         "On provider kubernetes set `health.repair: none` (or leave it out) and repair nodes the way the cluster "
@@ -37,10 +37,11 @@ def health_repair_needs_provisioner(data: Data) -> Iterator[Finding]:
         return
     for i, pool in pools(data):
         health = as_map(pool.get("health")) or {}
-        if health.get("repair") == "replace":
+        repair = health.get("repair")
+        if repair in ("replace", "reboot"):
             yield Finding(
                 ("gpuNodePools", i, "health", "repair"),
-                f"pool {pool_name(pool, i)}: repair replace needs Karpenter, which provider kubernetes does not have "
+                f"pool {pool_name(pool, i)}: repair {repair} needs Karpenter, which provider kubernetes does not have "
                 f"(the cluster's nodes are its own); use repair: none",
             )
 
@@ -49,9 +50,9 @@ def health_repair_needs_provisioner(data: Data) -> Iterator[Finding]:
     "GP381",
     "health-repair-one-switch",
     Level.ERROR,
-    "Karpenter's node repair is one feature gate for the whole controller (karpenter "
-    "pkg/controllers/node/health): once on, it replaces unhealthy nodes of every NodePool, so pools "
-    "cannot differ.",
+    "Karpenter's node repair is one feature gate for the whole controller (NodeRepair), and reboot in place "
+    "another (the AWS provider's RebootForRepair): once on, each acts on unhealthy nodes of every NodePool, "
+    "so pools cannot differ.",
     source=REPAIR_SOURCE,
     fix="Give every aws pool the same `health.repair` (replace is the default).",
 )
@@ -59,15 +60,18 @@ def health_repair_one_switch(data: Data) -> Iterator[Finding]:
     if provider(data) != "aws":
         return
     chosen = [(i, pool, _repair(data, pool)) for i, pool in pools(data)]
-    replacing = [pool_name(p, i) for i, p, r in chosen if r == "replace"]
-    if not replacing:
+    if len({r for _, _, r in chosen}) < 2:
         return
+    # The first pool that turns a gate on (reboot turns both) sets the controller's repair.
+    first = next((c for want in ("reboot", "replace") for c in chosen if c[2] == want), chosen[0])
+    said = {"reboot": "turns Karpenter's node repair and its reboot in place on",
+            "replace": "turns Karpenter's node repair on"}.get(first[2], "turns node repair off")
     for i, pool, repair in chosen:
-        if repair == "none":
+        if repair != first[2]:
             yield Finding(
                 ("gpuNodePools", i, "health", "repair"),
-                f"pool {pool_name(pool, i)} says repair none, but pool {replacing[0]} turns Karpenter's node repair "
-                f"on and it then replaces unhealthy nodes of every pool; give all pools the same repair",
+                f"pool {pool_name(pool, i)} says repair {repair}, but pool {pool_name(first[1], first[0])} says "
+                f"{first[2]}, which {said} for every pool; give all pools the same repair",
             )
 
 
@@ -79,8 +83,8 @@ def health_repair_one_switch(data: Data) -> Iterator[Finding]:
     "that launches replacements.",
     source="https://karpenter.sh/docs/tasks/odcrs/",
     fix=(
-        "Add `reserved` to the pool's `markets` and keep `health.repair: replace` (provider aws), or remove "
-        "`health.spareNodes`."
+        "Add `reserved` to the pool's `markets` and keep `health.repair: replace` or `reboot` (provider aws), "
+        "or remove `health.spareNodes`."
     ),
 )
 def health_spare_nodes_reserved(data: Data) -> Iterator[Finding]:
@@ -95,7 +99,7 @@ def health_spare_nodes_reserved(data: Data) -> Iterator[Finding]:
         elif Market.RESERVED not in markets(pool):
             yield Finding(at, f"pool {name} keeps {spare} spare nodes but buys no reserved capacity to hold them in; "
                               f"add reserved to its markets")
-        elif _repair(data, pool) != "replace":
+        elif _repair(data, pool) == "none":
             yield Finding(at, f"pool {name} keeps {spare} spare nodes but repair none never launches a replacement "
                               f"into them; set repair: replace or remove spareNodes")
 
