@@ -3,10 +3,11 @@ engines they drive: what they choose, what they patch, and that every outcome le
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from e2e import quota, repair, repair_share
+from e2e import quota, reboot, repair, repair_share
 from e2e.cluster import Cluster, E2EError
 from e2e.report import FAILED, OK, Report
 from e2e.stack import Stack, Target
@@ -145,3 +146,26 @@ def test_a_pod_that_does_not_run_is_explained_by_the_scheduler_karpenter_and_its
     said = not_running(_Reads(pod, claims, events), "product", "repair-0")  # type: ignore[arg-type]
     assert said == ("pod Pending; gate kueue.x-k8s.io/admission; PodScheduled False: 0/3 nodes are available; "
                     "NodeClaims: train-on-demand-abcde (Launched); FailedScheduling: no node fits")
+
+
+def _go_constant(name: str) -> str:
+    """A raw-string constant of the suite's Karpenter main (the AWS provider's regexes)."""
+    main = (Path(__file__).resolve().parent.parent / "e2e" / "tools" / "karpenter" / "main.go").read_text()
+    (found,) = re.findall(rf"{name}\s*=\s*`([^`]*)`", main)
+    return found
+
+
+def test_the_reboot_fault_is_reboot_clearable_and_the_replace_fault_fatal() -> None:
+    """The agent's reasons the scenarios use fall in the AWS provider's XID families (Go's RE2 and
+    Python's re read these patterns alike): XID 48 reboots, XID 79 is replaced."""
+    reboot_xids, fatal_xids = _go_constant("rebootClearableXIDs"), _go_constant("fatalXIDs")
+    assert re.fullmatch(reboot_xids, reboot.REASON) and not re.fullmatch(fatal_xids, reboot.REASON)
+    replaced = repair.gpu_fault("2026-12-05T15:00:00Z")["status"]["conditions"][0]["reason"]
+    assert re.fullmatch(fatal_xids, replaced) and not re.fullmatch(reboot_xids, replaced)
+
+
+def test_the_reboot_scenario_follows_the_release_s_reboot_gate() -> None:
+    stack = _stack(8, 3, {"nodeRepair": True})
+    assert not reboot.reboots(stack)
+    stack.release("karpenter")["values"]["settings"]["awsFeatureGates"] = {"rebootForRepair": True}  # type: ignore[index]
+    assert reboot.reboots(stack)
