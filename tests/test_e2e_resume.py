@@ -167,7 +167,7 @@ def _stack(claims: bool) -> Stack:
 
 
 def test_a_stack_without_the_tenant_s_hot_claim_gets_a_skipped_row_saying_why(tmp_path: Path) -> None:
-    (tmp_path / "karpenter.log").write_text('{"message":"Starting Controller","controller":"node.health"}\n')
+    (tmp_path / "karpenter.log").write_text('{"message":"Starting Controller","controller":"disruption"}\n')
     stack = _stack(claims=False)
     assert resume.hot_claim(_stack(claims=True), "product") is not None
     assert resume.hot_claim(stack, "research") is None
@@ -180,10 +180,10 @@ def test_a_stack_without_the_tenant_s_hot_claim_gets_a_skipped_row_saying_why(tm
 
 def test_without_repair_or_without_two_nodes_for_the_ranks_the_row_says_why(tmp_path: Path) -> None:
     report = Report()
-    resume.multinode(Cluster("c", tmp_path, {}), _stack(claims=True), report, 1)  # no node.health in the log
+    resume.multinode(Cluster("c", tmp_path, {}), _stack(claims=True), report, 1)  # no disruption controller in the log
     (row,) = report.scenarios
     assert row.status != SKIPPED and "not started" in row.detail
-    (tmp_path / "karpenter.log").write_text('{"message":"Starting Controller","controller":"node.health"}\n')
+    (tmp_path / "karpenter.log").write_text('{"message":"Starting Controller","controller":"disruption"}\n')
     small = _stack(claims=True)
     small.plan["health"][0]["nodePools"][0]["nodes"] = 1
     resume.multinode(Cluster("c", tmp_path, {}), small, report, 1)

@@ -125,7 +125,7 @@ def test_plan_and_comment_show_each_pools_repair(tmp_path: Path) -> None:
 
 
 def test_repaired_at_once_is_karpenters_twenty_percent_rounded_up() -> None:
-    # karpenter node/health controller: unhealthy <= ceil(20 % of the NodePool's nodes) is repaired.
+    # karpenter disruption/repair.go: unhealthy <= ceil(20 % of the NodePool's nodes) is repaired.
     assert [repairable_at_once(n) for n in (1, 5, 6, 10, 11, 13)] == [1, 1, 2, 2, 3, 3]
 
 
