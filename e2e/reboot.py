@@ -22,6 +22,7 @@ A fatal XID (79) is still replaced: e2e/repair.py's scenario runs on the same ta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any
@@ -185,8 +186,8 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
         again = f"{GROUP}-1"
         made.pods.append(again)
         with_next = _member(slot, again)
-        # At once: Kueue lets the evicted pod (held by its finalizer) go only once a replacement
-        # exists (e2e/requeue.py), so a launcher waiting for it to be gone would wait forever.
+        with contextlib.suppress(E2EError):  # Kueue takes a new pod into the group once the lost one is gone
+            wait_for(lambda: cluster.get("pod", first, ns) is None or None, timeout, f"pod {ns}/{first} gone", 2.0)
         create_pod(cluster, with_next)
 
         def running_again() -> str | None:
