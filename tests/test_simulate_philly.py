@@ -15,6 +15,7 @@ import pytest
 
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.nodes import FRAGMENTATION
 from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.result import percentile
 from gpuplat.simulate.run import replay
@@ -78,4 +79,4 @@ def test_philly_on_its_share_of_philly_against_the_published_delay(trace: Trace)
     # Not reproduced: fewer than half of the replayed jobs wait at all, where Philly's median job
     # waited 189 s (docs/simulate.md says what the replay leaves out).
     assert percentile(waits, 50) < PUBLISHED_MEDIAN_WAIT
-    assert engine.fragmented_gpu_s > 0  # multi-GPU jobs did wait for whole servers
+    assert engine.node_waits.gpu_s[FRAGMENTATION] > 0  # multi-GPU jobs did wait for whole servers
