@@ -58,8 +58,8 @@ DRAIN = ("--ignore-daemonsets", "--delete-emptydir-data", "--force")
 
 def slots_of(stack: Stack) -> list[quota.Slot]:
     """Tenants' GPU quotas (whole GPUs first, then MIG slices, then shares) on flavors without a
-    Topology: a topology-aware flavor takes only jobs asking for a placement, and its admission
-    names the nodes, which a cordon does not move."""
+    Topology: a topology-aware flavor takes only jobs asking for a placement, and Kueue moves
+    such a job off a cordoned node itself (e2e/tas_replace.py)."""
     found = quota.within_namespace_quota(quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR)),
                                          stack.of_type(quota.RESOURCE_QUOTA))
 

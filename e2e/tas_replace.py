@@ -22,8 +22,9 @@ cordon:
   in e2e/requeue.py: the container stops with exit 143 and the pod is Failed;
 - replaced: the node listed in `status.unhealthyNodes` (if seen: the scheduler may clear it
   at once), and a pod of the Job, made by the Job controller, Running and Ready on another node
-  of the pool that Kueue's topology ungater chose (the pod's node selector). The Workload keeps
-  the same admission, never evicted.
+  of the pool. That node must be the one Kueue's topology ungater put in the pod's node
+  selector, so it is Kueue's new assignment, not the scheduler's free choice. The Workload keeps
+  the same admission and is never evicted.
 
 The Job, its pods and the cordon are removed afterwards.
 """
@@ -143,6 +144,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, po
                         f"{err}: {why}; pods: {selectors(job_pods(cluster, ns), level)}")
         return ""
     wl_name = str((workload_of(cluster, ns, JOB) or {}).get("metadata", {}).get("name"))
+    placed = selectors(job_pods(cluster, ns), level)  # where Kueue's assignment sent the first pod
 
     def wl() -> dict[str, Any] | None:
         return cluster.get("workloads.kueue.x-k8s.io", wl_name, ns)
@@ -186,11 +188,14 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, po
                         f"{(wl() or {}).get('status', {}).get('unhealthyNodes')}; pods: "
                         f"{selectors(job_pods(cluster, ns), level)}")
         return node
-    ok = new_node in pool and "kept" in verdict
+    pod = next((p for p in job_pods(cluster, ns) if p["metadata"]["name"] == again), {})
+    chosen = pod.get("spec", {}).get("nodeSelector", {}).get(level)
+    ok = new_node in pool and chosen == new_node and "kept" in verdict
     report.scenario(label, SCENARIO, ok, f"job {ns}/{JOB} (1 {slot.resource}, {JOB_LABEL} pods, preferred topology "
                     f"{level}) in flavor {slot.flavor}; node {node} cordoned and drained; Kueue listed it in "
                     f"status.unhealthyNodes at {unhealthy[0] if unhealthy else 'a moment the suite did not see'}; "
                     f"pod {again} running on {new_node} at {clock.marks['running-again']:.0f} s after the cordon "
-                    f"(pool {slot.pool}: {', '.join(pool)}); pods: {selectors(job_pods(cluster, ns), level)}; "
+                    f"(pool {slot.pool}: {', '.join(pool)}); before the cordon: {placed}; now: "
+                    f"{selectors(job_pods(cluster, ns), level)} (the node selector is Kueue's assignment); "
                     f"Kueue: {verdict}; Workload before: {before}")
     return node
