@@ -42,7 +42,7 @@ from e2e.jobs import reference_job, workload_of
 from e2e.kwokstages import HOLD
 from e2e.repair import Clock, admission, running_node
 from e2e.report import Report
-from e2e.requeue import cordoned, drain_playing_kubelet, pool_nodes, workload_state
+from e2e.requeue import cordoned, drain_playing_kubelet, with_spare_node, workload_state
 from e2e.scenarios import topology_level
 from e2e.stack import Stack
 
@@ -105,14 +105,12 @@ def replacement(cluster: Cluster, stack: Stack, report: Report, timeout: float) 
     if not found:
         report.skip(label, SCENARIO, "no tenant has whole-GPU quota on a topology-aware flavor")
         return
-    listed = cluster.items("nodes")
-    chosen = [(s, pool_nodes(listed, s.node_labels)) for s in found]
-    usable = [(s, p) for s, p in chosen if len(p) >= 2]
-    if not usable:
+    spare = with_spare_node(cluster, found)
+    if isinstance(spare, str):
         report.skip(label, SCENARIO, "no topology-aware pool of a tenant's quota has a second Ready node to "
-                    f"replace the failed one with: {', '.join(f'{s.flavor} {len(p)}' for s, p in chosen)}")
+                    f"replace the failed one with: {spare}")
         return
-    slot, pool = usable[0]
+    slot, pool = spare
     level = topology_level(stack, slot.pool)
     if level is None:
         report.skip(label, SCENARIO, f"flavor {slot.flavor} names no Topology the stack emits")
