@@ -6,9 +6,11 @@ The spec is tests/support_philly.py's (SOURCES.md's machines, a tenant per virtu
 its share of the trace's GPU-hours, at least its widest job); nothing is fitted to the delay it is
 compared with (3,761 s mean, 189 s median). Rows: the trace on the whole cluster and on its share
 of it (the subset's part of Philly's GPU time), with node-level packing and the published outcome
-shares (a seeded draw: the trace has no status), then each of the two off. Prints the delay
-overall, by job size and by seed, the GPU-time shares of the drawn outcomes against the published
-ones, the fragmentation counted, and the wall and CPU time of each replay.
+shares (a seeded draw: the trace has no status), then each of the two off; then the what-if racks
+(support_philly.RACK_SWITCH_RADIX: Philly's rack size is not published) with the topology
+constraint on and off (--no-topology), seeds as the headline. Prints the delay overall, by job
+size and by seed, the GPU-time shares of the drawn outcomes against the published ones, the
+fragmentation and topology waits counted, and the wall and CPU time of each replay.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from gpuplat.compile import Sources, compile_sources  # noqa: E402
 from gpuplat.simulate import Options, load_trace  # noqa: E402
 from gpuplat.simulate.engine import Engine  # noqa: E402
 from gpuplat.simulate.mapping import gpu_hours  # noqa: E402
+from gpuplat.simulate.nodes import FRAGMENTATION, TOPOLOGY  # noqa: E402
 from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES  # noqa: E402
 from gpuplat.simulate.result import percentile  # noqa: E402
 from gpuplat.simulate.run import replay  # noqa: E402
@@ -35,6 +38,7 @@ from tests.support_philly import (  # noqa: E402
     PHILLY_JOBS,
     PUBLISHED_MEAN_WAIT,
     PUBLISHED_MEDIAN_WAIT,
+    RACK_SWITCH_RADIX,
     philly_spec,
     subset_share,
     tenant_map,
@@ -66,6 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(PHILLY_JOBS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--switch-radix", type=int, default=RACK_SWITCH_RADIX, help="the what-if racks' leaf switch")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     trace = load_trace(args.trace)
@@ -74,28 +79,31 @@ def main() -> int:
         f"{len(trace.jobs):,} jobs, {share:.1%} of Philly's GPU time; published delay "
         f"{PUBLISHED_MEAN_WAIT:,} s mean, {PUBLISHED_MEDIAN_WAIT} s median"
     )
-    head = f"{'cluster':<24} {'model':<26} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7}"
-    print(f"{head} {'frag GPU-h':>10} {'wall s':>6} {'cpu s':>5}  by size (mean / median s)")
-    variants = (
-        ("packing + outcomes", True, True),
-        ("perfect packing, outcomes", False, True),
-        ("packing, no outcomes", True, False),
+    head = f"{'cluster':<24} {'model':<32} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7}"
+    print(f"{head} {'frag GPU-h':>10} {'topo GPU-h':>10} {'wall s':>6} {'cpu s':>5}  by size (mean / median s)")
+    variants = (  # name, packing, outcomes, racks, topology
+        ("packing + outcomes", True, True, False, True),
+        ("perfect packing, outcomes", False, True, False, True),
+        ("packing, no outcomes", True, False, False, True),
+        (f"racks (radix {args.switch_radix}) + topology", True, True, True, True),
+        (f"racks (radix {args.switch_radix}), --no-topology", True, True, True, False),
     )
     with tempfile.TemporaryDirectory() as tmp:
         for part in (share, 1.0):
-            spec = Path(tmp) / f"philly-{part:.3f}.yaml"
-            spec.write_text(philly_spec(trace, part))
-            compiled = compile_sources(Sources(spec, None))
-            assert compiled.ok and compiled.model is not None and compiled.plan is not None
-            gpus = sum(p.gpus_per_node * p.nodes.max for p in compiled.plan.pools)
-            cluster = f"{gpus:,} GPUs ({part:.1%})"
-            for name, packing, outcomes in variants:
+            for name, packing, outcomes, racks, topology in variants:
+                spec = Path(tmp) / f"philly-{part:.3f}-{racks}.yaml"
+                spec.write_text(philly_spec(trace, part, args.switch_radix if racks else None))
+                compiled = compile_sources(Sources(spec, None))
+                assert compiled.ok and compiled.model is not None and compiled.plan is not None
+                gpus = sum(p.gpus_per_node * p.nodes.max for p in compiled.plan.pools)
+                cluster = f"{gpus:,} GPUs ({part:.1%})"
                 for seed in range(args.seeds if packing and outcomes else 1):
                     options = Options(
                         seed=seed,
                         tenant_map=tenant_map(trace),
                         spot=False,
                         node_packing=packing,
+                        topology=topology,
                         outcomes=PHILLY_OUTCOMES if outcomes else None,
                     )
                     wall, cpu = time.perf_counter(), time.process_time()
@@ -112,13 +120,14 @@ def main() -> int:
                         if (v := by_size.get(k))
                     )
                     mean = sum(ordered) / len(ordered)
+                    frag, topo = (engine.node_waits.gpu_s[k] / 3600 for k in (FRAGMENTATION, TOPOLOGY))
                     print(
-                        f"{cluster:<24} {name:<26} {seed:>4} {mean:>7,.0f} {percentile(ordered, 50):>8,.0f} "
-                        f"{percentile(ordered, 95):>7,.0f} {engine.fragmented_gpu_s / 3600:>10,.0f} "
+                        f"{cluster:<24} {name:<32} {seed:>4} {mean:>7,.0f} {percentile(ordered, 50):>8,.0f} "
+                        f"{percentile(ordered, 95):>7,.0f} {frag:>10,.0f} {topo:>10,.0f} "
                         f"{wall:>6.1f} {cpu:>5.1f}  {sizes}",
                         flush=True,
                     )
-                    if packing and outcomes and seed == 0:
+                    if packing and outcomes and seed == 0 and not racks:
                         print(f"{'':<24} drawn outcomes by GPU time: {outcome_shares(engine)}")
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f}")
     return 0

@@ -199,7 +199,8 @@ def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> I
     ok, detail = promtool(cluster, short.model, rules, "short")
     report.scenario(label, "promtool-rules-short", ok, f"with {SHORT}: {detail}")
     replay = Replay(curve())
-    with (exporter.Exporter(cluster, replay) as stand_in, _pod_metrics(cluster, stack) as pod_metrics,
+    counters = exporter.emitted_counters(stack)
+    with (exporter.Exporter(cluster, replay, counters) as stand_in, _pod_metrics(cluster, stack) as pod_metrics,
           statemetrics.running(cluster, stack, operator, timeout) as state_metrics):
         prometheus.start_server(operator, timeout)
         hosts = {name: operator.address for name in prometheus.service_names(stack)}

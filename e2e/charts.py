@@ -35,6 +35,9 @@ _FREE_FORM = frozenset({"resources", "affinity", "securitycontext", "podsecurity
 READ_UNDECLARED: Mapping[tuple[str, str], str] = {
     ("aws-fsx-csi-driver", "node.region"):
         "chart 1.17.0's templates/node-daemonset.yaml renders it as AWS_REGION; values.yaml does not declare it",
+    ("gpu-operator", "dcgmExporter.config"):
+        "chart v26.7.0's templates/clusterpolicy.yaml copies it into the ClusterPolicy, whose CRD keeps "
+        "spec.dcgmExporter.config.name; values.yaml only shows it in a comment",
 }
 
 

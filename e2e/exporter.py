@@ -8,7 +8,9 @@ loopback interface of the suite's network namespace and served by an HTTP endpoi
 Prometheus discovers the targets through the real Kubernetes service discovery the operator
 configured, attaches each node's labels, and scrapes the address the EndpointSlice names.
 
-What an endpoint serves: the devices of its pod's node, as the node shows them (GPU count and
+What an endpoint serves: the counters of the list the stack gives the exporter (the ConfigMap
+the gpu-operator release's `dcgmExporter.config.name` names, its `dcgm-metrics.csv`), for the
+devices of its pod's node, as the node shows them (GPU count and
 product from GPU feature discovery's labels; on MIG nodes one device per MIG instance, from the
 node's `nvidia.com/mig-<profile>` resources), each with dcgm-exporter's labels, plus
 `namespace` / `pod` / `container` of the pod holding the device, as the exporter's pod mapping
@@ -22,14 +24,16 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from e2e import dcgm
 from e2e.cluster import Cluster, E2EError
 from e2e.loadcurve import Replay
+from e2e.stack import Stack
 from gpuplat.catalog import CHARTS
+from gpuplat.catalog.dcgm import METRICS_CONFIG_KEY, parse_metrics_csv
 from gpuplat.catalog.gpus import gpu_model
 
 NAMESPACE = CHARTS["gpu-operator"].namespace
@@ -110,10 +114,24 @@ def holders(pods: list[dict[str, Any]], devices: list[dcgm.Device]) -> dict[dcgm
     return found
 
 
+def emitted_counters(stack: Stack) -> tuple[dcgm.Counter, ...]:
+    """The series the stack's counter list enables (label fields are labels, not series)."""
+    values = (stack.release("gpu-operator") or {}).get("values") or {}
+    name = ((values.get("dcgmExporter") or {}).get("config") or {}).get("name")
+    for config in stack.of_type("kubernetes:core/v1:ConfigMap"):
+        meta = config.get("metadata") or {}
+        if name and meta.get("name") == name and meta.get("namespace") == NAMESPACE:
+            listed = parse_metrics_csv((config.get("data") or {}).get(METRICS_CONFIG_KEY, ""))
+            return tuple(dcgm.Counter(c.field, c.kind, c.help) for c in listed if c.kind in ("gauge", "counter"))
+    raise E2EError(f"the stack gives the DCGM exporter no counter list (dcgmExporter.config.name {name!r}, "
+                   f"a ConfigMap of that name in {NAMESPACE})")
+
+
 def exposition(devices: list[dcgm.Device], held: Mapping[dcgm.Device, Mapping[str, str]], load: float,
-               seconds: float) -> str:
+               seconds: float, counters: Sequence[dcgm.Counter] | None = None) -> str:
+    """The metrics page; `counters` None: every counter of dcgm-exporter's catalogue."""
     lines = []
-    for counter in dcgm.default_counters():
+    for counter in counters if counters is not None else dcgm.default_counters():
         rows = []
         for device in devices:
             sample = dcgm.value(counter, device, load, load * MEMORY_SHARE, seconds)
@@ -132,9 +150,10 @@ class Exporter:
 
     SYNC = 2.0
 
-    def __init__(self, cluster: Cluster, replay: Replay) -> None:
+    def __init__(self, cluster: Cluster, replay: Replay, counters: Sequence[dcgm.Counter]) -> None:
         self.cluster = cluster
         self.replay = replay
+        self.counters = tuple(counters)
         self.servers: dict[str, ThreadingHTTPServer] = {}  # pod address -> its endpoint
         self.views: dict[str, tuple[list[dcgm.Device], dict[dcgm.Device, dict[str, str]]]] = {}  # by address
         self.scrapes: dict[str, int] = {}
@@ -204,7 +223,8 @@ class Exporter:
                 if self.path.split("?")[0] != "/metrics" or view is None or load is None:
                     self.send_error(404 if self.path.split("?")[0] != "/metrics" else 503)
                     return
-                body = exposition(view[0], view[1], load, time.monotonic() - exporter.born).encode()
+                body = exposition(view[0], view[1], load, time.monotonic() - exporter.born,
+                                  exporter.counters).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))

@@ -85,11 +85,13 @@ class Slot:
         return self.node_labels.get("gpuplat.dev/pool", "")
 
 
-def slots(cluster_queues: list[dict[str, Any]], flavors: list[dict[str, Any]]) -> list[Slot]:
+def slots(cluster_queues: list[dict[str, Any]], flavors: list[dict[str, Any]],
+          topology_aware: bool = False) -> list[Slot]:
     """Every (tenant, flavor, resource) quota of a flavor without a Topology (a topology-aware
-    flavor takes only jobs asking for a placement: docs/tenants.md)."""
+    flavor takes only jobs asking for a placement: docs/tenants.md), or with `topology_aware`
+    of a flavor that names one."""
     plain = {f["metadata"]["name"]: f["spec"].get("nodeLabels", {}) for f in flavors
-             if not f["spec"].get("topologyName")}
+             if bool(f["spec"].get("topologyName")) == topology_aware}
     found = []
     for queue in cluster_queues:
         for group in queue["spec"].get("resourceGroups", []):

@@ -58,8 +58,8 @@ DRAIN = ("--ignore-daemonsets", "--delete-emptydir-data", "--force")
 
 def slots_of(stack: Stack) -> list[quota.Slot]:
     """Tenants' GPU quotas (whole GPUs first, then MIG slices, then shares) on flavors without a
-    Topology: a topology-aware flavor takes only jobs asking for a placement, and its admission
-    names the nodes, which a cordon does not move."""
+    Topology: a topology-aware flavor takes only jobs asking for a placement, and Kueue moves
+    such a job off a cordoned node itself (e2e/tas_replace.py)."""
     found = quota.within_namespace_quota(quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR)),
                                          stack.of_type(quota.RESOURCE_QUOTA))
 
@@ -80,6 +80,15 @@ def pool_nodes(nodes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]
         if condition(node, "Ready").get("status") == "True":
             found.append(str(node["metadata"]["name"]))
     return sorted(found)
+
+
+def with_spare_node(cluster: Cluster, found: list[quota.Slot]) -> tuple[quota.Slot, list[str]] | str:
+    """The first slot whose pool has a second Ready, schedulable node for the work to move to, with
+    the pool's nodes; else each flavor's count of such nodes, for the skipped row."""
+    listed = cluster.items("nodes")
+    chosen = [(s, pool_nodes(listed, s.node_labels)) for s in found]
+    usable = [(s, p) for s, p in chosen if len(p) >= 2]
+    return usable[0] if usable else ", ".join(f"{s.flavor} {len(p)}" for s, p in chosen)
 
 
 def member(slot: quota.Slot, name: str) -> dict[str, Any]:
@@ -245,14 +254,12 @@ def drain_requeue(cluster: Cluster, stack: Stack, report: Report, timeout: float
     if not found:
         report.skip(label, SCENARIO, "no tenant has GPU quota on a flavor without a Topology")
         return
-    listed = cluster.items("nodes")
-    chosen = [(s, pool_nodes(listed, s.node_labels)) for s in found]
-    usable = [(s, p) for s, p in chosen if len(p) >= 2]
-    if not usable:
-        report.skip(label, SCENARIO, "no pool of a tenant's GPU quota has a second Ready node to run the work "
-                    f"again on: {', '.join(f'{s.flavor} {len(p)}' for s, p in chosen)}")
+    spare = with_spare_node(cluster, found)
+    if isinstance(spare, str):
+        report.skip(label, SCENARIO, f"no pool of a tenant's GPU quota has a second Ready node to run the work "
+                    f"again on: {spare}")
         return
-    slot, pool = usable[0]
+    slot, pool = spare
     pods, failed = [f"{GROUP}-0"], ""
     try:
         failed = _scenario(cluster, stack, report, slot, pool, pods, timeout)

@@ -245,15 +245,18 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     }, 2 * timeout + karpenter.REPAIR_TOLERATION, clock)
     seen_then: set[str] = set()
     if f"{PREFIX}lost-pod-cleared" in seen_first:
+        last: list[Gang] = []  # the latest judgement of the group, which the admission probe waits on
+
         def again() -> str | None:
             launch(cluster, slot, made)
-            return _judged(together(group_pods(cluster, ns), node, location, first))
+            last[:] = [together(group_pods(cluster, ns), node, location, first)]
+            return _judged(last[0])
 
         seen_then = watch(report, label, {
             f"{PREFIX}running-again": (again, f"both pods of group {ns}/{GROUP} running at once on healthy nodes"),
             f"{PREFIX}admission": (
                 lambda: admission(cluster.get("workloads.kueue.x-k8s.io", wl_name, ns))
-                if together(group_pods(cluster, ns), node, location, first).together else None,
+                if last and last[0].together else None,
                 f"Kueue's admission of Workload {ns}/{wl_name} with both pods running"),
             f"{PREFIX}new-node": (lambda: launched(cluster, nodepool, node, clock),
                                   f"Karpenter launching a node in NodePool {nodepool}"),

@@ -22,6 +22,7 @@ from e2e import (
     contention,
     deploy,
     devicemutations,
+    failures,
     fleet,
     floor,
     gomod,
@@ -32,12 +33,7 @@ from e2e import (
     netns,
     nodes,
     rails,
-    reboot,
     releases,
-    repair,
-    repair_share,
-    requeue,
-    resume,
     scenarios,
     topology,
 )
@@ -220,15 +216,7 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 rails.vf_scheduling(cluster, stack, report, prefix, timeout)
             else:
                 report.skip(target.label, "rail-vf-resources", "no SR-IOV operator release: no VF resources")
-            if stack.provider == "aws":
-                repair.node_failure(cluster, stack, report, timeout)
-                reboot.node_reboot(cluster, stack, report, timeout)
-                resume.multinode(cluster, stack, report, timeout)
-                repair_share.unhealthy_share(cluster, stack, report, timeout)
-            else:  # nothing replaces a node: the operator cordons and drains it (docs/health.md)
-                for name in ("gpu-node-failure", reboot.ROW, resume.ROW, repair_share.SHARE):
-                    report.skip(target.label, name, "provider kubernetes: no Karpenter removes the failed node")
-                requeue.drain_requeue(cluster, stack, report, timeout)
+            failures.scenarios(cluster, stack, report, timeout)
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
                             "their devices with no agent error")

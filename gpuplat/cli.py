@@ -214,6 +214,12 @@ def _add_simulate_fidelity(simulate: Any) -> None:
         "a fixed fleet only: provider kubernetes or --static without spot",
     )
     simulate.add_argument(
+        "--no-topology",
+        action="store_true",
+        help="with --node-packing, let a multi-node job on a fabric pool span topology domains "
+        "(default: within one leaf's nodes, as the spec's fabric gives them; a what-if)",
+    )
+    simulate.add_argument(
         "--speedup",
         action="append",
         default=[],

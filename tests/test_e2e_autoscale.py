@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from ruamel.yaml import YAML
 
 from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox, statemetrics
 from e2e import floor as floor_
+from e2e.errors import E2EError
 from e2e.stack import Stack, Target
 from gpuplat.catalog.gpus import gpu_model
+from tests import support_verify
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -261,3 +264,16 @@ def test_a_floor_row_fails_on_a_step_keda_and_the_hpa_would_not_take() -> None:
     ok, detail = floor_.judge(watch, loop, 30.0, 300.0, 1400.0, "the HPA keda-hpa-capacity-floor-dev KEDA made "
                               "has maxReplicas 100 (expected 1)")
     assert not ok and "maxReplicas 100" in detail
+
+
+def test_the_stand_in_exporter_serves_the_counters_the_stack_lists() -> None:
+    _, _, resources = support_verify.recorded("dev")
+    counters = exporter.emitted_counters(Stack(Target("dev"), resources, {}, []))
+    names = {c.name for c in counters}
+    assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in names and "DCGM_FI_PROF_SM_ACTIVE" not in names  # listed / not
+    text = exporter.exposition([dcgm.Device(0, "H100-SXM-80GB", 81920, "n1")], {}, 0.5, 10, counters)
+    assert "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL{" in text and "DCGM_FI_PROF_SM_ACTIVE" not in text
+    # A stack whose list is gone: the suite says so rather than serving the whole catalogue.
+    kept = [r for r in resources if r["type"] != "kubernetes:core/v1:ConfigMap"]
+    with pytest.raises(E2EError, match="no counter list"):
+        exporter.emitted_counters(Stack(Target("dev"), kept, {}, []))

@@ -1,8 +1,10 @@
 """The GPU health alerts (components/kubernetes/gpu_health.py) under `promtool test rules`.
 
-A GPU that fell off the bus, one with a failed row remap and one that remapped rows after an
-uncorrectable error each raise their alert, named after the node; an application's XID on a
-healthy GPU raises nothing. promtool comes from the e2e tool cache, as in test_rule_tests.py.
+A GPU that fell off the bus, one with a failed row remap, one that remapped rows after an
+uncorrectable error, one with double-bit ECC errors, one whose NVLink had to recover and one
+whose NVLink keeps retransmitting each raise their alert, named after the node; an
+application's XID, corrected single-bit ECC errors and old error counts that stopped growing
+raise nothing. promtool comes from the e2e tool cache, as in test_rule_tests.py.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import yaml
 
 from components.kubernetes.gpu_health import prometheus_rule_spec
 from e2e import dcgm
+from gpuplat.catalog.dcgm import COUNTERS
 from tests.test_rule_tests import promtool
 
 DESCRIPTIONS = {a["alert"]: a["annotations"]["description"] for a in prometheus_rule_spec()["groups"][0]["rules"]}
@@ -47,6 +50,13 @@ def _run(tmp_path: Path, groups: list[dict[str, Any]]) -> subprocess.CompletedPr
                 _series("DCGM_FI_DEV_ROW_REMAP_FAILURE", "no-spare-rows", "0 1x20"),
                 _series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "remapped", "0 0 1x20"),
                 _series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "app-fault", "2x20"),  # old, unchanged
+                _series("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "bad-memory", "0 0 0 2x20"),
+                _series("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "app-fault", "3x20"),  # before the window
+                _series("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "app-fault", "0+5x20"),  # corrected: no alert
+                _series("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "link-down", "0 0 1x20"),
+                _series("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "link-flaky", "0 0 0 0 4x20"),
+                _series("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "link-flaky", "0 0 0 9x20"),
+                _series("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "app-fault", "7x20"),  # unchanged
             ],
             "alert_rule_test": [
                 {"eval_time": "10m", "alertname": "GpuFatalXid",
@@ -57,6 +67,16 @@ def _run(tmp_path: Path, groups: list[dict[str, Any]]) -> subprocess.CompletedPr
                 {"eval_time": "10m", "alertname": "GpuUncorrectableRowsRemapped",
                  "exp_alerts": [_expected("GpuUncorrectableRowsRemapped", "remapped", "warning",
                                           "remapped rows after uncorrectable memory errors")]},
+                {"eval_time": "10m", "alertname": "GpuDoubleBitEccErrors",
+                 "exp_alerts": [_expected("GpuDoubleBitEccErrors", "bad-memory", "critical",
+                                          "had uncorrectable (double-bit) ECC errors")]},
+                {"eval_time": "20m", "alertname": "GpuDoubleBitEccErrors", "exp_alerts": []},  # 10 min on
+                {"eval_time": "10m", "alertname": "GpuNvlinkRecoveryErrors",
+                 "exp_alerts": [_expected("GpuNvlinkRecoveryErrors", "link-down", "critical",
+                                          "had to recover an NVLink")]},
+                {"eval_time": "10m", "alertname": "GpuNvlinkCorrectedErrors",
+                 "exp_alerts": [_expected("GpuNvlinkCorrectedErrors", "link-flaky", "warning",
+                                          "had NVLink CRC errors or retries")]},
             ],
         }],
     }
@@ -78,6 +98,15 @@ def test_the_cases_catch_an_alert_that_ignores_which_xid(tmp_path: Path) -> None
     assert _run(tmp_path, groups).returncode != 0
 
 
-def test_the_alerts_read_series_the_exporter_emits_by_default() -> None:
+def test_the_cases_catch_an_ecc_alert_on_corrected_errors(tmp_path: Path) -> None:
+    groups = prometheus_rule_spec()["groups"]
+    ecc = next(r for r in groups[0]["rules"] if r["alert"] == "GpuDoubleBitEccErrors")
+    ecc["expr"] = ecc["expr"].replace("DBE", "SBE")
+    assert _run(tmp_path, groups).returncode != 0
+
+
+def test_the_alerts_read_series_the_platform_s_counter_list_enables() -> None:
     exprs = " ".join(a["expr"] for a in prometheus_rule_spec()["groups"][0]["rules"])
-    assert set(re.findall(r"DCGM_FI_\w+", exprs)) <= {c.name for c in dcgm.default_counters()}
+    read = set(re.findall(r"DCGM_FI_\w+", exprs))
+    assert read <= {c.field for c in COUNTERS if c.kind != "label"}
+    assert read <= {c.name for c in dcgm.default_counters()}  # and dcgm-exporter knows each field

@@ -26,7 +26,8 @@ from components.conventions import (
     pool_node_labels,
 )
 from components.kubernetes.pool_labels import label_args
-from gpuplat.catalog import gpu_model
+from gpuplat.catalog import CHARTS, gpu_model
+from gpuplat.catalog.dcgm import METRICS_CONFIG_KEY, parse_metrics_csv
 from gpuplat.catalog.labels import reserved_label
 from gpuplat.model import Sharing, SharingMode
 from gpuplat.preview import RecordedResource, record_program
@@ -205,6 +206,13 @@ def test_gpu_operator_values(which: str) -> None:
     # No cluster-wide strategy: the operator would pass it to every device plugin over its config.
     assert values["mig"]["strategy"] == ""
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
+    # The exporter's counters: the ConfigMap the ClusterPolicy names, in the operator's namespace.
+    metrics = [r for r in resources if r.type == "kubernetes:core/v1:ConfigMap"
+               and r.inputs["metadata"]["name"] == values["dcgmExporter"]["config"]["name"]]
+    assert [m.inputs["metadata"]["namespace"] for m in metrics] == [CHARTS["gpu-operator"].namespace]
+    enabled = parse_metrics_csv(metrics[0].inputs["data"][METRICS_CONFIG_KEY])
+    assert {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"} <= {
+        c.field for c in enabled}
     tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
     for pool in model.pools:
         assert {t.key for t in pool.taints} <= tolerated

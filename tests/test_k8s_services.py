@@ -536,7 +536,8 @@ def test_a_faulting_gpu_raises_an_alert_naming_its_node(which: str) -> None:
     assert rule["metadata"]["name"] == f"{model.metadata.name}-gpu-health"
     assert rule["metadata"]["namespace"] == MONITORING_NAMESPACE  # where Prometheus looks (Observability)
     alerts = {a["alert"]: a for group in rule["spec"]["groups"] for a in group["rules"]}
-    assert set(alerts) == {"GpuFatalXid", "GpuRowRemapFailure", "GpuUncorrectableRowsRemapped"}
+    assert set(alerts) == {"GpuFatalXid", "GpuRowRemapFailure", "GpuUncorrectableRowsRemapped",
+                           "GpuDoubleBitEccErrors", "GpuNvlinkRecoveryErrors", "GpuNvlinkCorrectedErrors"}
     for alert in alerts.values():
         # Aggregated per node and GPU: the alert tells the on-call which node to fence.
         assert "by (node, pool, gpu)" in alert["expr"]

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from gpuplat.compile import Sources, compile_sources
+from gpuplat.plan.fabric import topology_domains
 from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.nodes import FRAGMENTATION
 from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.result import percentile
 from gpuplat.simulate.run import replay
@@ -24,6 +26,7 @@ from tests.support_philly import (
     PHILLY_JOBS,
     PUBLISHED_MEAN_WAIT,
     PUBLISHED_MEDIAN_WAIT,
+    RACK_SWITCH_RADIX,
     TWO_GPU_SERVERS,
     philly_spec,
     subset_share,
@@ -78,4 +81,17 @@ def test_philly_on_its_share_of_philly_against_the_published_delay(trace: Trace)
     # Not reproduced: fewer than half of the replayed jobs wait at all, where Philly's median job
     # waited 189 s (docs/simulate.md says what the replay leaves out).
     assert percentile(waits, 50) < PUBLISHED_MEDIAN_WAIT
-    assert engine.fragmented_gpu_s > 0  # multi-GPU jobs did wait for whole servers
+    assert engine.node_waits.gpu_s[FRAGMENTATION] > 0  # multi-GPU jobs did wait for whole servers
+
+
+@needs_traces
+def test_the_what_if_racks_are_the_fabric_leaves(trace: Trace) -> None:
+    """docs/simulate.md's what-if racks: a 36-port leaf at 1:1 with one port a server holds 18
+    servers of either pool, and both pools' flavors are placed by the Topology."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "philly-racks.yaml"
+        spec.write_text(philly_spec(trace, 1.0, RACK_SWITCH_RADIX))
+        compiled = compile_sources(Sources(spec, None))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None
+    domains = {f.key: topology_domains(compiled.model, compiled.plan.fabric, f) for f in compiled.plan.flavors}
+    assert domains == {"two": (18,), "eight": (18,)}

@@ -16,6 +16,7 @@ from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.nodes import FRAGMENTATION
 from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES, Outcomes
 from gpuplat.simulate.run import replay
 from tests.support_simulate import existing_nodes
@@ -32,7 +33,7 @@ def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
 
 def _starts(model: Platform, plan: Plan, trace: Trace, **options: bool) -> tuple[list[float], float]:
     engine = replay(model, plan, trace, Options(spot=False, **options)).engine  # type: ignore[arg-type]
-    return engine.started, engine.fragmented_gpu_s
+    return engine.started, engine.node_waits.gpu_s[FRAGMENTATION]
 
 
 def test_a_job_waits_for_one_node_that_holds_it_and_the_wait_counts_as_fragmentation(tmp_path: Path) -> None:

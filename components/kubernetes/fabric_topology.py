@@ -47,7 +47,8 @@ import pulumi_kubernetes as k8s
 
 from components.conventions import FABRIC_LABEL
 from gpuplat.catalog import CHARTS
-from gpuplat.model import Platform, Provider, Rail
+from gpuplat.model import Platform, Rail
+from gpuplat.plan.fabric import topology_levels
 
 from .._common import child_opts
 from ._common import gpu_node_tolerations, helm_release, meta, topology_name
@@ -75,12 +76,6 @@ from .rail_fence import rail_fence
 from .rail_requests import rail_requests, wants_rail_requests
 from .scheduling import KUEUE_API
 
-EKS_TOPOLOGY_LEVELS = (
-    "topology.k8s.aws/network-node-layer-1",
-    "topology.k8s.aws/network-node-layer-2",
-    "topology.k8s.aws/network-node-layer-3",
-)
-HOST_LEVEL = "kubernetes.io/hostname"
 # The network operator sets this node label to "true" while the node's DOCA-OFED driver
 # container is not ready and to "false" once it is (its bundled SR-IOV chart selects on it).
 MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
@@ -105,13 +100,6 @@ class FabricTopologyArgs:
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
     gpu_operator: pulumi.Resource | None = None  # GpuSharing.gpu_operator: installs the NFD CRDs
     namespaces: Mapping[str, pulumi.Resource] = field(default_factory=lambda: {})  # tenant -> Namespace
-
-
-def topology_levels(model: Platform) -> list[str]:
-    if model.target.provider is Provider.AWS:
-        return [*EKS_TOPOLOGY_LEVELS, HOST_LEVEL]
-    fabric = model.network.fabric
-    return [*(fabric.topology_labels if fabric is not None else ()), HOST_LEVEL]
 
 
 def wants_topology(model: Platform) -> bool:

@@ -1,10 +1,11 @@
 """GpuHealth: alerts on the GPU faults the DCGM exporter reports, per node and GPU.
 
-A PrometheusRule `<platform>-gpu-health` in the monitoring namespace, on series in the DCGM
-exporter's default counter list only (XID, remapped rows; its ECC and NVLink error counters
-are commented out there, so alerting on them needs a counter list of our own: not yet). The
-series carry `node` and `pool` (Autoscaling's ServiceMonitor relabels them), so an alert names
-the node to fence. What acts on a failed node (node repair, requeueing) is in docs/health.md.
+A PrometheusRule `<platform>-gpu-health` in the monitoring namespace, on the series of the
+platform's DCGM counter list (gpuplat/catalog/dcgm.py, which GpuSharing gives the exporter:
+XID, remapped rows, and the ECC and NVLink error counters the exporter's default leaves out).
+The series carry `node` and `pool` (Autoscaling's ServiceMonitor relabels them), so an alert
+names the node to fence. What acts on a failed node (node repair, requeueing) is in
+docs/health.md.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from .observability import monitoring_object
 # ECC, 119/120 GSP timeout / error.
 FATAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
 BY_DEVICE = "node, pool, gpu"
+# Link errors NVLink corrects by retransmitting; a link that keeps needing it is degrading.
+NVLINK_CORRECTED = (
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+)
 
 
 def _alert(name: str, expr: str, severity: str, summary: str, description: str) -> dict[str, Any]:
@@ -38,7 +45,7 @@ def _alert(name: str, expr: str, severity: str, summary: str, description: str) 
 
 
 def prometheus_rule_spec() -> dict[str, Any]:
-    """Three alerts, each per node and GPU; the value of an XID alert is the XID's code."""
+    """Six alerts, each per node and GPU; the value of an XID alert is the XID's code."""
     last_xid = "DCGM_FI_DEV_XID_ERRORS"  # a gauge: the code of the GPU's last XID, 0 for none
     fatal = " or ".join(f"{last_xid} == {code}" for code in FATAL_XIDS)
     where = "GPU {{ $labels.gpu }} of node {{ $labels.node }} (pool {{ $labels.pool }})"
@@ -64,6 +71,30 @@ def prometheus_rule_spec() -> dict[str, Any]:
             "warning",
             f"{where} remapped rows after uncorrectable memory errors",
             "The remapping takes effect at the next GPU reset; until then the GPU may fail again.",
+        ),
+        _alert(
+            "GpuDoubleBitEccErrors",
+            f"max by ({BY_DEVICE}) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > 0",
+            "critical",
+            f"{where} had uncorrectable (double-bit) ECC errors",
+            "Memory the running job read may be wrong; its results since its last checkpoint "
+            "cannot be trusted until the GPU is reset (docs/health.md).",
+        ),
+        _alert(
+            "GpuNvlinkRecoveryErrors",
+            f"max by ({BY_DEVICE}) (increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[10m])) > 0",
+            "critical",
+            f"{where} had to recover an NVLink",
+            "A link went down and retrained: collectives over it stall or fail; move the "
+            "node's multi-GPU jobs and have the node checked.",
+        ),
+        _alert(
+            "GpuNvlinkCorrectedErrors",
+            " or ".join(f"max by ({BY_DEVICE}) (increase({series}[1h])) > 0" for series in NVLINK_CORRECTED),
+            "warning",
+            f"{where} had NVLink CRC errors or retries",
+            "NVLink corrected them by retransmitting, which slows collectives; a link that "
+            "keeps needing it is degrading.",
         ),
     ]
     return {"groups": [{"name": "gpu-health", "rules": rules}]}

@@ -20,7 +20,10 @@
   (conventions.pool_node_labels). HAMi advertises `conventions.HAMI_GPU_RESOURCE`, not
   nvidia.com/gpu; the reason is noted there.
 - DCGM exporter: on, but its ServiceMonitor is Autoscaling's (one with honorLabels and the
-  pool label), so the operator's own is off: exactly one scrapes the exporter.
+  pool label), so the operator's own is off: exactly one scrapes the exporter. Its counter
+  list is the platform's (gpuplat/catalog/dcgm.py: the operator's default plus the ECC and
+  NVLink error counters GpuHealth alerts on), a ConfigMap in the operator's namespace that
+  the ClusterPolicy names; the exporter pods wait for it to be mounted.
 """
 
 from __future__ import annotations
@@ -40,13 +43,14 @@ from components.conventions import (
     HAMI_NODE_LABEL_VALUE,
     SHARING_LABEL,
 )
-from gpuplat.catalog import HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
+from gpuplat.catalog import CHARTS, HAMI_CORES_RESOURCE, HAMI_MEMORY_RESOURCE, MIG_STRATEGY, gpu_model
 from gpuplat.catalog.charts import (
     GPU_DRIVER_IMAGE,
     GPU_DRIVER_KERNEL_MODULE_TYPE,
     GPU_DRIVER_REPOSITORY,
     GPU_DRIVER_VERSION,
 )
+from gpuplat.catalog.dcgm import METRICS_CONFIG_KEY, metrics_csv
 from gpuplat.model import GpuNodePool, Platform, Provider, SharingMode
 
 from .._common import child_opts
@@ -71,6 +75,7 @@ NVIDIA_DRIVER_API = "nvidia.com/v1alpha1"
 FABRIC_DRIVER = "gpuplat-fabric"  # cluster-scoped, like the chart's own `default`
 # HAMi's default registry is a mirror in mainland China; the upstream image is the same.
 _KUBE_SCHEDULER_IMAGE = {"registry": "registry.k8s.io", "repository": "kube-scheduler"}
+DCGM_METRICS_CONFIGMAP = "gpuplat-dcgm-metrics"
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,8 @@ def gpu_operator_values(model: Platform) -> dict[str, Any]:
                 "data": device_plugin_configs(model),
             }
         },
-        "dcgmExporter": {"serviceMonitor": {"enabled": False}},
+        # The chart copies `config` into the ClusterPolicy, whose schema keeps only `name`.
+        "dcgmExporter": {"serviceMonitor": {"enabled": False}, "config": {"name": DCGM_METRICS_CONFIGMAP}},
     }
     mig_data = mig_parted_data(model)
     if mig_data is not None:
@@ -232,6 +238,12 @@ class GpuSharing(pulumi.ComponentResource):
             provider=args.provider,
             pod_security="privileged",  # driver, toolkit, MIG manager and exporters use the host
             depends_on=args.depends_on,
+        )
+        k8s.core.v1.ConfigMap(
+            f"{name}-dcgm-metrics",
+            metadata=meta(DCGM_METRICS_CONFIGMAP, CHARTS["gpu-operator"].namespace),
+            data={METRICS_CONFIG_KEY: metrics_csv()},
+            opts=child_opts(self, args.provider, [self.gpu_operator]),  # the release makes the namespace
         )
         if model.rdma_fabric:
             k8s.apiextensions.CustomResource(

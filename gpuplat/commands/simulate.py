@@ -247,6 +247,7 @@ def _options(
         lookahead=1 if args.strict_fifo else Options.lookahead,
         capacity_blocks=blocks,
         node_packing=args.node_packing,
+        topology=not args.no_topology,
         outcomes=PHILLY_OUTCOMES if args.outcomes == "philly" else None,
         speedup=speedup,
     )

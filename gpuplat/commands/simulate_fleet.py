@@ -22,6 +22,7 @@ _NOT_FOR_A_FLEET = {
     "plot": "--plot",
     "capacity_blocks": "--capacity-blocks",
     "node_packing": "--node-packing",
+    "no_topology": "--no-topology",
     "speedup": "--speedup",  # a factor per pool: the members' pools are not the manager's
 }
 

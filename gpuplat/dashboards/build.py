@@ -134,6 +134,22 @@ def pool_panels(model: Platform, plan: Plan, pool: GpuNodePool) -> list[Panel]:
             [Query(f"DCGM_FI_DEV_XID_ERRORS{sel} != 0", device_legend)],
             description="The last XID error per GPU; a GPU listed here needs draining and repair.",
         ),
+        Panel(
+            "Memory and NVLink errors in the last hour",
+            [
+                Query(f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{sel}[1h]) > 0", f"double-bit ECC {device_legend}"),
+                Query(
+                    f"increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL{sel}[1h]) > 0",
+                    f"NVLink recovery {device_legend}",
+                ),
+                Query(
+                    f"increase(DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL{sel}[1h]) > 0",
+                    f"NVLink replay {device_legend}",
+                ),
+            ],
+            description="GPUs with uncorrectable memory errors or NVLink recoveries (critical alerts) and NVLink "
+            "retries (a degrading link); empty on a healthy pool (docs/health.md).",
+        ),
         Panel("Temperature", [Query(f"DCGM_FI_DEV_GPU_TEMP{sel}", device_legend)], unit="celsius"),
     ]
     floor = _floor_panel(model, plan, pool)

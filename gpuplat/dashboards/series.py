@@ -1,7 +1,7 @@
 """Which series a dashboard may query, and which series a PromQL expression names.
 
 Known series: what the platform's rules record (gpuplat/scaling.py, gpuplat/usage.py), what
-the DCGM exporter emits (its default counter list, scaling.DCGM_METRICS) and the
+the DCGM exporter emits (the counter list the platform gives it, gpuplat/catalog/dcgm.py) and the
 kube-state-metrics series the queries use (kube-state-metrics' docs/metrics, collected by
 kube-prometheus-stack's kube-state-metrics), and Kueue's and Karpenter's own where the stack
 runs them and has them scraped (the charts' ServiceMonitors, turned on in their values). A query
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from gpuplat import scaling, usage
+from gpuplat.catalog.dcgm import COUNTERS
 from gpuplat.model import Platform, Provider
 from gpuplat.plan.types import Plan
 
@@ -89,7 +90,7 @@ def known_series(model: Platform, plan: Plan) -> frozenset[str]:
     return frozenset(
         records
         | usage.records(model, plan)
-        | {m.series for m in scaling.DCGM_METRICS}
+        | {c.field for c in COUNTERS if c.kind != "label"}
         | KUBE_STATE_METRICS
         | components
     )

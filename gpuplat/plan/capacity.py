@@ -51,6 +51,7 @@ from gpuplat.plan.codes import (
     SOFT_QUOTA_OVERSUBSCRIBED,
     TOPOLOGY_AWARE_OFF,
 )
+from gpuplat.plan.fabric import EKS_TOPOLOGY_LEVELS
 from gpuplat.plan.health import spare_nodes
 from gpuplat.plan.procurement import pool_order
 from gpuplat.plan.types import FlavorPlan, NodeOverlayPlan, NodePoolPlan, PlanFinding, PoolPlan, QuotaPlan
@@ -117,8 +118,8 @@ def wants_topology(model: Platform) -> bool:
     return model.scheduling.queueing == "kueue" and model.scheduling.topology_aware and model.network.fabric is not None
 
 
-# The aws Topology's levels: network-node layers 1-3 (components/kubernetes/fabric_topology.py).
-AWS_TOPOLOGY_LAYERS = 3
+# The aws Topology's levels: network-node layers 1-3.
+AWS_TOPOLOGY_LAYERS = len(EKS_TOPOLOGY_LEVELS)
 
 
 def labelled_with_topology(model: Platform, pool: PoolPlan) -> bool:

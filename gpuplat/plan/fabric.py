@@ -43,9 +43,18 @@ from dataclasses import dataclass
 from gpuplat.catalog import instance_type
 from gpuplat.model import Fabric, GpuNodePool, Platform, Provider
 from gpuplat.plan.codes import FABRIC_TOO_SMALL
-from gpuplat.plan.types import FabricPlan, PlanFinding
+from gpuplat.plan.types import FabricPlan, FlavorPlan, PlanFinding
 
 MAX_RADIX = 1024
+# The Kueue Topology's levels (components/kubernetes/fabric_topology.py emits it): on aws the
+# network-node layers EKS labels, layer 1 the farthest from the instance; on kubernetes the
+# site's `topologyLabels`, widest first; then the host.
+EKS_TOPOLOGY_LEVELS = (
+    "topology.k8s.aws/network-node-layer-1",
+    "topology.k8s.aws/network-node-layer-2",
+    "topology.k8s.aws/network-node-layer-3",
+)
+HOST_LEVEL = "kubernetes.io/hostname"
 
 
 @dataclass(frozen=True)
@@ -161,3 +170,24 @@ def plan_fabric(model: Platform) -> tuple[FabricPlan | None, tuple[PlanFinding, 
     )
     finding = FABRIC_TOO_SMALL.finding(("network", "fabric", "switchRadix"), message)
     return plan, (finding,)
+
+
+def topology_levels(model: Platform) -> list[str]:
+    if model.target.provider is Provider.AWS:
+        return [*EKS_TOPOLOGY_LEVELS, HOST_LEVEL]
+    fabric = model.network.fabric
+    return [*(fabric.topology_labels if fabric is not None else ()), HOST_LEVEL]
+
+
+def topology_domains(model: Platform, fabric: FabricPlan | None, flavor: FlavorPlan) -> tuple[int, ...]:
+    """Nodes of the flavor's pool in one domain of each switch level Kueue can place by, narrowest
+    first: under one leaf (its host ports over a node's ports), then, on 3 tiers, under one pod
+    (radix/2 leaves). The narrowest levels of the Topology are the leaf's and the pod's; a level
+    above them spans the whole fabric. Empty where Kueue places the flavor's jobs by no level
+    above the host: a flavor that is not topology-aware, or a Topology of the host alone."""
+    spec = model.network.fabric
+    if fabric is None or spec is None or not flavor.topology_aware:
+        return ()
+    leaf = max(fabric.leaf_down // ports_per_node(model.pools_by_name[flavor.pool], spec), 1)
+    sizes = (leaf, leaf * (fabric.radix // 2))
+    return sizes[: min(len(topology_levels(model)) - 1, fabric.tiers - 1)]

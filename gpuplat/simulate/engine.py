@@ -9,8 +9,9 @@ its borrowing limit; failing that, where the tenant is within its nominal quota,
 preempting borrowers there (lowest priority, newest first: reclaimWithinCohort). Admitted
 work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
 ready `boot_seconds` later. Nodes are packed perfectly (units), or with `node_packing` node by
-node on a fixed fleet (nodes.py), a job's pods all at once. With `outcomes`, a job drawn to fail
-stops at its drawn point, frees its GPUs and quota, and queues again for the rest of its run.
+node on a fixed fleet (nodes.py), a job's pods all at once and within one topology domain of a
+fabric flavor. With `outcomes`, a job drawn to fail stops at its drawn point, frees its GPUs and
+quota, and queues again for the rest of its run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTena
 from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
+from gpuplat.simulate.waits import NodeWaits
 
 ARRIVE, FINISH, READY, TICK, INTERRUPT, BLOCK, FAIL, LEAVE = range(8)
 _OPEN = (1 << 30, float("inf"), 0)  # the window of an emptied queue: every arrival is inside it
@@ -78,16 +80,13 @@ class Engine:
         )
         self.retried = [False] * n
         self.pods: list[Pods] = [[] for _ in range(n)]  # node packing: where each running job's pods are
-        # Fragmentation: waits while the flavor's free units would hold a job but no set of its nodes does.
-        self.frag_since = [-1.0] * n
-        self.fragmented_gpu_s = 0.0
-        self.fragmented_jobs: set[int] = set()
-        self.open_frags = 0  # jobs whose fragmentation wait is being counted now
+        self.node_waits = NodeWaits([j.gpus for j in jobs])  # fragmentation and topology (waits.py)
 
     def open_nodes(self) -> None:
-        """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one)."""
+        """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one),
+        in its topology domains unless `Options.topology` is off."""
         for f in self.flavors:
-            f.nodes = NodeMap(f.ready, f.per_node)
+            f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else ())
 
     def push(self, t: float, kind: int, a: int = 0, b: int = 0) -> None:
         self.seq += 1
@@ -167,7 +166,7 @@ class Engine:
     # ------------------------------------------------------------------ pods
     def start_pods(self, flavor: Flavor, t: float) -> None:
         free = flavor.ready * flavor.per_node - flavor.alloc
-        if not flavor.waiting or (free <= 0 and not self.open_frags):
+        if not flavor.waiting or (free <= 0 and not self.node_waits.open):
             return
         still: list[int] = []
         nodes = flavor.nodes
@@ -185,19 +184,8 @@ class Engine:
         flavor.waiting = still
         if nodes is not None:
             for job in still:  # judged on what is free once this pass has started what it could
-                self.fragmented(job, self.placement_units(job, flavor) <= free, t)
-
-    def fragmented(self, job: int, waits_on_nodes: bool, t: float) -> None:
-        """Count the job's wait while units enough are free but not on nodes that hold it."""
-        since = self.frag_since[job]
-        if waits_on_nodes and since < 0:
-            self.frag_since[job] = t
-            self.fragmented_jobs.add(job)
-            self.open_frags += 1
-        elif not waits_on_nodes and since >= 0:
-            self.fragmented_gpu_s += (t - since) * self.jobs[job].gpus
-            self.frag_since[job] = -1.0
-            self.open_frags -= 1
+                units = self.placement_units(job, flavor)
+                self.node_waits.mark(job, nodes.waits_on(units) if units <= free else None, t)
 
     def run(self, job: int, flavor: Flavor, units: int, t: float) -> None:
         flavor.mutate(t)
@@ -207,7 +195,7 @@ class Engine:
             self.started[job] = t
         self.run_start[job] = t
         self.running[flavor.key][job] = None
-        self.fragmented(job, False, t)
+        self.node_waits.mark(job, None, t)
         self.rate[job] = self.options.speed_of(flavor.pool)
         left = self.remaining[job] / self.rate[job]
         if self.fail_at[job] < 1.0 and not self.retried[job]:
@@ -380,7 +368,7 @@ class Engine:
             self.stop(job, t, done=False)
         else:
             flavor.waiting.remove(job)
-            self.fragmented(job, False, t)  # back in the queue: no longer waiting for nodes
+            self.node_waits.mark(job, None, t)  # back in the queue: no longer waiting for nodes
         flavor.admitted -= units
         self.usage[self.tenant_of[job]][flavor.key] -= units
         self.on[job] = None

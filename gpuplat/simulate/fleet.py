@@ -18,6 +18,7 @@ from gpuplat.catalog.prices import HOURS_PER_MONTH
 from gpuplat.catalog.spot_interruptions import MONTHLY_INTERRUPTION, UNLISTED_MONTHLY
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
+from gpuplat.plan.fabric import topology_domains
 from gpuplat.scaling import POLLING_SECONDS, floor_bounds, stabilization_seconds
 from gpuplat.simulate.blocks import Block
 from gpuplat.simulate.nodes import NodeMap
@@ -62,6 +63,7 @@ class Flavor:
     spot_nodes: list[int] = field(default_factory=lambda: [])  # tokens of live spot nodes
     owner: SimPool | None = None
     nodes: NodeMap | None = None  # node-level packing (nodes.py); None: units packed perfectly
+    domains: tuple[int, ...] = ()  # nodes per topology domain, narrowest level first (none: no Topology)
 
     @property
     def cap(self) -> int:
@@ -223,6 +225,7 @@ def build_flavors(model: Platform, plan: Plan, blocks: tuple[Block, ...] = ()) -
                 hourly=hourly.get((fp.pool, fp.market), 0.0) if fp.market is not None else 0.0,
                 hazard=hazard(pool.instance_type) if spot else 0.0,
                 blocks=tuple(b for b in blocks if b.pool == fp.pool) if fp.market is Market.RESERVED else (),
+                domains=topology_domains(model, plan.fabric, fp),
             )
         )
     for f in out:

@@ -7,8 +7,16 @@ together or none does (gang start, as Kueue admits a workload whole and a traini
 with every worker): a job waits while the flavor's free units would hold it but no set of nodes
 does. That wait is *fragmentation*, counted by the engine.
 
+Topology domains (a fabric flavor Kueue places by its Topology, gpuplat/plan/fabric.py's
+`topology_domains`): the flavor's nodes in domains of a leaf's nodes (and, on 3 tiers, a pod's),
+cabled in order, node 0 first. A job that needs more than one node runs within one domain of the
+narrowest level that can hold it (as `podset-required-topology` at that level asks), in the
+fullest domain that holds it (best fit); a job wider than every domain runs anywhere. A job that
+waits while the flavor's nodes would hold it but no one domain does waits on the *topology*,
+counted apart from fragmentation.
+
 Nodes are counted by their free units (one ordered set of node indices per level), so a fit
-costs at most `per_node` look-ups whatever the fleet's size.
+costs at most `per_node` look-ups whatever the fleet's size (and one per domain of its level).
 """
 
 from __future__ import annotations
@@ -16,14 +24,20 @@ from __future__ import annotations
 from itertools import islice
 
 Pods = list[tuple[int, int]]  # (node index, units) of one job
+FRAGMENTATION, TOPOLOGY = 0, 1  # why a job waits while the flavor's free units would hold it
 
 
 class NodeMap:
-    def __init__(self, nodes: int, per_node: int) -> None:
+    def __init__(self, nodes: int, per_node: int, domains: tuple[int, ...] = ()) -> None:
         self.per_node = per_node
         self.free = [per_node] * nodes
+        self.total = nodes * per_node  # free units on every node together
         self.by_free: list[dict[int, None]] = [{} for _ in range(per_node + 1)]
         self.by_free[per_node] = dict.fromkeys(range(nodes))
+        # Per level, narrowest first: its nodes per domain and each domain's own map.
+        self.levels = [
+            (size, [NodeMap(min(size, nodes - first), per_node) for first in range(0, nodes, size)]) for size in domains
+        ]
 
     def _fullest_holding(self, units: int, below: int) -> int | None:
         """The node with the fewest free units that still holds `units`, among those with less than `below` free."""
@@ -33,7 +47,24 @@ class NodeMap:
         return None
 
     def fit(self, units: int) -> Pods | None:
-        """Where a job of `units` would run now, or None when no set of nodes holds it."""
+        """Where a job of `units` would run now, or None when no set of nodes (in one domain) holds it."""
+        need = -(-units // self.per_node)
+        level = next(((size, maps) for size, maps in self.levels if size >= need), None) if need > 1 else None
+        if level is None:
+            return self.fit_anywhere(units)
+        size, maps = level
+        for index in sorted(range(len(maps)), key=lambda i: maps[i].total):  # the fullest domain first
+            pods = maps[index].fit_anywhere(units) if maps[index].total >= units else None
+            if pods is not None:
+                return [(index * size + node, u) for node, u in pods]
+        return None
+
+    def waits_on(self, units: int) -> int:
+        """Why a job of `units` that `fit` placed nowhere waits: no set of nodes, or no one domain, holds it."""
+        return FRAGMENTATION if self.fit_anywhere(units) is None else TOPOLOGY
+
+    def fit_anywhere(self, units: int) -> Pods | None:
+        """Where a job of `units` would run now on any of the nodes, or None when no set of them holds it."""
         p = self.per_node
         if units <= p:
             node = self._fullest_holding(units, p + 1)
@@ -59,3 +90,6 @@ class NodeMap:
             del self.by_free[before][node]
             self.free[node] = before - sign * units
             self.by_free[self.free[node]][node] = None
+            self.total -= sign * units
+            for size, maps in self.levels:
+                maps[node // size].take([(node % size, units)], sign)

@@ -37,6 +37,9 @@ class Options:
     # Place each pod on a node (best fit; a job wider than a node on whole nodes, all its pods at
     # once) instead of packing units perfectly within a flavor; a fixed fleet only (engine.py).
     node_packing: bool = False
+    # With node packing, a multi-node job on a fabric flavor Kueue places by its Topology runs within
+    # one domain (a leaf's nodes; nodes.py); off: anywhere on the flavor's nodes (a what-if).
+    topology: bool = True
     # How many times as fast a pool's GPUs run the trace's work as the GPUs it was recorded on
     # (their generations); pool name -> factor, "" for every other pool. Empty: as recorded. A
     # dict, not a MappingProxyType: the seeds' worker processes receive the options pickled.

@@ -29,6 +29,7 @@ def result_json(r: Result) -> dict[str, Any]:
             "drivingSignals": sorted(o.signals),
             "capacityBlockWindows": r.windows,
             "nodePacking": o.node_packing,
+            "topologyDomains": {key: list(sizes) for key, sizes in r.domains},
             "speedup": {p.name: o.speed_of(p.name) for p in r.pools},
             "outcomes": o.outcomes.source if o.outcomes else None,
         },
@@ -59,6 +60,7 @@ def result_json(r: Result) -> dict[str, Any]:
         "stoppedAtBlockEnd": r.block_stops,
         "stranded": r.stranded,
         "fragmentation": {"gpuHours": r.fragmented_gpu_h, "jobs": r.fragmented_jobs},
+        "topologyWait": {"gpuHours": r.topology_gpu_h, "jobs": r.topology_jobs},
         "retried": r.retried,
         "cost": cost_json(r),
     }
@@ -197,10 +199,11 @@ def detail_lines(r: Result) -> list[str]:
         f"against all on-demand, {c['savingVsStaticPercent'] or 0:.1f} % against a static fleet at nodes.max",
     ]
     if r.options.node_packing:
-        lines.append(
+        lines += [
             f"node packing: {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while free GPUs "
-            "were split over nodes that could not hold them (fragmentation)"
-        )
+            "were split over nodes that could not hold them (fragmentation)",
+            *topology_lines(r),
+        ]
     if r.options.outcomes:
         lines.append(f"outcomes drawn from {r.options.outcomes.source}: {r.retried:,} failed jobs queued again")
     if r.windows:
@@ -231,3 +234,17 @@ def _spec_duration(seconds: int) -> str:
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def topology_lines(r: Result) -> list[str]:
+    """The topology assumption, stated whenever nodes are packed, and the waits it caused."""
+    if not r.domains:
+        why = "off (--no-topology)" if not r.options.topology else "no fabric flavor Kueue places by a Topology"
+        return [f"topology domains: {why}; multi-node jobs run on any nodes of their flavor"]
+    sizes = ", ".join(f"{key} {' / '.join(map(str, d))} nodes" for key, d in r.domains)
+    return [
+        f"topology domains (leaf, then pod, of the spec's fabric; nodes cabled in order): {sizes}; a multi-node "
+        "job runs within one domain of the narrowest level that holds it, the fullest that fits",
+        f"  {r.topology_jobs:,} jobs waited {r.topology_gpu_h:,.0f} GPU-hours while nodes would hold them but no "
+        "one domain did (topology)",
+    ]

@@ -10,6 +10,7 @@ from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import utilization_record
 from gpuplat.simulate.mapping import gpu_hours
+from gpuplat.simulate.nodes import FRAGMENTATION, TOPOLOGY
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Trace
 
@@ -107,6 +108,10 @@ class Result:
     # Node packing: GPU-hours of waits while free GPUs would hold a job but no set of nodes did, and the jobs.
     fragmented_gpu_h: float = 0.0
     fragmented_jobs: int = 0
+    # ... and while the nodes would hold it but no one topology domain did (nodes.py), and the jobs.
+    topology_gpu_h: float = 0.0
+    topology_jobs: int = 0
+    domains: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (flavor, its nodes per domain, narrowest first)
     retried: int = 0  # jobs drawn to fail, freed and queued again (Options.outcomes)
     targets: tuple[TargetWait, ...] = ()  # tenants with a targetWait, in the spec's order
 
@@ -229,8 +234,11 @@ def summarise(
         static_usd=static,
         coverage=_coverage(engine, unplaceable),
         busy_share=_busy_share(engine, options, pools),
-        fragmented_gpu_h=engine.fragmented_gpu_s / 3600,
-        fragmented_jobs=len(engine.fragmented_jobs),
+        fragmented_gpu_h=engine.node_waits.gpu_s[FRAGMENTATION] / 3600,
+        fragmented_jobs=len(engine.node_waits.jobs[FRAGMENTATION]),
+        topology_gpu_h=engine.node_waits.gpu_s[TOPOLOGY] / 3600,
+        topology_jobs=len(engine.node_waits.jobs[TOPOLOGY]),
+        domains=tuple((f.key, f.domains) for f in engine.flavors if f.nodes is not None and f.nodes.levels),
         retried=sum(engine.retried),
         targets=_targets(model, engine, unplaceable),
     )
