@@ -3,7 +3,9 @@
 Every file is named by its path in the upstream data directory (`kueue/kueue.x-k8s.io_clusterqueues.yaml`,
 `charts/kueue/values.yaml`, ...) and looked for, in this order:
 
-1. in that directory, beside the clone (`../shared/upstream`) or at `$GPUPLAT_UPSTREAM`, read in place;
+1. in that directory, beside the clone (`../shared/upstream`) or at `$GPUPLAT_UPSTREAM`, read in place,
+   unless the project's chart there says another release than the pinned one (`RELEASE_CHART`):
+   a copy of another release would judge what gpuplat emits by the wrong schema;
 2. in the Go module that carries the pinned release's copy (the table below), downloaded through
    the Go module proxy into Go's module cache by `go mod download`, which checks the zip against
    the go.sum of e2e/tools/upstream-data (the pins; run in a scratch copy, so nothing is written
@@ -51,6 +53,16 @@ IN_MODULES: dict[str, tuple[str, str]] = {
     "prometheus-operator": (PROMETHEUS_OPERATOR, "example/prometheus-operator-crd"),
     "sriov-network-operator": (SRIOV, "config/crd/bases"),
     "charts/sriov-network-operator": (SRIOV, "deployment/sriov-network-operator-chart"),
+}
+# Directory of the data directory -> the chart in it whose appVersion says which release the
+# directory's files are of. The data directory is read only where that is the module's pinned release.
+RELEASE_CHART: dict[str, str] = {
+    "kueue": "charts/kueue", "charts/kueue": "charts/kueue",
+    "karpenter": "charts/karpenter", "charts/karpenter": "charts/karpenter", "charts/karpenter-crd": "charts/karpenter",
+    "keda": "charts/keda",
+    "prometheus-operator": "charts/kube-prometheus-stack",
+    "sriov-network-operator": "charts/sriov-network-operator",
+    "charts/sriov-network-operator": "charts/sriov-network-operator",
 }
 _GPU_OPERATOR = ("the module proxy serves github.com/NVIDIA/gpu-operator only at v0.0.0-20250917190837-d73a0086a6ba, "
                  "not v26.7.0 (10ee5b36)")
@@ -108,17 +120,42 @@ def data_dir() -> Path:
 def resolve(relative: str) -> Path:
     """The file (or directory) at `relative` in the data directory's layout, wherever it is."""
     here = data_dir() / relative
+    directory = max((d for d in (*IN_MODULES, *NOT_IN_MODULES) if relative.startswith(f"{d}/")), key=len, default=None)
+    if directory in IN_MODULES:
+        held = data_release(directory)
+        if here.exists() and held is None:
+            return here
+        return _from_module(relative, directory, held)
     if here.exists():
         return here
-    directory = max((d for d in (*IN_MODULES, *NOT_IN_MODULES) if relative.startswith(f"{d}/")), key=len, default=None)
     if directory is None:
         raise LookupError(f"{relative}: no upstream directory of e2e/upstream.py holds it; add it to the table")
-    if directory in NOT_IN_MODULES:
-        raise UpstreamMissing(f"{relative} is not in {data_dir()}, and {NOT_IN_MODULES[directory]}")
+    raise UpstreamMissing(f"{relative} is not in {data_dir()}, and {NOT_IN_MODULES[directory]}")
+
+
+def data_release(directory: str) -> str | None:
+    """The release the data directory's copy of `directory` is of, when it is not the pinned one
+    (None: it is, or its chart does not say)."""
+    chart = data_dir() / RELEASE_CHART.get(directory, "-") / "Chart.yaml"
+    found = re.search(r"^appVersion:\s*[\"']?([^\"'\s]+)", chart.read_text(encoding="utf-8"), re.M) \
+        if chart.is_file() else None
+    if found is None:
+        return None
+    pinned = required()[IN_MODULES[directory][0]]
+    return None if found.group(1).removeprefix("v") == pinned.removeprefix("v") else found.group(1)
+
+
+def _from_module(relative: str, directory: str, held: str | None) -> Path:
     module, inside = IN_MODULES[directory]
-    path = module_dir(module) / inside / relative.removeprefix(f"{directory}/")
+    pinned = required()[module]
+    where = (f"{data_dir()} holds {RELEASE_CHART[directory].removeprefix('charts/')} {held}, not the pinned {pinned}"
+             if held else f"{relative} is not in {data_dir()}")
+    try:
+        path = module_dir(module) / inside / relative.removeprefix(f"{directory}/")
+    except UpstreamMissing as err:
+        raise UpstreamMissing(f"{where}, and {err}" if held else str(err)) from None
     if not path.exists():
-        raise UpstreamMissing(f"{relative} is not in {data_dir()}, nor at {inside} of {module} {required()[module]}")
+        raise UpstreamMissing(f"{where}, nor is it at {inside} of {module} {pinned}")
     return path
 
 

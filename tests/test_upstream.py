@@ -83,6 +83,38 @@ def test_without_the_data_directory_files_come_from_the_pinned_modules(monkeypat
     assert len(upstream.crd_files(group="kueue.x-k8s.io")) == 11
 
 
+def _data_directory_of_release(tmp_path: Path, chart: str, app_version: str) -> Path:
+    """A data directory holding one CRD and the chart that says which release it is of."""
+    root = tmp_path / "data"
+    (root / "charts" / chart).mkdir(parents=True)
+    (root / "charts" / chart / "Chart.yaml").write_text(f"name: {chart}\nappVersion: {app_version}\n")
+    (root / "kueue").mkdir()
+    (root / "kueue" / "kueue.x-k8s.io_cohorts.yaml").write_text("kind: CustomResourceDefinition\n")
+    return root
+
+
+def test_the_data_directory_is_read_in_place_when_its_chart_says_the_pinned_release(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _offline(monkeypatch, tmp_path)
+    root = _data_directory_of_release(tmp_path, "kueue", f'"{upstream.required()[upstream.KUEUE]}"')
+    monkeypatch.setenv("GPUPLAT_UPSTREAM", str(root))
+    assert upstream.resolve("kueue/kueue.x-k8s.io_cohorts.yaml") == root / "kueue" / "kueue.x-k8s.io_cohorts.yaml"
+
+
+def test_a_data_directory_of_another_release_is_not_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(upstream, "_FOUND", {})
+    root = _data_directory_of_release(tmp_path, "kueue", "v0.1.0")
+    monkeypatch.setenv("GPUPLAT_UPSTREAM", str(root))
+    path = upstream.resolve("kueue/kueue.x-k8s.io_cohorts.yaml")  # skipped where the module cannot be had
+    assert f"@{upstream.required()[upstream.KUEUE]}" in str(path), path
+    _offline(monkeypatch, tmp_path)
+    monkeypatch.setenv("GPUPLAT_UPSTREAM", str(root))
+    with pytest.raises(upstream.UpstreamMissing) as missing:
+        upstream.resolve("kueue/kueue.x-k8s.io_cohorts.yaml")
+    assert str(missing.value).startswith(
+        f"{root} holds kueue v0.1.0, not the pinned {upstream.required()[upstream.KUEUE]}, and sigs.k8s.io/kueue ")
+
+
 def test_a_module_whose_hash_is_not_go_sum_s_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GPUPLAT_UPSTREAM", str(tmp_path / "no-data"))
     monkeypatch.setattr(upstream, "_FOUND", {})
