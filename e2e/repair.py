@@ -172,7 +172,11 @@ def remove_pods(cluster: Cluster, namespace: str, names: list[str]) -> None:
 
 
 def running_node(cluster: Cluster, namespace: str, name: str) -> str | None:
-    pod = cluster.get("pod", name, namespace) or {}
+    return node_running(cluster.get("pod", name, namespace) or {})
+
+
+def node_running(pod: dict[str, Any]) -> str | None:
+    """The node `pod` runs on, Running and Ready (None otherwise)."""
     ready = any(c.get("type") == "Ready" and c.get("status") == "True"
                 for c in pod.get("status", {}).get("conditions", []))
     node = pod.get("spec", {}).get("nodeName")

@@ -40,7 +40,7 @@ from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import condition, pending_reason, quiet
 from e2e.jobs import reference_job, workload_of
 from e2e.kwokstages import HOLD
-from e2e.repair import Clock, admission, running_node
+from e2e.repair import Clock, admission, node_running
 from e2e.report import Report
 from e2e.requeue import cordoned, drain_playing_kubelet, with_spare_node, workload_state
 from e2e.scenarios import topology_level
@@ -81,7 +81,7 @@ def running_pod(cluster: Cluster, namespace: str, avoid: str = "") -> tuple[str,
     """(pod, node) of a pod of the Job Running and Ready on a node other than `avoid`."""
     for pod in job_pods(cluster, namespace):
         name = pod["metadata"]["name"]
-        node = running_node(cluster, namespace, name)
+        node = node_running(pod)
         if node == avoid and avoid:
             raise E2EError(f"pod {namespace}/{name} runs on the cordoned node {avoid}")
         if node:

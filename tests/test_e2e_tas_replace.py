@@ -54,16 +54,11 @@ def _pod(name: str, node: str, phase: str = "Running", selector: str | None = No
             "spec": spec, "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
-class _Pods(Canned):
-    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
-        return next((p for p in self.items("pods", namespace) if p["metadata"]["name"] == name), None)
-
-
 def test_a_pod_running_off_the_fenced_node_is_found_one_on_it_fails_the_row() -> None:
-    moved = _Pods({("pods", "t"): [_pod("a", "", "Failed", "n0"), _pod("b", "n1", selector="n1")]})
+    moved = Canned({("pods", "t"): [_pod("a", "", "Failed", "n0"), _pod("b", "n1", selector="n1")]})
     assert tas_replace.running_pod(moved, "t", avoid="n0") == ("b", "n1")  # type: ignore[arg-type]
     assert tas_replace.selectors(moved.items("pods", "t"), "kubernetes.io/hostname") == \
         "a -> n0 (Failed); b -> n1 (Running)"
-    stuck = _Pods({("pods", "t"): [_pod("a", "n0", selector="n0")]})
+    stuck = Canned({("pods", "t"): [_pod("a", "n0", selector="n0")]})
     with pytest.raises(E2EError, match="cordoned node n0"):
         tas_replace.running_pod(stuck, "t", avoid="n0")  # type: ignore[arg-type]
