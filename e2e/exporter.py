@@ -128,10 +128,10 @@ def emitted_counters(stack: Stack) -> tuple[dcgm.Counter, ...]:
 
 
 def exposition(devices: list[dcgm.Device], held: Mapping[dcgm.Device, Mapping[str, str]], load: float,
-               seconds: float, counters: Sequence[dcgm.Counter] | None = None) -> str:
-    """The metrics page; `counters` None: every counter of dcgm-exporter's catalogue."""
+               seconds: float, counters: Sequence[dcgm.Counter]) -> str:
+    """The metrics page: the series of `counters` (the list the stack gives the exporter)."""
     lines = []
-    for counter in counters if counters is not None else dcgm.default_counters():
+    for counter in counters:
         rows = []
         for device in devices:
             sample = dcgm.value(counter, device, load, load * MEMORY_SHARE, seconds)

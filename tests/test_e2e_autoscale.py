@@ -28,7 +28,7 @@ def test_a_mig_node_reports_one_device_per_instance_and_no_gpu_util() -> None:
                                          {"nvidia.com/mig-1g.10gb": "14", "cpu": "96"}))
     assert len(devices) == 14 and {d.mig_profile for d in devices} == {"1g.10gb"}
     assert {d.gpu for d in devices} == {0, 1} and {d.fb_mib for d in devices} == {10240}
-    text = exporter.exposition(devices, {}, 0.5, 10)
+    text = exporter.exposition(devices, {}, 0.5, 10, dcgm.default_counters())
     assert "DCGM_FI_DEV_GPU_UTIL" not in text and 'GPU_I_PROFILE="1g.10gb"' in text
     assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" in text
 
@@ -45,7 +45,7 @@ def test_whole_gpus_and_mig_instances_are_attributed_to_their_pod_shared_ones_no
 
     held = exporter.holders([pod("a", "nvidia.com/gpu", 2), pod("b", "nvidia.com/gpu.shared", 1)], gpus)
     assert sorted(d.gpu for d in held) == [0, 1] and {h["pod"] for h in held.values()} == {"a"}
-    text = exporter.exposition(gpus, held, 1.0, 10)
+    text = exporter.exposition(gpus, held, 1.0, 10, dcgm.default_counters())
     assert 'DCGM_FI_DEV_GPU_UTIL{gpu="0"' in text and 'namespace="research",pod="a",container="main"} 100.0' in text
 
 
