@@ -9,8 +9,8 @@ toleration is the AWS provider's for `AcceleratedHardwareReady` with the XIDs th
 report (10 minutes; the suite's Karpenter applies one toleration to every agent condition, so
 the 30-minute ones are 10 too, and no scenario here reports one) and Kueue runs as emitted
 (10-minute `recoveryTimeout`). Same engines, same rows as the e2e report (each row's detail has
-the seconds from the fault); they land in e2e/report-repair-times.json. One target takes about
-13 minutes per scenario. Not part of the test run; bench/results.md holds the numbers.
+the seconds from the fault); they land in e2e/report-repair-times-<target>.json. A target takes
+about 13 minutes per scenario. Not part of the test run; bench/results.md holds the numbers.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ SCENARIOS: dict[str, Callable[[Cluster, Stack, Report, float], None]] = {
     "resume": resume.multinode,
     "reboot": reboot.node_reboot,
 }
-REPORT = ROOT / "e2e" / "report-repair-times.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         on_fresh_cluster(target, toolbox, report, workroot, steps)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
-    report.write(REPORT)
-    print(f"repair-times: {report.summary()}; report in {REPORT.relative_to(ROOT)}")
+    written = ROOT / "e2e" / f"report-repair-times-{target.label}.json"
+    report.write(written)
+    print(f"repair-times: {report.summary()}; report in {written.relative_to(ROOT)}")
     return 1 if report.failures else 0
 
 
