@@ -202,5 +202,5 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
     summary = ", ".join(f"{k.removeprefix(ROW + '-')} {v:.0f} s" for k, v in clock.marks.items())
     report.scenario(label, f"{ROW}-times", len(seen) == 6,
                     f"{GPU_CONDITION} False ({REASON}) on node {node} under {ns}'s pod in flavor {slot.flavor}; from "
-                    f"the fault: {summary}; shortened for the suite: Karpenter's toleration {toleration:.0f} s "
+                    f"the fault: {summary}; as run: Karpenter's toleration {toleration:.0f} s "
                     f"(10 minutes upstream for a known XID)")

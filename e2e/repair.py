@@ -317,7 +317,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     summary = ", ".join(f"{k.removeprefix('gpu-node-failure-')} {v:.0f} s" for k, v in clock.marks.items())
     report.scenario(label, "gpu-node-failure-times", len(seen_first) + len(seen_then) == 6,
                     f"{GPU_CONDITION} False on node {node} (NodePool {nodepool}) under {ns}'s pod in flavor "
-                    f"{slot.flavor}, kubelet alive; from the fault: {summary}; shortened for the suite: Karpenter's "
+                    f"{slot.flavor}, kubelet alive; from the fault: {summary}; as run: Karpenter's "
                     f"toleration {toleration:.0f} s (10 minutes upstream for {GPU_CONDITION}), Kueue's "
                     f"recoveryTimeout {RECOVERY} (10m as emitted)")
 

@@ -265,5 +265,5 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
     report.scenario(label, ROW, len(seen_first) + len(seen_then) == 7,
                     f"group {ns}/{GROUP} of {PODS} pods in flavor {slot.flavor} ({setup}); {GPU_CONDITION} False on "
                     f"node {node} (NodePool {nodepool}) under {lost}, kubelet alive; from the fault: {summary}; "
-                    f"Karpenter's toleration shortened to {karpenter.REPAIR_TOLERATION:.0f} s (10 minutes upstream), "
+                    f"Karpenter's toleration {karpenter.REPAIR_TOLERATION:.0f} s (10 minutes upstream), "
                     "Kueue as emitted")
