@@ -30,6 +30,7 @@ from typing import Any
 from e2e import karpenter
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import holder_pod, pending_reason, workload
+from e2e.jobs import not_running
 from e2e.repair import (
     GPU_CONDITION,
     GROUP_COUNT,
@@ -199,6 +200,14 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
             return f"pod {ns}/{again} running on {where}" + (" (the rebooted node)" if where == node else "")
         seen |= watch(report, label, {f"{ROW}-running-again": (running_again, f"pod {ns}/{again} running")},
                       2 * timeout, clock)
+        if f"{ROW}-running-again" not in seen:
+            kueue_said = pending_reason(workload(cluster, ns, "Pod", again))
+            evicted = cluster.get("pod", first, ns)
+            left = (f"phase {evicted.get('status', {}).get('phase')}, deletionTimestamp "
+                    f"{evicted['metadata'].get('deletionTimestamp')}, "
+                    f"finalizers {evicted['metadata'].get('finalizers')}" if evicted else "gone")
+            report.scenario(label, f"{ROW}-why-not-running", False,
+                            f"Kueue: {kueue_said}; {not_running(cluster, ns, again)}; the evicted pod {first}: {left}")
     summary = ", ".join(f"{k.removeprefix(ROW + '-')} {v:.0f} s" for k, v in clock.marks.items())
     report.scenario(label, f"{ROW}-times", len(seen) == 6,
                     f"{GPU_CONDITION} False ({REASON}) on node {node} under {ns}'s pod in flavor {slot.flavor}; from "
