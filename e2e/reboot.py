@@ -23,23 +23,23 @@ A fatal XID (79) is still replaced: e2e/repair.py's scenario runs on the same ta
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Any
 
 from e2e import karpenter
 from e2e.cluster import Cluster, E2EError, wait_for
-from e2e.contention import holder_pod, pending_reason, workload
+from e2e.contention import pending_reason, workload
 from e2e.jobs import not_running
 from e2e.repair import (
     GPU_CONDITION,
-    GROUP_COUNT,
-    GROUP_LABEL,
     Clock,
     Made,
+    _member,
     _slot,
     claim_of,
     create_pod,
+    heal,
+    mark_unhealthy,
     node_condition,
     repairing,
     running_node,
@@ -51,7 +51,8 @@ from e2e.stack import Stack
 
 ROW = "gpu-node-reboot"
 GROUP = "reboot"
-REASON = "NvidiaXID48Error"  # AWS provider 1.15.2: XID 48 is reboot-clearable
+XID = (48, "double-bit ECC error")  # AWS provider 1.15.2: XID 48 is reboot-clearable
+REASON = f"NvidiaXID{XID[0]}Error"
 REBOOTING_TAINT = "karpenter.sh/rebooting"
 
 
@@ -59,25 +60,6 @@ def reboots(stack: Stack) -> bool:
     """The emitted Karpenter release turns the AWS provider's RebootForRepair gate on."""
     values = (stack.release("karpenter") or {}).get("values", {})
     return values.get("settings", {}).get("awsFeatureGates", {}).get("rebootForRepair") is True
-
-
-def _fault(cluster: Cluster, node: str) -> None:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    patch = {"status": {"conditions": [{
-        "type": GPU_CONDITION, "status": "False", "reason": REASON,
-        "message": "XID 48 (double-bit ECC error) in the kernel log", "lastHeartbeatTime": now,
-        "lastTransitionTime": now}]}}
-    result = cluster.kubectl("patch", "node", node, "--subresource=status", "--type=strategic",
-                             "-p", json.dumps(patch), check=False)
-    if result.returncode:
-        raise E2EError(f"setting {GPU_CONDITION} False on node {node}: {result.stderr.strip()}")
-
-
-def _member(slot: Any, name: str) -> dict[str, Any]:
-    pod = holder_pod(slot, 1, name)
-    pod["metadata"]["labels"][GROUP_LABEL] = GROUP
-    pod["metadata"]["annotations"] = {GROUP_COUNT: "1"}
-    return pod
 
 
 def _rebooting(claim: dict[str, Any] | None) -> dict[str, Any]:
@@ -109,7 +91,7 @@ def node_reboot(cluster: Cluster, stack: Stack, report: Report, timeout: float) 
 
 def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Made, timeout: float) -> None:
     ns, first = slot.tenant, made.pods[0]
-    create_pod(cluster, _member(slot, first))
+    create_pod(cluster, _member(slot, first, GROUP))
     try:
         node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
     except E2EError as err:
@@ -122,7 +104,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
     report.mark()
     made.failed = node
     clock = Clock()
-    _fault(cluster, node)
+    mark_unhealthy(cluster, node, XID)
     toleration = karpenter.REPAIR_TOLERATION
 
     def kept() -> dict[str, Any]:
@@ -148,10 +130,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
         now = str((cluster.get("node", node) or {}).get("status", {}).get("nodeInfo", {}).get("bootID", ""))
         if not now or now == boot:
             return None
-        # The agent on the new boot finds the GPU healthy.
-        cluster.kubectl("patch", "node", node, "--subresource=status", "--type=strategic", "-p",
-                        json.dumps({"status": {"conditions": [{"type": GPU_CONDITION, "$patch": "delete"}]}}),
-                        check=False)
+        heal(cluster, node)  # the agent on the new boot finds the GPU healthy
         return f"node {node} boot ID {boot or '(none)'} -> {now}; {GPU_CONDITION} cleared by the new boot's agent"
 
     def pod() -> str | None:
@@ -186,7 +165,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
     if f"{ROW}-pod" in seen:
         again = f"{GROUP}-1"
         made.pods.append(again)
-        with_next = _member(slot, again)
+        with_next = _member(slot, again, GROUP)
         # The evicted pod stays Terminating under Kueue's finalizer and still counts in its group of one:
         # a next pod made before it is gone never started (coverage run, 2026-12-06; docs/health.md).
         with contextlib.suppress(E2EError):

@@ -64,19 +64,24 @@ DISRUPTED = "karpenter.sh/disrupted"  # the taint Karpenter puts on a node it te
 REPAIRING = ("disrupting node(s)", '"command":"Unhealthy/')
 
 
-def gpu_fault(now: str) -> dict[str, Any]:
+FALLEN_OFF_THE_BUS = (79, "GPU has fallen off the bus")  # an XID the AWS provider replaces for
+
+
+def gpu_fault(now: str, xid: tuple[int, str] = FALLEN_OFF_THE_BUS) -> dict[str, Any]:
     """The node status patch the node monitoring agent's GPU monitor amounts to (a strategic
-    merge: the kubelet's own conditions stay). The transition time is when the toleration starts."""
+    merge: the kubelet's own conditions stay), naming the XID in the reason as the agent does.
+    The transition time is when the toleration starts."""
+    code, what = xid
     return {"status": {"conditions": [{
-        "type": GPU_CONDITION, "status": "False", "reason": "NvidiaXID79Error",
-        "message": "XID 79 (GPU has fallen off the bus) in the kernel log",
+        "type": GPU_CONDITION, "status": "False", "reason": f"NvidiaXID{code}Error",
+        "message": f"XID {code} ({what}) in the kernel log",
         "lastHeartbeatTime": now, "lastTransitionTime": now}]}}
 
 
-def mark_unhealthy(cluster: Cluster, node: str) -> None:
+def mark_unhealthy(cluster: Cluster, node: str, xid: tuple[int, str] = FALLEN_OFF_THE_BUS) -> None:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     result = cluster.kubectl("patch", "node", node, "--subresource=status", "--type=strategic",
-                             "-p", json.dumps(gpu_fault(now)), check=False)
+                             "-p", json.dumps(gpu_fault(now, xid)), check=False)
     if result.returncode:
         raise E2EError(f"setting {GPU_CONDITION} False on node {node}: {result.stderr.strip()}")
 
@@ -149,9 +154,10 @@ def _slot(stack: Stack) -> quota.Slot | None:
     return whole[0] if whole else None
 
 
-def _member(slot: quota.Slot, name: str) -> dict[str, Any]:
+def _member(slot: quota.Slot, name: str, group: str = GROUP) -> dict[str, Any]:
+    """Pod `name` of a Kueue plain pod group of one, holding one whole GPU of the slot."""
     pod = holder_pod(slot, 1, name)
-    pod["metadata"]["labels"][GROUP_LABEL] = GROUP
+    pod["metadata"]["labels"][GROUP_LABEL] = group
     pod["metadata"]["annotations"] = {GROUP_COUNT: "1"}
     return pod
 
