@@ -51,7 +51,8 @@ COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("etcd, kube-apiserver, kube-controller-manager, kube-scheduler", "run",
      "built from k8s.io/kubernetes and go.etcd.io/etcd; the controller manager's HPA controller scales the floors"),
     ("kubelet", "stand-in", "kwok's controller keeps nodes and pods running (a Job's pods succeed as soon as they "
-     "run, a gang's run until the round deletes them: e2e/kwokstages.py); no container runs"),
+     "run, a gang's run until the round deletes them; a deleted pod ends Failed, exit 143, before it goes: "
+     "e2e/kwokstages.py); no container runs"),
     ("Kueue", "run", "the manager and its webhooks, configured from the emitted release"),
     ("Karpenter", "run", "the kwok provider of sigs.k8s.io/karpenter: it creates Nodes instead of EC2 instances"),
     ("Kueue chart, Karpenter chart, karpenter-crd chart, SR-IOV network operator chart", "run",

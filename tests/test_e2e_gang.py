@@ -128,13 +128,21 @@ def test_only_a_gang_is_held_and_kwok_holds_only_pods_it_is_told_to() -> None:
     assert len(upstream["spec"]["selector"]["matchExpressions"]) == 1  # upstream's own is left alone
 
 
-def test_kwoks_stages_are_kwokctls_defaults_with_the_hold() -> None:
+def test_kwoks_stages_are_kwokctls_defaults_with_the_hold_and_a_deleted_pod_stopped_first() -> None:
     try:
         found = kwokstages.stages()
     except (E2EError, FileNotFoundError) as err:
         pytest.skip(f"the kwok module is not in the Go module cache: {err}")
     assert [s["metadata"]["name"] for s in found] == [
-        "node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete", "pod-delete"]
+        "node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-complete", "pod-stop", "pod-delete"]
     complete = found[3]["spec"]["selector"]["matchExpressions"]
     assert {"key": ".metadata.ownerReferences.[].kind", "operator": "In", "values": ["Job"]} in complete
     assert complete[-1]["key"] == f'.metadata.annotations["{kwokstages.HOLD}"]'
+    stop, delete = (s["spec"]["selector"]["matchExpressions"] for s in found[4:])
+    # A deleted pod is stopped while its phase has not ended, and deleted only once it has:
+    # the two never match the same pod, so kwok cannot delete before it stops.
+    deleted = {"key": ".metadata.deletionTimestamp", "operator": "Exists"}
+    assert deleted in stop and deleted in delete
+    assert {"key": ".status.phase", "operator": "NotIn", "values": ["Succeeded", "Failed"]} in stop
+    assert {"key": ".status.phase", "operator": "In", "values": ["Succeeded", "Failed"]} in delete
+    assert found[5]["spec"]["next"] == {"delete": True}  # upstream's action, unchanged

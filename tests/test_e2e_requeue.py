@@ -132,18 +132,3 @@ def test_the_work_goes_on_a_flavor_without_a_topology_whole_gpus_first_then_mig_
     found = requeue.slots_of(Stack(Target("t"), resources, {}, []))
     assert [(s.flavor, s.resource) for s in found] == [("infer", "nvidia.com/mig-3g.40gb"),
                                                        ("lab", "nvidia.com/gpu.fractional")]
-
-
-def test_the_evicted_pod_ends_failed_as_the_kubelet_leaves_a_training_process_stopped_by_sigterm() -> None:
-    running = pod("drain-0", "lab-0")
-    running["status"]["conditions"].append({"type": "PodScheduled", "status": "True"})
-    running["status"]["containerStatuses"] = [{"name": "main", "image": "pause", "ready": True, "restartCount": 0,
-                                               "state": {"running": {"startedAt": "2026-12-05T22:00:00Z"}}}]
-    status = requeue.stopped(running, "2026-12-05T22:05:00Z")["status"]
-    assert status["phase"] == "Failed"
-    (container,) = status["containerStatuses"]
-    assert container["name"] == "main" and not container["ready"]
-    assert container["state"] == {"terminated": {"exitCode": 143, "reason": "Error",
-                                                 "startedAt": "2026-12-05T22:00:00Z",
-                                                 "finishedAt": "2026-12-05T22:05:00Z"}}
-    assert {c["type"]: c["status"] for c in status["conditions"]} == {"Ready": "False", "PodScheduled": "True"}

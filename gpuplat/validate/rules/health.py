@@ -101,7 +101,7 @@ def health_spare_nodes_reserved(data: Data) -> Iterator[Finding]:
                               f"add reserved to its markets")
         elif _repair(data, pool) == "none":
             yield Finding(at, f"pool {name} keeps {spare} spare nodes but repair none never launches a replacement "
-                              f"into them; set repair: replace or remove spareNodes")
+                              f"into them; set repair: replace or reboot, or remove spareNodes")
 
 
 @rule(
