@@ -12,7 +12,8 @@ as the emitted release renders it. Every judgement is read off the engines' obje
   "disrupting node(s)" for a command of reason Unhealthy; replace-first: the new node is
   launched before the old one is drained), not before;
 - node removed: Karpenter terminates the node (its disrupted taint fences it meanwhile);
-- lost pod cleared: the pod garbage collector fails the pod of the node that is gone;
+- lost pod cleared: the pod ends Failed, as its kubelet leaves it once Karpenter's drain evicts
+  it (kwok's `pod-stop`, e2e/kwokstages.py), or the pod garbage collector fails it once its node is gone;
 - admission: once the group's next pod runs, Kueue's Workload is admitted: the same admission
   kept (the dev run of 2026-12-05: Kueue never evicted the group, whose lost pod went from Ready
   to Failed to gone and left no not-ready pod for `waitForPodsReady` to time out), or admitted
@@ -363,8 +364,8 @@ def removed(cluster: Cluster, node: str) -> str | None:
 
 
 def cleared(cluster: Cluster, namespace: str, name: str) -> str | None:
-    """The lost pod no longer counts in its group: gone, or Failed (the pod garbage collector
-    fails and deletes the pods of a node that no longer exists)."""
+    """The lost pod no longer counts in its group: gone, or Failed (stopped after the drain's
+    eviction, or failed by the pod garbage collector once its node no longer exists)."""
     pod = cluster.get("pod", name, namespace)
     if pod is None:
         return f"pod {namespace}/{name} gone"

@@ -312,7 +312,7 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
                         f"{played or 'the pod was never marked for deletion'})")
         return node
     seen = clock.marks.get("evicted", clock.marks["drained"])
-    if not played:  # gone before the kubelet's part was needed: the launcher's part still is
+    if not played:  # gone before it was seen Failed: the launcher's part still is
         played = relaunch()
     report.scenario(label, f"{SCENARIO}-evicted", True, f"{seen:.0f} s after the fault: {gone} "
                     f"(drain returned at {clock.marks['drained']:.0f} s); Workload {ns}/{wl_name} before: {before}; "

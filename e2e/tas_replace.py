@@ -18,8 +18,8 @@ cordon:
 - setup: a tenant's reference job of one pod, held running, on a topology-aware flavor. It
   carries the tenant guide's preferred-topology annotation at the host level, and Kueue admits
   it with a topology assignment;
-- cordoned and drained: `kubectl cordon` and `kubectl drain`. The kubelet's part is played as
-  in e2e/requeue.py: the container stops with exit 143 and the pod is Failed;
+- cordoned and drained: `kubectl cordon` and `kubectl drain`; the kubelet's part is kwok's
+  `pod-stop` (e2e/kwokstages.py): the container stops with exit 143 and the pod is Failed;
 - replaced: the node listed in `status.unhealthyNodes` (if seen: the scheduler may clear it
   at once), and a pod of the Job, made by the Job controller, Running and Ready on another node
   of the pool. That node must be the one Kueue's topology ungater put in the pod's node
@@ -42,7 +42,7 @@ from e2e.jobs import reference_job, workload_of
 from e2e.kwokstages import HOLD
 from e2e.repair import Clock, admission, node_running
 from e2e.report import Report
-from e2e.requeue import cordoned, drain_playing_kubelet, with_spare_node, workload_state
+from e2e.requeue import cordoned, drain_relaunching, with_spare_node, workload_state
 from e2e.scenarios import topology_level
 from e2e.stack import Stack
 
@@ -157,15 +157,15 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, po
         report.scenario(label, f"{SCENARIO}-cordoned", False, str(err))
         return node
     clock.mark("cordoned")
-    drain, played = drain_playing_kubelet(cluster, node, ns, first, timeout, clock,
-                                          lambda: "the Job controller makes the next pod")
+    drain, played = drain_relaunching(cluster, node, ns, first, timeout, clock,
+                                      lambda: "the Job controller makes the next pod")
     clock.mark("drained")
     if drain.returncode:
         report.scenario(label, f"{SCENARIO}-drained", False, f"kubectl drain {node} failed ({drain.returncode}): "
                         f"{(drain.stdout + drain.stderr).strip()[-600:]}; {played}")
         return node
     report.scenario(label, f"{SCENARIO}-drained", True, f"node {node} {how}; pod {ns}/{first} evicted "
-                    f"({played or 'gone before the kubelet part was needed'}); drain returned at "
+                    f"({played or 'gone before it was seen Failed'}); drain returned at "
                     f"{clock.marks['drained']:.0f} s")
     unhealthy: list[str] = []
 
