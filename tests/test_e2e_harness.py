@@ -422,7 +422,7 @@ def test_kwok_keeps_a_node_not_ready_until_the_agents_booted_it(tmp_path: Path) 
     tmp_path.mkdir(exist_ok=True)
     documents = cluster._kwokctl_configuration().read_text().split("\n---\n")  # pyright: ignore[reportPrivateUsage]
     config, *stages = [json.loads(d) for d in documents]
-    assert config["kind"] == "KwokctlConfiguration" and [s["kind"] for s in stages] == ["Stage"] * 5
+    assert config["kind"] == "KwokctlConfiguration" and [s["kind"] for s in stages] == ["Stage"] * 6
     args = {a["key"]: a for p in config["componentsPatches"] if p["name"] == "kwok-controller" for a in p["extraArgs"]}
     assert args["manage-all-nodes"] == {"key": "manage-all-nodes", "value": "false", "override": True}
     assert args["manage-nodes-with-label-selector"]["value"] == f"{BOOTED}=true"
