@@ -6,7 +6,7 @@ kwokctl (binary runtime, v0.8) plays the kubelet with five Stages, `node-initial
 `node-heartbeat-with-lease` and the `fast` pod set: `pod-ready`, `pod-complete` (a pod owned by
 a Job succeeds as soon as it runs) and `pod-delete`. kwok has no switch for a stage, and a
 configuration that names any Stage replaces all the defaults (`pkg/kwokctl/runtime/cluster.go`),
-so the suite passes the same five with two changes:
+so the suite passes all five with two changes, one of them a sixth Stage:
 
 - `pod-complete` gets one selector term: a pod annotated `HOLD` is not completed; it runs until
   it is deleted. A gang's pods would otherwise run one after another on one node, and their

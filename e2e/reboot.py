@@ -37,6 +37,7 @@ from e2e.repair import (
     _member,
     _slot,
     claim_of,
+    cleared,
     create_pod,
     heal,
     mark_unhealthy,
@@ -87,11 +88,6 @@ def node_reboot(cluster: Cluster, stack: Stack, report: Report, timeout: float) 
         _scenario(cluster, report, label, slot, made, timeout)
     finally:
         undo(cluster, slot.tenant, made)
-
-
-def _ended(pod: dict[str, Any] | None) -> bool | None:
-    """Gone, or stopped by the kubelet (Failed or Succeeded) though a finalizer still holds it."""
-    return pod is None or pod.get("status", {}).get("phase") in ("Failed", "Succeeded") or None
 
 
 def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Made, timeout: float) -> None:
@@ -174,7 +170,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
         # The launcher's part: the next pod once the evicted one has ended. While it still runs it
         # counts in its group of one, and Kueue deletes a next pod as excess (docs/health.md).
         with contextlib.suppress(E2EError):
-            wait_for(lambda: _ended(cluster.get("pod", first, ns)), timeout, f"pod {ns}/{first} ended", 2.0)
+            wait_for(lambda: cleared(cluster, ns, first), timeout, f"pod {ns}/{first} ended", 2.0)
         create_pod(cluster, with_next)
 
         def running_again() -> str | None:
