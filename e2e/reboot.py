@@ -34,11 +34,10 @@ from e2e.repair import (
     GPU_CONDITION,
     Clock,
     Made,
-    _member,
-    _slot,
     claim_of,
     cleared,
     create_pod,
+    group_member,
     heal,
     mark_unhealthy,
     node_condition,
@@ -46,6 +45,7 @@ from e2e.repair import (
     running_node,
     undo,
     watch,
+    whole_gpu_slot,
 )
 from e2e.report import Report
 from e2e.stack import Stack
@@ -77,7 +77,7 @@ def node_reboot(cluster: Cluster, stack: Stack, report: Report, timeout: float) 
     if stack.release("kueue") is None:
         report.skip(label, ROW, "queueing: none: no Kueue pod group to follow")
         return
-    slot = _slot(stack)
+    slot = whole_gpu_slot(stack)
     if slot is None:
         report.skip(label, ROW, "no tenant has whole-GPU quota on a flavor without a Topology")
         return
@@ -92,7 +92,7 @@ def node_reboot(cluster: Cluster, stack: Stack, report: Report, timeout: float) 
 
 def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Made, timeout: float) -> None:
     ns, first = slot.tenant, made.pods[0]
-    create_pod(cluster, _member(slot, first, GROUP))
+    create_pod(cluster, group_member(slot, first, GROUP))
     try:
         node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
     except E2EError as err:
@@ -166,7 +166,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: Any, made: Mad
     if f"{ROW}-pod" in seen:
         again = f"{GROUP}-1"
         made.pods.append(again)
-        with_next = _member(slot, again, GROUP)
+        with_next = group_member(slot, again, GROUP)
         # The launcher's part: the next pod once the evicted one has ended. While it still runs it
         # counts in its group of one, and Kueue deletes a next pod as excess (docs/health.md).
         with contextlib.suppress(E2EError):

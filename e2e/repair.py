@@ -146,7 +146,7 @@ def claim_of(cluster: Cluster, node: str) -> dict[str, Any] | None:
                 None)
 
 
-def _slot(stack: Stack) -> quota.Slot | None:
+def whole_gpu_slot(stack: Stack) -> quota.Slot | None:
     """A tenant's whole-GPU quota on an on-demand (else any) flavor without a Topology."""
     found = quota.within_namespace_quota(quota.slots(stack.of_type(quota.CLUSTER_QUEUE), stack.of_type(quota.FLAVOR)),
                                          stack.of_type(quota.RESOURCE_QUOTA))
@@ -155,7 +155,7 @@ def _slot(stack: Stack) -> quota.Slot | None:
     return whole[0] if whole else None
 
 
-def _member(slot: quota.Slot, name: str, group: str = GROUP) -> dict[str, Any]:
+def group_member(slot: quota.Slot, name: str, group: str = GROUP) -> dict[str, Any]:
     """Pod `name` of a Kueue plain pod group of one, holding one whole GPU of the slot."""
     pod = holder_pod(slot, 1, name)
     pod["metadata"]["labels"][GROUP_LABEL] = group
@@ -250,7 +250,7 @@ def node_failure(cluster: Cluster, stack: Stack, report: Report, timeout: float)
     if stack.release("kueue") is None:
         report.skip(label, "gpu-node-failure", "queueing: none: no Kueue requeues the work")
         return
-    slot = _slot(stack)
+    slot = whole_gpu_slot(stack)
     if slot is None:
         report.skip(label, "gpu-node-failure", f"no tenant has {GPU} quota on a flavor without a Topology")
         return
@@ -278,7 +278,7 @@ def node_failure(cluster: Cluster, stack: Stack, report: Report, timeout: float)
 def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, made: Made,
               timeout: float) -> None:
     ns, first = slot.tenant, made.pods[0]
-    create_pod(cluster, _member(slot, first))
+    create_pod(cluster, group_member(slot, first))
     try:
         node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
     except E2EError as err:
@@ -312,7 +312,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, slot: quota.Slot, ma
         # Kueue takes the group's next pod only once the lost one is gone: the launcher's part.
         again = f"{GROUP}-1"
         made.pods.append(again)
-        create_pod(cluster, _member(slot, again))
+        create_pod(cluster, group_member(slot, again))
         seen_then = watch(report, label, {
             "gpu-node-failure-admission": (lambda: admission(get()) if running_node(cluster, ns, again) else None,
                                            f"Kueue's admission of Workload {ns}/{wl_name} with its next pod running"),

@@ -40,9 +40,9 @@ from ruamel.yaml import YAML
 
 from e2e import quota
 from e2e.cluster import Cluster, E2EError, wait_for
-from e2e.contention import condition, holder_pod, pending_reason, quiet, workload
+from e2e.contention import condition, pending_reason, quiet, workload
 from e2e.jobs import not_running
-from e2e.repair import GPU, GROUP_COUNT, GROUP_LABEL, Clock, admission, create_pod, remove_pods, running_node
+from e2e.repair import GPU, GROUP_LABEL, Clock, admission, create_pod, group_member, remove_pods, running_node
 from e2e.report import Report
 from e2e.stack import Stack
 
@@ -88,14 +88,6 @@ def with_spare_node(cluster: Cluster, found: list[quota.Slot]) -> tuple[quota.Sl
     chosen = [(s, pool_nodes(listed, s.node_labels)) for s in found]
     usable = [(s, p) for s, p in chosen if len(p) >= 2]
     return usable[0] if usable else ", ".join(f"{s.flavor} {len(p)}" for s, p in chosen)
-
-
-def member(slot: quota.Slot, name: str) -> dict[str, Any]:
-    """A pod of a plain Kueue pod group of one: kwok keeps a pod without a Job running."""
-    pod = holder_pod(slot, 1, name)
-    pod["metadata"]["labels"][GROUP_LABEL] = GROUP
-    pod["metadata"]["annotations"] = {GROUP_COUNT: "1"}
-    return pod
 
 
 def alert_case(rule_file: str, node: str, pool: str, description: str) -> dict[str, Any]:
@@ -261,7 +253,7 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
               pods: list[str], timeout: float) -> str:
     """Returns the node cordoned ('' when it got no further than the setup)."""
     label, ns, first = stack.target.label, slot.tenant, pods[0]
-    create_pod(cluster, member(slot, first))
+    create_pod(cluster, group_member(slot, first, GROUP))
     try:
         node = wait_for(lambda: running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
     except E2EError as err:
@@ -298,7 +290,7 @@ def _scenario(cluster: Cluster, stack: Stack, report: Report, slot: quota.Slot, 
                      "Kueue to ask for a replacement", 1.0)
         state = workload_state(wl())
         try:
-            create_pod(cluster, member(slot, again))
+            create_pod(cluster, group_member(slot, again, GROUP))
         except E2EError as err:
             return f"Workload then: {state}; the launcher's pod refused: {err}"
         return f"Workload then: {state}; the launcher made {ns}/{again}"
