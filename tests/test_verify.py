@@ -303,6 +303,17 @@ def test_repair_needs_karpenters_gate_and_the_detector() -> None:
     assert_fails(journey(run("dev", no_agent), "research", "train"), steps_.REPAIR, "nothing sets AcceleratedHardware")
 
 
+def test_repair_says_the_fence_and_fails_without_it() -> None:
+    (step,) = steps(journey(run("dev"), "research", "train"), steps_.REPAIR)
+    assert "gpu-fencer taints it gpuplat.dev/gpu-unhealthy:NoSchedule at once" in step.detail
+
+    def no_fencer(resources: list[dict[str, Any]]) -> None:
+        resources[:] = [r for r in resources if not (r.get("inputs", {}).get("kind") == "Deployment"
+                                                     and r["inputs"]["metadata"]["name"] == "gpu-fencer")]
+
+    assert_fails(journey(run("dev", no_fencer), "research", "train"), steps_.REPAIR, "no gpu-fencer Deployment fences")
+
+
 def test_repair_replace_with_reboot_on_is_not_what_the_spec_says() -> None:
     def reboot_on(resources: list[dict[str, Any]]) -> None:
         settings = release(resources, "karpenter")["values"]["settings"]

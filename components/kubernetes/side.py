@@ -6,7 +6,8 @@ before their namespaces relax Pod Security), the tenants (their namespaces hold 
 claims) and the policy keeping each to its own PriorityClasses (TenantPriorityScope),
 Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and autoscaling;
 PoolLabels only on provider kubernetes, where no Karpenter labels the nodes; last the
-dashboards and the usage rules they read, and the GPU health alerts (GpuHealth). Names are `<name>-<part>` and
+dashboards and the usage rules they read, the GPU health alerts (GpuHealth) and, on aws, the fence
+on the node monitoring agent's GPU condition (GpuFence). Names are `<name>-<part>` and
 `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
@@ -28,6 +29,7 @@ from .dashboards import Dashboards, DashboardsArgs
 from .fabric_topology import FabricTopology, FabricTopologyArgs
 from .fleet_manager import FleetManager, FleetManagerArgs
 from .fleet_worker import FleetWorker, FleetWorkerArgs
+from .gpu_fence import GpuFence, GpuFenceArgs
 from .gpu_health import GpuHealth, GpuHealthArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
 from .observability import Observability, ObservabilityArgs
@@ -53,6 +55,7 @@ class KubernetesSide:
     priority_scope: TenantPriorityScope
     dashboards: Dashboards
     gpu_health: GpuHealth
+    gpu_fence: GpuFence | None = None
     fleet_manager: FleetManager | None = None
     fleet_worker: FleetWorker | None = None
 
@@ -112,10 +115,15 @@ def build_kubernetes_side(
     monitoring = observability.release
     dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
     gpu_health = GpuHealth(f"{name}-gpu-health", GpuHealthArgs(model, provider, monitoring, ready), opts)
+    gpu_fence = (
+        GpuFence(f"{name}-gpu-fence", GpuFenceArgs(model, provider, autoscaling.namespace, depends_on=ready), opts)
+        if model.target.provider is Provider.AWS
+        else None
+    )
     manager, worker = _fleet(name, model, plan, provider, scheduling, namespaces, ready, api_server, opts)
     return KubernetesSide(
         observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
-        autoscaling, pool_labels, priority_scope, dashboards, gpu_health, manager, worker,
+        autoscaling, pool_labels, priority_scope, dashboards, gpu_health, gpu_fence, manager, worker,
     )  # fmt: skip
 
 

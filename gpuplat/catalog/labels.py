@@ -27,6 +27,10 @@ PLATFORM_LABEL_PREFIX = "gpuplat.dev/"
 POOL_LABEL = "gpuplat.dev/pool"
 SHARING_LABEL = "gpuplat.dev/sharing"  # the pool's sharing mode; HAMi's device plugin selects on it
 CPU_NODE_LABEL = "gpuplat.dev/cpu"  # "true" on the CPU NodePool's nodes (aws): tenants' CPU-only work
+# The taint the GPU fencer (aws) puts on a node whose GPU condition is False, and its Deployment;
+# components/kubernetes/node_fencer.py runs standalone and spells the taint itself.
+GPU_FENCE_TAINT = "gpuplat.dev/gpu-unhealthy"
+GPU_FENCER = "gpu-fencer"
 FABRIC_LABEL = "gpuplat.dev/fabric"  # "true" on fabric pools: SR-IOV / network operator agents select on it
 # The GPU Operator deploys an operand on a node unless its deploy label is already "false";
 # HAMi brings its own device plugin to fractional pools, and two plugins must not advertise there.

@@ -7,10 +7,15 @@ something must set: the EKS node monitoring agent add-on sets `AcceleratedHardwa
 the others (kubelet `Ready` is the kubelet's own). The gate must say what the pool's
 `health.repair` says, and with `reboot` the AWS provider's `RebootForRepair` gate too
 (AWS_FEATURE_GATES). Provider kubernetes: nothing gpuplat runs replaces a node.
+On aws the step also reads the fence: the GPU fencer's Deployment, which taints a node the moment
+the agent's condition turns False, whatever the pool's repair.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from gpuplat.catalog.labels import GPU_FENCE_TAINT, GPU_FENCER
 from gpuplat.model import GpuNodePool, Platform, Provider, Repair
 
 from .k8s import as_list, as_map, dig
@@ -39,10 +44,30 @@ def feature_gates(view: View, variable: str = "FEATURE_GATES") -> tuple[dict[str
     return {}, f"release {release} renders no {variable}"
 
 
+def fence_words(view: View) -> str | None:
+    """What fences a node on the agent's GPU condition, as emitted (None: nothing does)."""
+    for deployment in view.find("Deployment", name=GPU_FENCER):
+        for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
+            for env in as_list(as_map(container).get("env")):
+                if as_map(env).get("name") == "FENCE_CONDITIONS" and "AcceleratedHardwareReady" in str(
+                        as_map(env).get("value")):
+                    return f"Deployment {GPU_FENCER} taints it {GPU_FENCE_TAINT}:NoSchedule at once"
+    return None
+
+
 def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
     prefix = f"pool {pool.name}"
     if model.target.provider is not Provider.AWS:
         return Step(REPAIR, True, f"{prefix}: health.repair none; no node is replaced (the cluster's own nodes)")
+    step, fence = _aws_repair(view, pool), fence_words(view)
+    if fence is None:
+        return Step(REPAIR, False, f"{step.detail}; and no {GPU_FENCER} Deployment fences a node whose "
+                    "AcceleratedHardwareReady is False: it takes new work until it is repaired")
+    return replace(step, detail=f"{step.detail}; on the fault, {fence}") if step.ok else step
+
+
+def _aws_repair(view: View, pool: GpuNodePool) -> Step:
+    prefix = f"pool {pool.name}"
     wanted = pool.health.repair is not Repair.NONE
     gates, said = feature_gates(view)
     if gates is None:

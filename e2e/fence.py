@@ -1,0 +1,198 @@
+"""The GPU fence on aws targets: the emitted fencer, run as its pod would, taints a failed node at once.
+
+kwok runs no container, so the suite runs the fencer's program the way its pod would: the script
+and the environment are read from the ConfigMap and the Deployment in the cluster (what the stack
+applied), and it talks to the API server with a token the TokenRequest API issued to its service
+account, so the emitted RBAC and ValidatingAdmissionPolicy are what let it through. A tenant's
+pod takes a GPU node; the node monitoring agent's condition turns False (repair.mark_unhealthy);
+the rows say when the fence taint appeared, that the real scheduler then refuses the node to a pod
+that tolerates everything else on it, that the taint goes and the pod binds once the condition is
+healed, and that the policy refuses the fencer's identity any other change of a node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from components.kubernetes.gpu_fence import APP, SCRIPT
+from components.kubernetes.node_fencer import TAINT_KEY
+from e2e import repair
+from e2e.cluster import Cluster, E2EError, wait_for
+from e2e.report import Report
+from e2e.stack import Stack
+
+ROW = "gpu-node-fence"
+PROBE = "fence-probe"
+PROBE_NAMESPACE = "default"
+
+
+def system_namespace(stack: Stack) -> str:
+    """Where the stack put the fencer (the platform's system namespace)."""
+    return next((str(d["metadata"].get("namespace")) for d in stack.of_type("kubernetes:apps/v1:Deployment")
+                 if d["metadata"]["name"] == APP), "")
+
+
+def fencer_environment(cluster: Cluster, stack: Stack, account_dir: Path) -> tuple[dict[str, str], str] | str:
+    """(the fencer container's environment as its pod would have it, the script), or what is missing."""
+    namespace = system_namespace(stack)
+    deployment = cluster.get("deployment", APP, namespace)
+    config_map = cluster.get("configmap", APP, namespace)
+    if deployment is None or config_map is None:
+        return f"the GpuFence Deployment or ConfigMap {namespace}/{APP} is not in the cluster"
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: str(e["value"]) for e in container.get("env") or [] if "value" in e}
+    raw = json.loads(cluster.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
+    server = urlsplit(raw["clusters"][0]["cluster"]["server"])
+    ca = raw["clusters"][0]["cluster"].get("certificate-authority")
+    if not ca:
+        return "the suite's kubeconfig names no CA file for the API server"
+    token = cluster.kubectl("create", "token", container_account(deployment), "-n", namespace,
+                            "--duration=1h").stdout.strip()
+    (account_dir / "token").write_text(token)
+    (account_dir / "ca.crt").write_text(Path(ca).read_text())
+    env |= {"KUBERNETES_SERVICE_HOST": str(server.hostname), "KUBERNETES_SERVICE_PORT": str(server.port or 443),
+            "SERVICEACCOUNT_DIR": str(account_dir), "PATH": "/usr/bin:/bin"}
+    return env, str(config_map["data"][SCRIPT.name])
+
+
+def container_account(deployment: dict[str, Any]) -> str:
+    return str(deployment["spec"]["template"]["spec"].get("serviceAccountName", "default"))
+
+
+def fence_taint(node: dict[str, Any] | None) -> dict[str, Any] | None:
+    return next((t for t in (node or {}).get("spec", {}).get("taints") or [] if t.get("key") == TAINT_KEY), None)
+
+
+def probe_pod(node: dict[str, Any]) -> dict[str, Any]:
+    """A pod the scheduler may place only on `node`, tolerating every taint it has but the fence."""
+    tolerations = [{"key": t["key"], "operator": "Exists", "effect": t["effect"]}
+                   for t in node["spec"].get("taints") or [] if t["key"] != TAINT_KEY]
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node["metadata"]["name"]]}]}]}}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": PROBE, "namespace": PROBE_NAMESPACE},
+            "spec": {"affinity": affinity, "tolerations": tolerations, "restartPolicy": "Never",
+                     "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10.2"}]}}
+
+
+def refused_for_fence(pod: dict[str, Any] | None) -> str | None:
+    conditions = (pod or {}).get("status", {}).get("conditions", [])
+    condition = next((c for c in conditions if c["type"] == "PodScheduled"), {})
+    message = str(condition.get("message", ""))
+    return message if condition.get("status") == "False" and TAINT_KEY in message else None
+
+
+def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
+    label = stack.target.label
+    slot = repair.whole_gpu_slot(stack)
+    if stack.release("kueue") is None or slot is None:
+        report.skip(label, ROW, "no tenant's whole-GPU quota to bring up a GPU node with")
+        return
+    with tempfile.TemporaryDirectory(prefix="fencer-") as tmp:
+        found = fencer_environment(cluster, stack, Path(tmp))
+        if isinstance(found, str):
+            report.scenario(label, ROW, False, found)
+            return
+        env, script = found
+        (Path(tmp) / SCRIPT.name).write_text(script)
+        log = cluster.workdir / "gpu-fencer.log"
+        with open(log, "w") as out:
+            fencer = subprocess.Popen([sys.executable, "-u", "-B", str(Path(tmp) / SCRIPT.name)], env=env,
+                                      stdout=out, stderr=subprocess.STDOUT)
+        made = repair.Made([f"{ROW}-0"])
+        try:
+            _scenario(cluster, report, label, stack, slot, made, timeout, log)
+        finally:
+            fencer.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                fencer.wait(10)
+            cluster.kubectl("delete", "pod", PROBE, "-n", PROBE_NAMESPACE, "--ignore-not-found", "--wait=false",
+                            check=False)
+            repair.undo(cluster, slot.tenant, made)
+            if made.failed:
+                cluster.kubectl("taint", "node", made.failed, f"{TAINT_KEY}:NoSchedule-", check=False)
+
+
+def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: Any, made: repair.Made,
+              timeout: float, log: Path) -> None:
+    ns, first = slot.tenant, made.pods[0]
+    repair.create_pod(cluster, repair.group_member(slot, first, ROW))
+    try:
+        node = wait_for(lambda: repair.running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
+    except E2EError as err:
+        report.scenario(label, ROW, False, f"no GPU node to fail: {err}")
+        return
+    report.mark()
+    made.failed = node
+    start = time.monotonic()
+    repair.mark_unhealthy(cluster, node)
+    # Karpenter's repair (30 s toleration as run) replaces the node later: everything below comes first.
+    try:
+        taint = wait_for(lambda: fence_taint(cluster.get("node", node)), 20, f"the fence taint on {node}", 0.2)
+        fenced = time.monotonic() - start
+        tainted = cluster.get("node", node) or {}
+        cluster.apply([probe_pod(tainted)])
+        refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, PROBE_NAMESPACE)), 10,
+                           f"the scheduler refusing {PROBE} for {TAINT_KEY}", 0.2)
+    except E2EError as err:
+        report.scenario(label, ROW, False, f"{err}; the fencer said: {_tail(log)}")
+        return
+    report.scenario(label, ROW, True,
+                    f"{repair.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
+                    f"{TAINT_KEY}={taint.get('value')}:{taint.get('effect')} {fenced:.1f} s after the fault, "
+                    f"by the emitted fencer as its service account; the scheduler on a pod tolerating the "
+                    f"node's other taints: {refused[:200]}")
+    _lifted(cluster, report, label, node, log)
+    _least_privilege(cluster, report, label, stack, node)
+
+
+def _lifted(cluster: Cluster, report: Report, label: str, node: str, log: Path) -> None:
+    report.mark()
+    start = time.monotonic()
+    repair.heal(cluster, node)
+    try:
+        wait_for(lambda: fence_taint(cluster.get("node", node)) is None or None, 20, f"the fence lifted on {node}", 0.2)
+        lifted = time.monotonic() - start
+        bound = wait_for(lambda: (cluster.get("pod", PROBE, PROBE_NAMESPACE) or {}).get("spec", {}).get("nodeName"),
+                         20, f"{PROBE} bound", 0.2)
+    except E2EError as err:
+        report.scenario(label, f"{ROW}-lifted", False, f"{err}; the fencer said: {_tail(log)}")
+        return
+    report.scenario(label, f"{ROW}-lifted", bound == node,
+                    f"condition healed: taint removed {lifted:.1f} s later, {PROBE} bound to {bound}")
+
+
+def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack, node: str) -> None:
+    """The fencer's identity may add its taint to a pool's node and nothing else."""
+    identity = {"as_user": f"system:serviceaccount:{system_namespace(stack)}:{APP}",
+                "as_groups": ["system:serviceaccounts", f"system:serviceaccounts:{system_namespace(stack)}",
+                              "system:authenticated"]}
+    others = [n["metadata"]["name"] for n in cluster.items("nodes")
+              if "gpuplat.dev/pool" not in (n["metadata"].get("labels") or {})]
+    attempts = {
+        "label its node": ("label", "node", node, "gpuplat.dev/e2e-fence=yes"),
+        "taint its node with another key": ("taint", "node", node, "gpuplat.dev/e2e-fence=yes:NoSchedule"),
+        "cordon its node": ("cordon", node),
+    }
+    if others:
+        attempts["taint a node outside the pools"] = ("taint", "node", others[0], f"{TAINT_KEY}=x:NoSchedule")
+    allowed = [what for what, args in attempts.items()
+               if cluster.kubectl(*args, check=False, **identity).returncode == 0]
+    own = cluster.kubectl("taint", "node", node, f"{TAINT_KEY}=e2e:NoSchedule", check=False, **identity)
+    cluster.kubectl("taint", "node", node, f"{TAINT_KEY}:NoSchedule-", check=False)
+    report.scenario(label, f"{ROW}-least-privilege", not allowed and own.returncode == 0,
+                    f"as the fencer: {', '.join(attempts)} refused by the API server" if not allowed else
+                    f"as the fencer, allowed: {', '.join(allowed)}" +
+                    ("" if own.returncode == 0 else f"; its own taint refused: {own.stderr.strip()[-200:]}"))
+
+
+def _tail(log: Path) -> str:
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return " | ".join(lines[-4:]) or "nothing"

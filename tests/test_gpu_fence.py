@@ -1,0 +1,76 @@
+"""The GPU fence (components/kubernetes/gpu_fence.py, node_fencer.py): what it decides and emits.
+
+The fencer's decisions are tested here on nodes as the API server returns them; the e2e suite
+runs the emitted script against a real API server (e2e/fence.py), where the taint, the
+scheduler's answer and the admission policy are the real engines'.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.kubernetes.gpu_fence import APP, PYTHON_IMAGE, SCRIPT
+from components.kubernetes.node_fencer import TAINT_KEY, unhealthy_condition, wanted_taints
+from tests.support_k8s import by_kind, recorded
+
+CONDITIONS = ("AcceleratedHardwareReady",)
+POOL_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+FENCE = {"key": TAINT_KEY, "value": "AcceleratedHardwareReady", "effect": "NoSchedule"}
+
+
+def _node(status: str | None, taints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    conditions = [{"type": "Ready", "status": "True"}]
+    if status is not None:
+        conditions.append({"type": "AcceleratedHardwareReady", "status": status, "reason": "NvidiaXID79Error"})
+    spec = {"taints": taints} if taints is not None else {}
+    return {"metadata": {"name": "gpu-1", "resourceVersion": "7"}, "spec": spec, "status": {"conditions": conditions}}
+
+
+def test_a_false_condition_adds_the_fence_and_keeps_the_pools_taints() -> None:
+    assert wanted_taints(_node("False", [POOL_TAINT]), CONDITIONS) == [POOL_TAINT, FENCE]
+    assert wanted_taints(_node("False"), CONDITIONS) == [FENCE]
+
+
+def test_a_fenced_node_that_is_still_unhealthy_is_left_alone() -> None:
+    assert wanted_taints(_node("False", [POOL_TAINT, {**FENCE, "timeAdded": None}]), CONDITIONS) is None
+
+
+@pytest.mark.parametrize("status", ["True", None])
+def test_a_healthy_node_loses_only_the_fence(status: str | None) -> None:
+    assert wanted_taints(_node(status, [POOL_TAINT, FENCE]), CONDITIONS) == [POOL_TAINT]
+    assert wanted_taints(_node(status, [POOL_TAINT]), CONDITIONS) is None
+
+
+def test_unknown_is_no_verdict() -> None:
+    """An agent that stopped reporting says Unknown; the kubelet's own Ready handles a dead node."""
+    assert unhealthy_condition(_node("Unknown"), CONDITIONS) is None
+    assert wanted_taints(_node("Unknown"), CONDITIONS) is None
+
+
+def test_the_first_failing_condition_names_the_fence() -> None:
+    node = _node("False")
+    node["status"]["conditions"].append({"type": "NetworkingReady", "status": "False"})
+    assert unhealthy_condition(node, ("NetworkingReady", "AcceleratedHardwareReady")) == "NetworkingReady"
+
+
+def test_aws_stacks_ship_the_script_and_its_least_privilege() -> None:
+    model, _, resources = recorded("dev")
+    [config_map] = [c for c in by_kind(resources, "ConfigMap") if c["metadata"]["name"] == APP]
+    assert config_map["data"][SCRIPT.name] == SCRIPT.read_text()
+    [deployment] = [d for d in by_kind(resources, "Deployment") if d["metadata"]["name"] == APP]
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == PYTHON_IMAGE
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert deployment["spec"]["strategy"]["type"] == "Recreate"
+    [role] = [r for r in by_kind(resources, "ClusterRole") if r["metadata"]["name"].endswith(APP)]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch"]}]
+    [policy] = [p for p in by_kind(resources, "ValidatingAdmissionPolicy") if p["metadata"]["name"].endswith(APP)]
+    assert f"{model.metadata.name}-system:{APP}" in policy["spec"]["matchConditions"][0]["expression"]
+
+
+def test_provider_kubernetes_has_no_fencer() -> None:
+    """No detector sets a GPU condition there (docs/health.md), so there is nothing to fence on."""
+    _, _, resources = recorded("kubernetes")
+    assert not [d for d in by_kind(resources, "Deployment") if d["metadata"]["name"] == APP]
