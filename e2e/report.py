@@ -83,6 +83,9 @@ COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("Alertmanager, Grafana, node exporter", "not run",
      "nothing the suite checks reads them; the alert rules are checked by promtool"),
     ("CSI drivers (FSx, Mountpoint S3)", "not run", "no module serves them; volumes are not mounted"),
+    ("GPU fencer (aws)", "run",
+     "its program, read from the applied ConfigMap, runs on the host with the Deployment's environment and a "
+     "token the TokenRequest API issued to its service account (e2e/fence.py); its pod is only bound"),
     ("Pulumi engine, pulumi-kubernetes provider", "run", "the deploy targets"),
     ("AWS (pulumi-aws, EC2, EKS)", "not run", "pulumi-aws cannot be built from modules; the AWS side stays offline"),
 )

@@ -13,6 +13,7 @@ import pytest
 
 from components.kubernetes.gpu_fence import APP, PYTHON_IMAGE, SCRIPT
 from components.kubernetes.node_fencer import TAINT_KEY, unhealthy_condition, wanted_taints
+from gpuplat.catalog.labels import GPU_FENCE_TAINT
 from tests.support_k8s import by_kind, recorded
 
 CONDITIONS = ("AcceleratedHardwareReady",)
@@ -26,6 +27,10 @@ def _node(status: str | None, taints: list[dict[str, Any]] | None = None) -> dic
         conditions.append({"type": "AcceleratedHardwareReady", "status": status, "reason": "NvidiaXID79Error"})
     spec = {"taints": taints} if taints is not None else {}
     return {"metadata": {"name": "gpu-1", "resourceVersion": "7"}, "spec": spec, "status": {"conditions": conditions}}
+
+
+def test_the_standalone_program_spells_the_platforms_taint() -> None:
+    assert TAINT_KEY == GPU_FENCE_TAINT
 
 
 def test_a_false_condition_adds_the_fence_and_keeps_the_pools_taints() -> None:

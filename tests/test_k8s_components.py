@@ -86,7 +86,8 @@ def test_component_tree_and_provider(which: str) -> None:
     model, _, resources = recorded(which)
     by_urn = {r.urn: r for r in resources}
     components = {r.type for r in resources if r.type.startswith("gpuplat:index:")}
-    expected = COMPONENTS | ({"gpuplat:index:PoolLabels"} if which == "kubernetes" else set())
+    # Only on provider kubernetes does the platform label nodes; only on aws is a GPU condition set to fence on.
+    expected = COMPONENTS | {"gpuplat:index:PoolLabels" if which == "kubernetes" else "gpuplat:index:GpuFence"}
     assert components == expected
     provider = next(r.urn for r in resources if r.type == "pulumi:providers:kubernetes")
     for resource in resources:
