@@ -31,7 +31,6 @@ from e2e.stack import Stack
 
 ROW = "gpu-node-fence"
 PROBE = "fence-probe"
-PROBE_NAMESPACE = "default"
 
 
 def system_namespace(stack: Stack) -> str:
@@ -71,20 +70,29 @@ def fence_taint(node: dict[str, Any] | None) -> dict[str, Any] | None:
     return next((t for t in (node or {}).get("spec", {}).get("taints") or [] if t.get("key") == TAINT_KEY), None)
 
 
-def probe_pod(node: dict[str, Any]) -> dict[str, Any]:
-    """A pod the scheduler may place only on `node`, tolerating every taint it has but the fence."""
+def probe_pod(node: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """A pod the scheduler may place only on `node`, tolerating every taint it has but the fence; in
+    the platform's system namespace, which Kueue does not manage, and fit for its Pod Security."""
     tolerations = [{"key": t["key"], "operator": "Exists", "effect": t["effect"]}
                    for t in node["spec"].get("taints") or [] if t["key"] != TAINT_KEY]
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node["metadata"]["name"]]}]}]}}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": PROBE, "namespace": PROBE_NAMESPACE},
+    restricted = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": PROBE, "namespace": namespace},
             "spec": {"affinity": affinity, "tolerations": tolerations, "restartPolicy": "Never",
-                     "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10.2"}]}}
+                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
+                                         "seccompProfile": {"type": "RuntimeDefault"}},
+                     "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10.2",
+                                     "securityContext": restricted}]}}
+
+
+def scheduled_condition(pod: dict[str, Any] | None) -> dict[str, Any]:
+    conditions = (pod or {}).get("status", {}).get("conditions", [])
+    return next((c for c in conditions if c["type"] == "PodScheduled"), {})
 
 
 def refused_for_fence(pod: dict[str, Any] | None) -> str | None:
-    conditions = (pod or {}).get("status", {}).get("conditions", [])
-    condition = next((c for c in conditions if c["type"] == "PodScheduled"), {})
+    condition = scheduled_condition(pod)
     message = str(condition.get("message", ""))
     return message if condition.get("status") == "False" and TAINT_KEY in message else None
 
@@ -113,8 +121,8 @@ def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Non
             fencer.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 fencer.wait(10)
-            cluster.kubectl("delete", "pod", PROBE, "-n", PROBE_NAMESPACE, "--ignore-not-found", "--wait=false",
-                            check=False)
+            cluster.kubectl("delete", "pod", PROBE, "-n", system_namespace(stack), "--ignore-not-found",
+                            "--wait=false", check=False)
             repair.undo(cluster, slot.tenant, made)
             if made.failed:
                 cluster.kubectl("taint", "node", made.failed, f"{TAINT_KEY}:NoSchedule-", check=False)
@@ -122,7 +130,7 @@ def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Non
 
 def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: Any, made: repair.Made,
               timeout: float, log: Path) -> None:
-    ns, first = slot.tenant, made.pods[0]
+    ns, first, namespace = slot.tenant, made.pods[0], system_namespace(stack)
     repair.create_pod(cluster, repair.group_member(slot, first, ROW))
     try:
         node = wait_for(lambda: repair.running_node(cluster, ns, first), timeout, f"pod {ns}/{first} running", 2.0)
@@ -137,33 +145,36 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
     try:
         taint = wait_for(lambda: fence_taint(cluster.get("node", node)), 20, f"the fence taint on {node}", 0.2)
         fenced = time.monotonic() - start
-        tainted = cluster.get("node", node) or {}
-        cluster.apply([probe_pod(tainted)])
-        refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, PROBE_NAMESPACE)), 10,
+        refusals = cluster.apply([probe_pod(cluster.get("node", node) or {}, namespace)])
+        if refusals:
+            raise E2EError(f"the probe pod was refused: {refusals[0][1][-300:]}")
+        refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, namespace)), 10,
                            f"the scheduler refusing {PROBE} for {TAINT_KEY}", 0.2)
     except E2EError as err:
-        report.scenario(label, ROW, False, f"{err}; the fencer said: {_tail(log)}")
+        report.scenario(label, ROW, False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
+                        f"the fencer said: {_tail(log)}")
         return
     report.scenario(label, ROW, True,
                     f"{repair.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
                     f"{TAINT_KEY}={taint.get('value')}:{taint.get('effect')} {fenced:.1f} s after the fault, "
                     f"by the emitted fencer as its service account; the scheduler on a pod tolerating the "
                     f"node's other taints: {refused[:200]}")
-    _lifted(cluster, report, label, node, log)
+    _lifted(cluster, report, label, node, namespace, log)
     _least_privilege(cluster, report, label, stack, node)
 
 
-def _lifted(cluster: Cluster, report: Report, label: str, node: str, log: Path) -> None:
+def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: str, log: Path) -> None:
     report.mark()
     start = time.monotonic()
     repair.heal(cluster, node)
     try:
         wait_for(lambda: fence_taint(cluster.get("node", node)) is None or None, 20, f"the fence lifted on {node}", 0.2)
         lifted = time.monotonic() - start
-        bound = wait_for(lambda: (cluster.get("pod", PROBE, PROBE_NAMESPACE) or {}).get("spec", {}).get("nodeName"),
+        bound = wait_for(lambda: (cluster.get("pod", PROBE, namespace) or {}).get("spec", {}).get("nodeName"),
                          20, f"{PROBE} bound", 0.2)
     except E2EError as err:
-        report.scenario(label, f"{ROW}-lifted", False, f"{err}; the fencer said: {_tail(log)}")
+        report.scenario(label, f"{ROW}-lifted", False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
+                        f"the fencer said: {_tail(log)}")
         return
     report.scenario(label, f"{ROW}-lifted", bound == node,
                     f"condition healed: taint removed {lifted:.1f} s later, {PROBE} bound to {bound}")
@@ -191,6 +202,16 @@ def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack,
                     f"as the fencer: {', '.join(attempts)} refused by the API server" if not allowed else
                     f"as the fencer, allowed: {', '.join(allowed)}" +
                     ("" if own.returncode == 0 else f"; its own taint refused: {own.stderr.strip()[-200:]}"))
+
+
+def _probe_state(cluster: Cluster, namespace: str) -> str:
+    pod = cluster.get("pod", PROBE, namespace)
+    if pod is None:
+        return "absent"
+    condition = scheduled_condition(pod)
+    gates = [g["name"] for g in pod["spec"].get("schedulingGates") or []]
+    return (f"node {pod['spec'].get('nodeName') or 'none'}, PodScheduled {condition.get('status')} "
+            f"{condition.get('reason')}: {str(condition.get('message'))[:200]}" + (f", gates {gates}" if gates else ""))
 
 
 def _tail(log: Path) -> str:

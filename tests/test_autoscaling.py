@@ -39,6 +39,11 @@ def _named(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for o in objects}
 
 
+def _floors(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The capacity floors among the Deployments (the system namespace also runs the GPU fencer)."""
+    return [o for o in objects if o["metadata"]["name"].startswith("capacity-floor-")]
+
+
 # ----------------------------------------------------------------------- signal and policy
 
 
@@ -160,7 +165,7 @@ def test_signal_is_recorded_per_pool_after_its_inputs(which: str) -> None:
 @pytest.mark.parametrize("which", SPECS)
 def test_a_floor_per_pool_between_min_and_max(which: str) -> None:
     model, plan, resources = recorded(which)
-    deployments = _named(by_kind(resources, "Deployment"))
+    deployments = _named(_floors(by_kind(resources, "Deployment")))
     scalers = _named(by_kind(resources, "ScaledObject"))
     for pool in model.pools:
         name = f"capacity-floor-{pool.name}"
@@ -208,7 +213,7 @@ def test_placeholders_hold_nodes_and_nothing_else(which: str) -> None:
     priorities = _named(by_kind(resources, "PriorityClass"))
     namespaces = _named(by_kind(resources, "Namespace"))
     pools = {p.name: p for p in model.pools}
-    for deployment in by_kind(resources, "Deployment"):
+    for deployment in _floors(by_kind(resources, "Deployment")):
         namespace = deployment["metadata"]["namespace"]
         assert namespace == f"{model.metadata.name}-system"
         assert namespaces[namespace]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
@@ -290,7 +295,8 @@ def test_a_long_cooldown_is_capped_at_the_hpas_hour() -> None:
 @pytest.mark.parametrize("which", SPECS)
 def test_the_floor_leaves_its_replicas_to_the_hpa(which: str) -> None:
     _, _, resources = recorded(which)
-    floors = [r for r in resources if r.inputs.get("kind") == "Deployment"]
+    floors = [r for r in resources if r.inputs.get("kind") == "Deployment"
+              and r.inputs["metadata"]["name"].startswith("capacity-floor-")]
     assert floors
     for floor in floors:
         assert floor.options.get("ignoreChanges") == ["spec.replicas"], floor.name

@@ -118,26 +118,7 @@ class GpuFence(pulumi.ComponentResource):
             subjects=[{"kind": "ServiceAccount", "name": APP, "namespace": namespace}],
             opts=child_opts(self, provider, [role, account]),
         )
-        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-policy",
-            metadata=meta(cluster_name),
-            spec={
-                "failure_policy": "Fail",
-                "match_constraints": {"resource_rules": [
-                    {"api_groups": [""], "api_versions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]},
-                ]},
-                "match_conditions": [{"name": "gpu-fencer",
-                                      "expression": f"request.userInfo.username == '{service_account_user(model)}'"}],
-                "validations": fence_validations(),
-            },
-            opts=child_opts(self, provider, args.depends_on),
-        )
-        policy_binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-policy-binding",
-            metadata=meta(cluster_name),
-            spec={"policy_name": cluster_name, "validation_actions": ["Deny"]},
-            opts=child_opts(self, provider, [policy]),
-        )
+        policy_binding = _fence_policy(self, name, model, provider, args.depends_on)
         source = SCRIPT.read_text()
         script = k8s.core.v1.ConfigMap(
             f"{name}-script",
@@ -165,3 +146,30 @@ class GpuFence(pulumi.ComponentResource):
         )
         self.register_outputs({})
 
+
+def _fence_policy(
+    parent: pulumi.Resource, name: str, model: Platform, provider: pulumi.ProviderResource,
+    depends_on: Sequence[pulumi.Resource],
+) -> pulumi.Resource:
+    """The admission policy holding the fencer's service account to its own taint, and its binding."""
+    cluster_name = f"{prefix(model)}-{APP}"
+    policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+        f"{name}-policy",
+        metadata=meta(cluster_name),
+        spec={
+            "failure_policy": "Fail",
+            "match_constraints": {"resource_rules": [
+                {"api_groups": [""], "api_versions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]},
+            ]},
+            "match_conditions": [{"name": "gpu-fencer",
+                                  "expression": f"request.userInfo.username == '{service_account_user(model)}'"}],
+            "validations": fence_validations(),
+        },
+        opts=child_opts(parent, provider, depends_on),
+    )
+    return k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+        f"{name}-policy-binding",
+        metadata=meta(cluster_name),
+        spec={"policy_name": cluster_name, "validation_actions": ["Deny"]},
+        opts=child_opts(parent, provider, [policy]),
+    )

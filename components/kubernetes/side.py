@@ -107,19 +107,10 @@ def build_kubernetes_side(
         AutoscalingArgs(model, plan, provider, observability.release, ready, namespace_aliases=[old_namespace]),
         opts,
     )
-    pool_labels = (
-        PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, provider, autoscaling.namespace), opts)
-        if model.target.provider is Provider.KUBERNETES
-        else None
-    )
+    pool_labels, gpu_fence = _node_agents(name, model, provider, autoscaling, ready, opts)
     monitoring = observability.release
     dashboards = Dashboards(f"{name}-dashboards", DashboardsArgs(model, plan, provider, monitoring, ready), opts)
     gpu_health = GpuHealth(f"{name}-gpu-health", GpuHealthArgs(model, provider, monitoring, ready), opts)
-    gpu_fence = (
-        GpuFence(f"{name}-gpu-fence", GpuFenceArgs(model, provider, autoscaling.namespace, depends_on=ready), opts)
-        if model.target.provider is Provider.AWS
-        else None
-    )
     manager, worker = _fleet(name, model, plan, provider, scheduling, namespaces, ready, api_server, opts)
     return KubernetesSide(
         observability, gpu_sharing, tenants, pod_security, scheduling, fabric_topology, storage_classes,
@@ -194,3 +185,16 @@ def _tenants(
         for t in model.tenants
     }
     return pod_security, tenants
+
+
+def _node_agents(
+    name: str, model: Platform, provider: pulumi.ProviderResource, autoscaling: Autoscaling,
+    ready: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions,
+) -> tuple[PoolLabels | None, GpuFence | None]:
+    """What acts on nodes, in the system namespace: on provider kubernetes the pool labelers (no
+    Karpenter labels the nodes); on aws the GPU fence (the EKS node monitoring agent sets the GPU
+    condition it fences on; nothing does on kubernetes)."""
+    if model.target.provider is Provider.KUBERNETES:
+        return PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, provider, autoscaling.namespace), opts), None
+    fence = GpuFence(f"{name}-gpu-fence", GpuFenceArgs(model, provider, autoscaling.namespace, depends_on=ready), opts)
+    return None, fence

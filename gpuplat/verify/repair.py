@@ -63,7 +63,7 @@ def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
     if fence is None:
         return Step(REPAIR, False, f"{step.detail}; and no {GPU_FENCER} Deployment fences a node whose "
                     "AcceleratedHardwareReady is False: it takes new work until it is repaired")
-    return replace(step, detail=f"{step.detail}; on the fault, {fence}") if step.ok else step
+    return replace(step, detail=f"{step.detail}; on the fault, {fence}") if step.ok and step.checked else step
 
 
 def _aws_repair(view: View, pool: GpuNodePool) -> Step:
