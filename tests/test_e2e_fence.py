@@ -25,8 +25,11 @@ def test_only_the_schedulers_words_about_the_fence_count() -> None:
     def pod(status: str, message: str) -> dict[str, object]:
         return {"status": {"conditions": [{"type": "PodScheduled", "status": status, "message": message}]}}
 
-    fenced = f"0/3 nodes are available: 1 node(s) had untolerated taint {{{GPU_FENCE_TAINT}: x}}"
-    assert refused_for_fence(pod("False", fenced)) == fenced
+    named = f"0/3 nodes are available: 1 node(s) had untolerated taint {{{GPU_FENCE_TAINT}: x}}"
+    unnamed = "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 node(s) didn't satisfy plugin(s)"
+    assert refused_for_fence(pod("False", named)) == named
+    assert refused_for_fence(pod("False", unnamed)) == unnamed
+    assert refused_for_fence(pod("False", "0/4 nodes are available: 4 Insufficient cpu")) is None
     assert refused_for_fence(pod("False", "Scheduling is blocked due to non-empty scheduling gates")) is None
     assert refused_for_fence(pod("True", "")) is None
     assert refused_for_fence(None) is None
