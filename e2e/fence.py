@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from components.kubernetes.gpu_fence import APP, SCRIPT
 from components.kubernetes.node_fencer import TAINT_KEY
-from e2e import repair
+from e2e import quota, repair
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.stack import Stack
@@ -131,7 +131,7 @@ def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Non
                 cluster.kubectl("taint", "node", made.failed, f"{TAINT_KEY}:NoSchedule-", check=False)
 
 
-def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: Any, made: repair.Made,
+def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: quota.Slot, made: repair.Made,
               timeout: float, log: Path) -> None:
     ns, first, namespace = slot.tenant, made.pods[0], system_namespace(stack)
     repair.create_pod(cluster, repair.group_member(slot, first, ROW))
@@ -198,16 +198,24 @@ def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack,
     }
     if others:
         attempts["taint a node outside the pools"] = ("taint", "node", others[0], f"{TAINT_KEY}=x:NoSchedule")
-    allowed = [what for what, args in attempts.items()
-               if cluster.kubectl(*args, check=False, **identity).returncode == 0]
+    answers = {what: cluster.kubectl(*args, check=False, **identity) for what, args in attempts.items()}
+    allowed = [what for what, result in answers.items() if result.returncode == 0]
+    # RBAC lets it patch any node: a refusal must be the emitted ValidatingAdmissionPolicy's.
+    by_policy = [what for what, result in answers.items() if result.returncode and "ValidatingAdmissionPolicy" in
+                 result.stderr and APP in result.stderr]
     own = cluster.kubectl("taint", "node", node, f"{TAINT_KEY}=e2e:NoSchedule", check=False, **identity)
     cluster.kubectl("taint", "node", node, f"{TAINT_KEY}:NoSchedule-", check=False)
     if "cordon its node" in allowed:
         cluster.kubectl("uncordon", node, check=False)
-    report.scenario(label, f"{ROW}-least-privilege", not allowed and own.returncode == 0,
-                    f"as the fencer: {', '.join(attempts)} refused by the API server" if not allowed else
-                    f"as the fencer, allowed: {', '.join(allowed)}" +
-                    ("" if own.returncode == 0 else f"; its own taint refused: {own.stderr.strip()[-200:]}"))
+    words = [f"refused by the admission policy: {', '.join(by_policy) or 'none'}"]
+    if allowed:
+        words.append(f"allowed: {', '.join(allowed)}")
+    if set(attempts) - set(by_policy) - set(allowed):
+        other = next(answers[w].stderr.strip()[-200:] for w in attempts if w not in by_policy and w not in allowed)
+        words.append(f"refused otherwise: {other}")
+    words.append("its own taint " + ("added" if own.returncode == 0 else f"refused: {own.stderr.strip()[-200:]}"))
+    report.scenario(label, f"{ROW}-least-privilege", len(by_policy) == len(attempts) and own.returncode == 0,
+                    "as the fencer's service account: " + "; ".join(words))
 
 
 def _probe_state(cluster: Cluster, namespace: str) -> str:

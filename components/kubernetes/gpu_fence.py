@@ -71,7 +71,7 @@ def fence_validations() -> list[k8s.admissionregistration.v1.ValidationArgsDict]
     ]
 
 
-def fencer_pod_spec(model: Platform, conditions: Sequence[str], config_map: str) -> k8s.core.v1.PodSpecArgsDict:
+def fencer_pod_spec(conditions: Sequence[str], config_map: str) -> k8s.core.v1.PodSpecArgsDict:
     return {
         "service_account_name": APP,
         "security_context": {"run_as_non_root": True, "run_as_user": 65532, "run_as_group": 65532,
@@ -139,7 +139,7 @@ class GpuFence(pulumi.ComponentResource):
                     "metadata": {"labels": labels,
                                  # A new script rolls the pod (a mounted ConfigMap alone would not restart it).
                                  "annotations": {"gpuplat.dev/script-sha256": sha256(source.encode()).hexdigest()}},
-                    "spec": fencer_pod_spec(model, args.conditions, APP),
+                    "spec": fencer_pod_spec(args.conditions, APP),
                 },
             },
             opts=child_opts(self, provider, [binding, policy_binding, script]),
