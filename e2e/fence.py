@@ -91,6 +91,14 @@ def scheduled_condition(pod: dict[str, Any] | None) -> dict[str, Any]:
     return next((c for c in conditions if c["type"] == "PodScheduled"), {})
 
 
+def node_event(cluster: Cluster, node: str, reason: str) -> str | None:
+    """The fencer's Event of `reason` on `node`, as `kubectl describe node` shows it."""
+    for event in cluster.items("events", "default"):
+        if event.get("involvedObject", {}).get("name") == node and event.get("reason") == reason:
+            return f"{reason} ({event.get('type')}): {event.get('message')}"
+    return None
+
+
 def refused_for_fence(pod: dict[str, Any] | None) -> str | None:
     """The scheduler's refusal for an untolerated taint. The probe tolerates every other taint of
     its only node, so that is the fence (the 1.36 scheduler no longer names the taint; the probe
@@ -153,6 +161,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
             raise E2EError(f"the probe pod was refused: {refusals[0][1][-300:]}")
         refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, namespace)), 10,
                            f"the scheduler refusing {PROBE} for an untolerated taint", 0.2)
+        event = wait_for(lambda: node_event(cluster, node, "GpuFenced"), 10, f"the GpuFenced Event on {node}", 0.5)
     except E2EError as err:
         report.scenario(label, ROW, False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
                         f"the fencer said: {_tail(log)}")
@@ -161,7 +170,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
                     f"{repair.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
                     f"{TAINT_KEY}={taint.get('value')}:{taint.get('effect')} {fenced:.1f} s after the fault, "
                     f"by the emitted fencer as its service account; the scheduler on a pod tolerating the "
-                    f"node's other taints: {refused[:200]}")
+                    f"node's other taints: {refused[:200]}; Event {event}")
     _lifted(cluster, report, label, node, namespace, log)
     _least_privilege(cluster, report, label, stack, node)
 
@@ -175,12 +184,13 @@ def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: 
         lifted = time.monotonic() - start
         bound = wait_for(lambda: (cluster.get("pod", PROBE, namespace) or {}).get("spec", {}).get("nodeName"),
                          20, f"{PROBE} bound", 0.2)
+        event = wait_for(lambda: node_event(cluster, node, "GpuUnfenced"), 10, f"the GpuUnfenced Event on {node}", 0.5)
     except E2EError as err:
         report.scenario(label, f"{ROW}-lifted", False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
                         f"the fencer said: {_tail(log)}")
         return
     report.scenario(label, f"{ROW}-lifted", bound == node,
-                    f"condition healed: taint removed {lifted:.1f} s later, {PROBE} bound to {bound}")
+                    f"condition healed: taint removed {lifted:.1f} s later, {PROBE} bound to {bound}; Event {event}")
 
 
 def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack, node: str) -> None:

@@ -7,12 +7,13 @@ scheduler's answer and the admission policy are the real engines'.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from components.kubernetes.gpu_fence import APP, PYTHON_IMAGE, SCRIPT
-from components.kubernetes.node_fencer import TAINT_KEY, unhealthy_condition, wanted_taints
+from components.kubernetes.node_fencer import TAINT_KEY, node_event, unhealthy_condition, wanted_taints
 from gpuplat.catalog.labels import GPU_FENCE_TAINT
 from tests.support_k8s import by_kind, recorded
 
@@ -60,6 +61,17 @@ def test_the_first_failing_condition_names_the_fence() -> None:
     assert unhealthy_condition(node, ("NetworkingReady", "AcceleratedHardwareReady")) == "NetworkingReady"
 
 
+def test_the_event_is_one_kubernetes_records_for_a_node() -> None:
+    """A node is cluster-scoped: its Events live in `default` and name no namespace (the API server's
+    rule for Events without an eventTime)."""
+    event = node_event(_node("False") | {"metadata": {"name": "gpu-1", "uid": "u-1"}}, True, "why",
+                       datetime(2026, 12, 6, tzinfo=UTC))
+    assert event["metadata"] == {"generateName": "gpu-1.", "namespace": "default"}
+    assert event["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": "gpu-1", "uid": "u-1"}
+    assert (event["reason"], event["type"], event["firstTimestamp"]) == ("GpuFenced", "Warning", "2026-12-06T00:00:00Z")
+    assert node_event(_node("True"), False, "ok", datetime(2026, 12, 6, tzinfo=UTC))["reason"] == "GpuUnfenced"
+
+
 def test_aws_stacks_ship_the_script_and_its_least_privilege() -> None:
     model, _, resources = recorded("dev")
     [config_map] = [c for c in by_kind(resources, "ConfigMap") if c["metadata"]["name"] == APP]
@@ -71,6 +83,9 @@ def test_aws_stacks_ship_the_script_and_its_least_privilege() -> None:
     assert deployment["spec"]["strategy"]["type"] == "Recreate"
     [role] = [r for r in by_kind(resources, "ClusterRole") if r["metadata"]["name"].endswith(APP)]
     assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch"]}]
+    [events] = [r for r in by_kind(resources, "Role") if r["metadata"]["name"].endswith(f"{APP}-events")]
+    assert events["metadata"]["namespace"] == "default"
+    assert events["rules"] == [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]
     [policy] = [p for p in by_kind(resources, "ValidatingAdmissionPolicy") if p["metadata"]["name"].endswith(APP)]
     assert f"{model.metadata.name}-system:{APP}" in policy["spec"]["matchConditions"][0]["expression"]
 

@@ -118,6 +118,7 @@ class GpuFence(pulumi.ComponentResource):
             subjects=[{"kind": "ServiceAccount", "name": APP, "namespace": namespace}],
             opts=child_opts(self, provider, [role, account]),
         )
+        events = _event_rights(self, name, model, provider, account)
         policy_binding = _fence_policy(self, name, model, provider, args.depends_on)
         source = SCRIPT.read_text()
         script = k8s.core.v1.ConfigMap(
@@ -142,7 +143,7 @@ class GpuFence(pulumi.ComponentResource):
                     "spec": fencer_pod_spec(args.conditions, APP),
                 },
             },
-            opts=child_opts(self, provider, [binding, policy_binding, script]),
+            opts=child_opts(self, provider, [binding, events, policy_binding, script]),
         )
         self.register_outputs({})
 
@@ -172,4 +173,25 @@ def _fence_policy(
         metadata=meta(cluster_name),
         spec={"policy_name": cluster_name, "validation_actions": ["Deny"]},
         opts=child_opts(parent, provider, [policy]),
+    )
+
+
+def _event_rights(
+    parent: pulumi.Resource, name: str, model: Platform, provider: pulumi.ProviderResource,
+    account: pulumi.Resource,
+) -> pulumi.Resource:
+    """Creating Events in `default`, where Kubernetes records a node's, and nothing else there."""
+    role_name = f"{prefix(model)}-{APP}-events"
+    role = k8s.rbac.v1.Role(
+        f"{name}-events-role",
+        metadata=meta(role_name, "default"),
+        rules=[{"api_groups": [""], "resources": ["events"], "verbs": ["create"]}],
+        opts=child_opts(parent, provider),
+    )
+    return k8s.rbac.v1.RoleBinding(
+        f"{name}-events-binding",
+        metadata=meta(role_name, "default"),
+        role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+        subjects=[{"kind": "ServiceAccount", "name": APP, "namespace": system_namespace(model)}],
+        opts=child_opts(parent, provider, [role, account]),
     )

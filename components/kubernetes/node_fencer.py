@@ -7,7 +7,8 @@ condition (one of FENCE_CONDITIONS with status False) is set, and removes its ow
 condition is True again or gone (the node rebooted healthy). Only its own taint key is touched;
 a ValidatingAdmissionPolicy holds its service account to that. Each patch carries the node's
 resourceVersion, so a node another writer changed meanwhile is refused (409) and handled again
-on the next event of the watch.
+on the next event of the watch. Each fence and unfence is also an Event on the node (namespace
+default, where Kubernetes records node events), so `kubectl describe node` says why it is tainted.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 TAINT_KEY = "gpuplat.dev/gpu-unhealthy"
@@ -87,6 +89,23 @@ class Api:
         self._request("PATCH", f"/api/v1/nodes/{urllib.parse.quote(name)}", patch,
                       "application/merge-patch+json").close()
 
+    def create_event(self, event: dict[str, Any]) -> None:
+        self._request("POST", "/api/v1/namespaces/default/events", event, "application/json").close()
+
+
+def node_event(node: Mapping[str, Any], fenced: bool, message: str, now: datetime) -> dict[str, Any]:
+    """A core/v1 Event on the node, as `kubectl describe node` lists it."""
+    meta = node["metadata"]
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"generateName": f"{meta['name']}.", "namespace": "default"},
+        "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": meta["name"], "uid": meta.get("uid", "")},
+        "reason": "GpuFenced" if fenced else "GpuUnfenced", "type": "Warning" if fenced else "Normal",
+        "message": message, "source": {"component": "gpu-fencer"},
+        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+    }
+
 
 def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str]) -> None:
     taints = wanted_taints(node, conditions)
@@ -101,9 +120,14 @@ def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str]) -> N
         print(f"node {name}: not {'fenced' if condition else 'unfenced'}: {error.code} {error.reason}", flush=True)
         return
     if condition:
-        print(f"node {name}: fenced ({TAINT_KEY}:NoSchedule), {condition} is False", flush=True)
+        message = f"tainted {TAINT_KEY}:NoSchedule: {condition} is False; running pods stay, no new pod lands"
     else:
-        print(f"node {name}: unfenced, {', '.join(conditions)} no longer False", flush=True)
+        message = f"taint {TAINT_KEY} removed: {', '.join(conditions)} no longer False"
+    print(f"node {name}: {message}", flush=True)
+    try:
+        api.create_event(node_event(node, condition is not None, message, datetime.now(UTC)))
+    except OSError as error:  # the taint is what matters; an Event is for people
+        print(f"node {name}: no Event recorded: {error}", flush=True)
 
 
 def run(api: Api, selector: str, conditions: Sequence[str]) -> None:
