@@ -55,6 +55,12 @@ class Processes:
                 raise E2EError(f"{name} exited with {process.returncode}; see {self.logdir}")
 
 
+def service_account_identity(namespace: str, account: str) -> dict[str, Any]:
+    """`Cluster.kubectl` keyword arguments to act as a pod's service account would (impersonated)."""
+    return {"as_user": f"system:serviceaccount:{namespace}:{account}",
+            "as_groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"]}
+
+
 def wait_for(probe: Callable[[], T | None], timeout: float, what: str, interval: float = 0.5) -> T:
     """Poll a condition a controller reports until it holds; raise with `what` at the deadline."""
     deadline = time.monotonic() + timeout

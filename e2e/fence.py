@@ -13,7 +13,6 @@ healed, and that the policy refuses the fencer's identity any other change of a 
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
 import tempfile
@@ -24,8 +23,8 @@ from urllib.parse import urlsplit
 
 from components.kubernetes.gpu_fence import APP, SCRIPT
 from components.kubernetes.node_fencer import TAINT_KEY
-from e2e import quota, repair
-from e2e.cluster import Cluster, E2EError, wait_for
+from e2e import prometheus, quota, repair
+from e2e.cluster import Cluster, E2EError, service_account_identity, wait_for
 from e2e.report import Report
 from e2e.stack import Stack
 
@@ -48,11 +47,8 @@ def fencer_environment(cluster: Cluster, stack: Stack, account_dir: Path) -> tup
         return f"the GpuFence Deployment or ConfigMap {namespace}/{APP} is not in the cluster"
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: str(e["value"]) for e in container.get("env") or [] if "value" in e}
-    raw = json.loads(cluster.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
-    server = urlsplit(raw["clusters"][0]["cluster"]["server"])
-    ca = raw["clusters"][0]["cluster"].get("certificate-authority")
-    if not ca:
-        return "the suite's kubeconfig names no CA file for the API server"
+    found = prometheus.credentials(cluster)
+    server, ca = urlsplit(found["server"]), found["ca"]
     token = cluster.kubectl("create", "token", container_account(deployment), "-n", namespace,
                             "--duration=1h").stdout.strip()
     (account_dir / "token").write_text(token)
@@ -195,9 +191,7 @@ def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: 
 
 def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack, node: str) -> None:
     """The fencer's identity may add its taint to a pool's node and nothing else."""
-    identity = {"as_user": f"system:serviceaccount:{system_namespace(stack)}:{APP}",
-                "as_groups": ["system:serviceaccounts", f"system:serviceaccounts:{system_namespace(stack)}",
-                              "system:authenticated"]}
+    identity = service_account_identity(system_namespace(stack), APP)
     others = [n["metadata"]["name"] for n in cluster.items("nodes")
               if "gpuplat.dev/pool" not in (n["metadata"].get("labels") or {})]
     attempts = {

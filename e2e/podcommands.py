@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e.cluster import Cluster
+from e2e.cluster import Cluster, service_account_identity
 
 _FIELDS = {"spec.nodeName": lambda pod: pod["spec"].get("nodeName", ""),
            "spec.serviceAccountName": lambda pod: pod["spec"].get("serviceAccountName", "default"),
@@ -74,9 +74,7 @@ class PodCommands:
                 continue
             namespace = pod["metadata"]["namespace"]
             account = pod["spec"].get("serviceAccountName", "default")
-            identity = {"as_user": f"system:serviceaccount:{namespace}:{account}",
-                        "as_groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}",
-                                      "system:authenticated"]}
+            identity = service_account_identity(namespace, account)
             for container in pod["spec"]["initContainers"]:
                 command = argv(container, pod)
                 result = self.cluster.kubectl(*command[1:], check=False, **identity)
