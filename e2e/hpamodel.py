@@ -158,9 +158,24 @@ def run_start(seen: list[Seen], end: int, holds: Any) -> tuple[float, float] | N
     return (seen[i - 1].t if i > 0 else -math.inf), seen[i].t
 
 
+# The controller reads the signal, then writes the replicas; an observation reads the replicas,
+# then the signal. On a loaded machine the read may precede the observation before the step, so
+# the value it acted on may be the one the observation before that saw.
+READ_BACK = 2
+
+
+def _read_indices(step: Step) -> range:
+    return range(step.index, max(-1, step.index - READ_BACK - 1), -1)
+
+
 def _bracket_values(seen: list[Seen], step: Step) -> list[float | None]:
-    """The signal the controller may have read at the step: the two observations around it."""
-    return [seen[step.index - 1].signal, seen[step.index].signal]
+    """The signal the controller may have read at the step: the observations around it."""
+    return [seen[i].signal for i in reversed(_read_indices(step))]
+
+
+def _read_run(seen: list[Seen], step: Step, holds: Any) -> tuple[float, float] | None:
+    """run_start of the latest observation the controller may have read that satisfies `holds`."""
+    return next((r for i in _read_indices(step) if (r := run_start(seen, i, holds)) is not None), None)
 
 
 def _unseen(rules: Rules, step: Step) -> bool:
@@ -212,15 +227,13 @@ def _up(rules: Rules, seen: list[Seen], step: Step, history_from: tuple[float, f
     if step.after > most:
         found.append(f"{at}: more than the HPA takes from {n} (at most {most}: maxReplicaCount {rules.high}, "
                      f"the scale-up policies' {rules.up_limit(n)}, ceil({n} x value / threshold) for the value read)")
-    rise = run_start(seen, step.index, lambda o: rules.high_signal(o.signal))
-    if rise is None and not rules.high_signal(seen[step.index - 1].signal):
+    rise = _read_run(seen, step, lambda o: rules.high_signal(o.signal))
+    if rise is None:
         if _unseen(rules, step):
             return found
         found.append(f"{at}: the HPA grows only on a value above its threshold x {1 + rules.tolerance:g} "
                      f"(read {values})")
         return found
-    rise = rise or run_start(seen, step.index - 1, lambda o: rules.high_signal(o.signal))
-    assert rise is not None
     # With recommendations in its window, the pass before this one (a sync period back, within the
     # window) recommended more too: the value was high a sync period before the step at least.
     # Without them (the first pass after activation) it acts at once.
@@ -248,9 +261,7 @@ def _down(rules: Rules, seen: list[Seen], step: Step, at: str) -> list[str]:
     found = []
     if step.after < rules.hpa_min:
         found.append(f"{at}: below the HPA's minReplicas {rules.hpa_min}")
-    fall = run_start(seen, step.index, lambda o: rules.low_signal(o.signal))
-    if fall is None:
-        fall = run_start(seen, step.index - 1, lambda o: rules.low_signal(o.signal))
+    fall = _read_run(seen, step, lambda o: rules.low_signal(o.signal))
     if fall is None and _unseen(rules, step):
         pass
     elif fall is None:
@@ -274,8 +285,7 @@ def _to_zero(rules: Rules, seen: list[Seen], step: Step, at: str) -> list[str]:
     found = []
     if rules.low != 0:
         return [f"{at}: KEDA takes a floor to 0 only with minReplicaCount 0 (it is {rules.low})"]
-    idle = run_start(seen, step.index, lambda o: o.signal is not None and not rules.active(o.signal))
-    idle = idle or run_start(seen, step.index - 1, lambda o: o.signal is not None and not rules.active(o.signal))
+    idle = _read_run(seen, step, lambda o: o.signal is not None and not rules.active(o.signal))
     if idle is None:
         return [] if _unseen(rules, step) else [f"{at}: KEDA deactivates only on a value at most {rules.activation} "
                 f"(read {_bracket_values(seen, step)})"]

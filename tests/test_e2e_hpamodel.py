@@ -119,3 +119,16 @@ def test_a_long_observation_gap_widens_the_bounds_instead_of_failing() -> None:
     rules = hpamodel.rules(short())
     assert hpamodel.judge(rules, timeline(busy, steps_at((62, 2), (175, 1)), every=20.0)) == []
     assert hpamodel.judge(rules, timeline(busy, steps_at((62, 2), (175, 1)), every=2.0)) != []
+
+
+def test_the_hpa_may_act_on_a_value_read_before_the_observation_before_the_step() -> None:
+    """High from +120 to +136 s, then between the thresholds: 2 -> 3 seen at +138 s (the HPA read
+    at +135 s, wrote after the observation at +136 s read the replicas) follows the HPA; the same
+    step seen at +142 s, three observations into the dead band, does not."""
+    def signal(t: float) -> float:
+        return 0.8 if t < 50 or 100 <= t < 120 or 136 <= t < 150 else 1.0 if t < 150 else 0.0
+    rules = hpamodel.rules(short())
+    assert hpamodel.judge(rules, timeline(signal, steps_at((74, 2), (137, 3), (175, 1)))) == []
+    problems = hpamodel.judge(rules, timeline(signal, steps_at((74, 2), (141, 3), (175, 1))))
+    said = "grows only on a value above its threshold x 1.1 (read [0.8, 0.8, 0.8])"
+    assert any(said in p for p in problems), problems
