@@ -15,7 +15,9 @@ product from GPU feature discovery's labels; on MIG nodes one device per MIG ins
 node's `nvidia.com/mig-<profile>` resources), each with dcgm-exporter's labels, plus
 `namespace` / `pod` / `container` of the pod holding the device, as the exporter's pod mapping
 adds them (whole GPUs and MIG instances; shared GPUs are not attributed); values from the load
-replay (e2e/loadcurve.py), the same load on every device; before the replay starts, nothing.
+replay (e2e/loadcurve.py), the same load on every device; before the replay starts, nothing. A
+scenario may make one node's GPU 0 report an XID (`fail`), as dcgm-exporter reports the last XID
+of a faulting GPU, until `heal`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ APP = "nvidia-dcgm-exporter"
 PORT = 9400
 PORT_NAME = "gpu-metrics"
 MEMORY_SHARE = 0.5  # framebuffer share used per unit of load: utilisation, not memory, drives the pool
+XID_COUNTER = "DCGM_FI_DEV_XID_ERRORS"
 
 
 def objects() -> list[dict[str, Any]]:
@@ -128,8 +131,9 @@ def emitted_counters(stack: Stack) -> tuple[dcgm.Counter, ...]:
 
 
 def exposition(devices: list[dcgm.Device], held: Mapping[dcgm.Device, Mapping[str, str]], load: float,
-               seconds: float, counters: Sequence[dcgm.Counter]) -> str:
-    """The metrics page: the series of `counters` (the list the stack gives the exporter)."""
+               seconds: float, counters: Sequence[dcgm.Counter], xid: int = 0) -> str:
+    """The metrics page: the series of `counters` (the list the stack gives the exporter); `xid`:
+    the last XID GPU 0 (each of its MIG instances) reports, 0 for none."""
     lines = []
     for counter in counters:
         rows = []
@@ -137,6 +141,8 @@ def exposition(devices: list[dcgm.Device], held: Mapping[dcgm.Device, Mapping[st
             sample = dcgm.value(counter, device, load, load * MEMORY_SHARE, seconds)
             if sample is None:
                 continue
+            if counter.name == XID_COUNTER and device.gpu == 0 and xid:
+                sample = float(xid)
             labels = {**device.labels(), **held.get(device, {})}
             inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
             rows.append(f"{counter.name}{{{inner}}} {sample}")
@@ -156,6 +162,8 @@ class Exporter:
         self.counters = tuple(counters)
         self.servers: dict[str, ThreadingHTTPServer] = {}  # pod address -> its endpoint
         self.views: dict[str, tuple[list[dcgm.Device], dict[dcgm.Device, dict[str, str]]]] = {}  # by address
+        self.node_at: dict[str, str] = {}  # pod address -> its node
+        self.xids: dict[str, int] = {}  # node -> the XID its GPU 0 reports
         self.scrapes: dict[str, int] = {}
         self.errors: list[str] = []
         self.stop = threading.Event()
@@ -178,6 +186,19 @@ class Exporter:
         self.thread.join(timeout=10)
         for address in list(self.servers):
             self._close(address)
+
+    def served_nodes(self) -> list[str]:
+        """The nodes an endpoint serves now (their exporter pod runs)."""
+        with self.lock:
+            return sorted({self.node_at[a] for a in self.servers if a in self.node_at})
+
+    def fail(self, node: str, xid: int) -> None:
+        with self.lock:
+            self.xids[node] = xid
+
+    def heal(self, node: str) -> None:
+        with self.lock:
+            self.xids.pop(node, None)
 
     def _run(self) -> None:
         while not self.stop.wait(self.SYNC):
@@ -204,6 +225,7 @@ class Exporter:
                     continue
                 devices = node_devices(nodes[node])
                 self.views[address] = (devices, holders(by_node.get(node, []), devices))
+                self.node_at[address] = node
         for address in set(self.servers) - set(wanted):
             self._close(address)
         for address in set(wanted) - set(self.servers):
@@ -219,12 +241,13 @@ class Exporter:
                 load = exporter.replay.load()
                 with exporter.lock:
                     view = exporter.views.get(local)
+                    xid = exporter.xids.get(exporter.node_at.get(local, ""), 0)
                     exporter.scrapes[local] = exporter.scrapes.get(local, 0) + 1
                 if self.path.split("?")[0] != "/metrics" or view is None or load is None:
                     self.send_error(404 if self.path.split("?")[0] != "/metrics" else 503)
                     return
                 body = exposition(view[0], view[1], load, time.monotonic() - exporter.born,
-                                  exporter.counters).encode()
+                                  exporter.counters, xid).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))

@@ -21,6 +21,7 @@ def scenarios(cluster: Cluster, stack: Stack, report: Report, timeout: float) ->
         for name in ("gpu-node-failure", reboot.ROW, resume.ROW, repair_share.SHARE):
             report.skip(stack.target.label, name, "provider kubernetes: no Karpenter removes the failed node")
         report.skip(stack.target.label, fence.ROW,
-                    "provider kubernetes: no detector sets a GPU node condition, so no fencer is emitted")
+                    "provider kubernetes: no detector sets a GPU node condition; the fencer acts on the GpuHealth "
+                    "alerts there (gpu-node-fence-alert)")
         requeue.drain_requeue(cluster, stack, report, timeout)
     tas_replace.replacement(cluster, stack, report, timeout)

@@ -17,13 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from components.kubernetes.gpu_fence import APP, SCRIPT
 from components.kubernetes.node_fencer import TAINT_KEY
-from e2e import prometheus, quota, repair
+from e2e import prometheus, quota, repair, sandbox
 from e2e.cluster import Cluster, E2EError, service_account_identity, wait_for
 from e2e.report import Report
 from e2e.stack import Stack
@@ -110,29 +111,46 @@ def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Non
     if stack.release("kueue") is None or slot is None:
         report.skip(label, ROW, "no tenant's whole-GPU quota to bring up a GPU node with")
         return
+    made = repair.Made([f"{ROW}-0"])
+    try:
+        with fencer_running(cluster, stack) as log:
+            _scenario(cluster, report, label, stack, slot, made, timeout, log)
+    except E2EError as err:
+        report.scenario(label, ROW, False, str(err))
+    finally:
+        remove_probe(cluster, stack)
+        repair.undo(cluster, slot.tenant, made)
+        if made.failed:
+            cluster.kubectl("taint", "node", made.failed, f"{TAINT_KEY}:NoSchedule-", check=False)
+
+
+@contextlib.contextmanager
+def fencer_running(cluster: Cluster, stack: Stack, hosts: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """The emitted fencer, run as its pod would run it; yields its log. `hosts`: the Services it
+    names (Prometheus'), resolved as the cluster's DNS would, through an /etc/hosts of its own."""
     with tempfile.TemporaryDirectory(prefix="fencer-") as tmp:
         found = fencer_environment(cluster, stack, Path(tmp))
         if isinstance(found, str):
-            report.scenario(label, ROW, False, found)
-            return
+            raise E2EError(found)
         env, script = found
         (Path(tmp) / SCRIPT.name).write_text(script)
+        argv = [sys.executable, "-u", "-B", str(Path(tmp) / SCRIPT.name)]
+        if hosts:
+            argv = sandbox.with_mounts(argv, {"/etc/hosts": sandbox.hosts_file(Path(tmp) / "hosts", hosts)})
         log = cluster.workdir / "gpu-fencer.log"
         with open(log, "w") as out:
-            fencer = subprocess.Popen([sys.executable, "-u", "-B", str(Path(tmp) / SCRIPT.name)], env=env,
-                                      stdout=out, stderr=subprocess.STDOUT)
-        made = repair.Made([f"{ROW}-0"])
+            fencer = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
-            _scenario(cluster, report, label, stack, slot, made, timeout, log)
+            yield log
         finally:
             fencer.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 fencer.wait(10)
-            cluster.kubectl("delete", "pod", PROBE, "-n", system_namespace(stack), "--ignore-not-found",
-                            "--wait=false", check=False)
-            repair.undo(cluster, slot.tenant, made)
-            if made.failed:
-                cluster.kubectl("taint", "node", made.failed, f"{TAINT_KEY}:NoSchedule-", check=False)
+
+
+def remove_probe(cluster: Cluster, stack: Stack) -> None:
+    cluster.kubectl("delete", "pod", PROBE, "-n", system_namespace(stack), "--ignore-not-found", "--wait=false",
+                    check=False)
 
 
 def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: quota.Slot, made: repair.Made,
@@ -160,7 +178,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
         event = wait_for(lambda: node_event(cluster, node, "GpuFenced"), 10, f"the GpuFenced Event on {node}", 0.5)
     except E2EError as err:
         report.scenario(label, ROW, False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
-                        f"the fencer said: {_tail(log)}")
+                        f"the fencer said: {tail(log)}")
         return
     report.scenario(label, ROW, True,
                     f"{repair.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
@@ -168,7 +186,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
                     f"by the emitted fencer as its service account; the scheduler on a pod tolerating the "
                     f"node's other taints: {refused[:200]}; Event {event}")
     _lifted(cluster, report, label, node, namespace, log)
-    _least_privilege(cluster, report, label, stack, node)
+    least_privilege(cluster, report, label, stack, node)
 
 
 def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: str, log: Path) -> None:
@@ -183,13 +201,13 @@ def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: 
         event = wait_for(lambda: node_event(cluster, node, "GpuUnfenced"), 10, f"the GpuUnfenced Event on {node}", 0.5)
     except E2EError as err:
         report.scenario(label, f"{ROW}-lifted", False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
-                        f"the fencer said: {_tail(log)}")
+                        f"the fencer said: {tail(log)}")
         return
     report.scenario(label, f"{ROW}-lifted", bound == node,
                     f"condition healed: taint removed {lifted:.1f} s later, {PROBE} bound to {bound}; Event {event}")
 
 
-def _least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack, node: str) -> None:
+def least_privilege(cluster: Cluster, report: Report, label: str, stack: Stack, node: str) -> None:
     """The fencer's identity may add its taint to a pool's node and nothing else."""
     identity = service_account_identity(system_namespace(stack), APP)
     others = [n["metadata"]["name"] for n in cluster.items("nodes")
@@ -232,6 +250,6 @@ def _probe_state(cluster: Cluster, namespace: str) -> str:
             f"{condition.get('reason')}: {str(condition.get('message'))[:200]}" + (f", gates {gates}" if gates else ""))
 
 
-def _tail(log: Path) -> str:
+def tail(log: Path) -> str:
     lines = log.read_text(errors="replace").splitlines() if log.exists() else []
     return " | ".join(lines[-4:]) or "nothing"

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e import autoscale, dashboards, hpamodel, jobs, keda
+from e2e import autoscale, dashboards, fence_alert, hpamodel, jobs, keda
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -300,6 +300,8 @@ def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
     if not found:
         report.skip(label, "floor-scaling", "no pool has a floor KEDA may move (no ScaledObject with "
                     "maxReplicaCount above its minReplicaCount)")
+        report.skip(label, fence_alert.ROW, "the suite's Prometheus runs only in the autoscaling loop, which needs a "
+                    "floor KEDA may move")
         return
     try:
         with autoscale.running(cluster, stack, report, timeout) as loop:
@@ -309,6 +311,11 @@ def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
                 watch.nodes_before = {n["metadata"]["name"] for n in _pool_nodes(nodes, watch.pool)}
             start_work(cluster, stack, watches, timeout)
             run_loop(cluster, stack, report, loop, watches, timeout)
+            if stack.provider == "kubernetes":
+                fence_alert.alert_fence(cluster, stack, report, loop)
+            else:
+                report.skip(label, fence_alert.ROW, "aws: the fencer's condition rows (gpu-node-fence) run here; "
+                            "its alert path, the same program, runs on the provider kubernetes targets")
     except E2EError as err:
         report.scenario(label, "floor-scaling", False, str(err))
 

@@ -49,6 +49,17 @@ def test_whole_gpus_and_mig_instances_are_attributed_to_their_pod_shared_ones_no
     assert 'DCGM_FI_DEV_GPU_UTIL{gpu="0"' in text and 'namespace="research",pod="a",container="main"} 100.0' in text
 
 
+def test_a_failed_gpu_reports_its_xid_on_every_instance_of_gpu_0_only() -> None:
+    devices = exporter.node_devices(node({"nvidia.com/gpu.count": "2", "nvidia.com/gpu.product": "A100-SXM4-80GB"},
+                                         {"nvidia.com/mig-3g.40gb": "4"}))
+    text = exporter.exposition(devices, {}, 0.5, 10, dcgm.default_counters(), xid=79)
+    xids = [line for line in text.splitlines() if line.startswith(exporter.XID_COUNTER + "{")]
+    assert len(xids) == 4 and sorted(line.rsplit(" ", 1)[1] for line in xids) == ["0.0", "0.0", "79.0", "79.0"]
+    assert all(line.endswith(" 79.0") == ('gpu="0"' in line) for line in xids)
+    healthy = exporter.exposition(devices, {}, 0.5, 10, dcgm.default_counters())
+    assert all(line.endswith(" 0.0") for line in healthy.splitlines() if line.startswith(exporter.XID_COUNTER + "{"))
+
+
 def test_the_device_values_follow_the_load_and_stay_within_the_exporter_s_units() -> None:
     device = dcgm.Device(0, "H100-SXM-80GB", 81920, "n1")
     counters = {c.name: c for c in dcgm.default_counters()}

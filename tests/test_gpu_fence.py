@@ -13,7 +13,16 @@ from typing import Any
 import pytest
 
 from components.kubernetes.gpu_fence import APP, PYTHON_IMAGE, SCRIPT
-from components.kubernetes.node_fencer import TAINT_KEY, node_event, unhealthy_condition, wanted_taints
+from components.kubernetes.gpu_health import FENCING_ALERTS
+from components.kubernetes.node_fencer import (
+    TAINT_KEY,
+    Fencer,
+    firing_nodes,
+    node_event,
+    unhealthy_condition,
+    wanted_taints,
+)
+from components.kubernetes.observability import PROMETHEUS_URL
 from gpuplat.catalog.labels import GPU_FENCE_TAINT
 from tests.support_k8s import by_kind, recorded
 
@@ -90,7 +99,66 @@ def test_aws_stacks_ship_the_script_and_its_least_privilege() -> None:
     assert f"{model.metadata.name}-system:{APP}" in policy["spec"]["matchConditions"][0]["expression"]
 
 
-def test_provider_kubernetes_has_no_fencer() -> None:
-    """No detector sets a GPU condition there (docs/health.md), so there is nothing to fence on."""
-    _, _, resources = recorded("kubernetes")
-    assert not [d for d in by_kind(resources, "Deployment") if d["metadata"]["name"] == APP]
+def test_both_providers_fence_on_the_critical_gpu_health_alerts() -> None:
+    """On kubernetes no detector sets a condition: the alerts on the DCGM exporter's series are the signal."""
+    for which, conditions in (("kubernetes", None), ("dev", "AcceleratedHardwareReady")):
+        _, _, resources = recorded(which)
+        [deployment] = [d for d in by_kind(resources, "Deployment") if d["metadata"]["name"] == APP]
+        env = {e["name"]: e["value"] for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env.get("FENCE_CONDITIONS") == conditions
+        assert env["FENCE_ALERTS"] == ",".join(FENCING_ALERTS)
+        assert env["FENCE_PROMETHEUS_URL"] == PROMETHEUS_URL
+
+
+# ---- alerts (branch fence-alerts: the program only; no component passes FENCE_ALERTS yet)
+
+ALERTS = ("GpuFatalXid", "GpuDoubleBitEccErrors")
+
+
+def _alerts(*items: tuple[str, str, str]) -> dict[str, Any]:
+    return {"status": "success", "data": {"alerts": [
+        {"labels": {"alertname": name, "node": node}, "state": state} for name, node, state in items]}}
+
+
+def test_firing_alerts_name_their_nodes_in_the_order_given() -> None:
+    payload = _alerts(("GpuDoubleBitEccErrors", "gpu-1", "firing"), ("GpuFatalXid", "gpu-1", "firing"),
+                      ("GpuFatalXid", "gpu-2", "pending"), ("GpuNvlinkCorrectedErrors", "gpu-3", "firing"))
+    assert firing_nodes(payload, ALERTS) == {"gpu-1": "GpuFatalXid"}
+
+
+def test_a_firing_alert_fences_a_node_whose_condition_is_fine() -> None:
+    assert wanted_taints(_node("True"), CONDITIONS, {"gpu-1": "GpuFatalXid"}) == [
+        {"key": TAINT_KEY, "value": "GpuFatalXid", "effect": "NoSchedule"}]
+    assert wanted_taints(_node("False"), CONDITIONS, {"gpu-1": "GpuFatalXid"}) == [FENCE]  # the condition first
+
+
+class _FakeApi:
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.node, self.patches, self.events = node, list[list[dict[str, Any]]](), list[str]()
+
+    def get_node(self, name: str) -> dict[str, Any]:
+        return self.node
+
+    def set_taints(self, node: Any, taints: list[dict[str, Any]]) -> None:
+        self.patches.append(taints)
+        self.node = {**self.node, "spec": {"taints": taints}}
+
+    def create_event(self, event: dict[str, Any]) -> None:
+        self.events.append(event["reason"])
+
+
+def test_an_alert_poll_fences_and_lifts_the_nodes_it_moved() -> None:
+    api = _FakeApi(_node("True", [POOL_TAINT]))
+    fencer = Fencer(api, "gpuplat.dev/pool", CONDITIONS, ALERTS, "http://prometheus:9090")  # type: ignore[arg-type]
+    fencer.seen("ADDED", api.node)
+    assert api.patches == []
+    fencer.polled({"gpu-1": "GpuFatalXid"})
+    assert api.patches[-1] == [POOL_TAINT, {"key": TAINT_KEY, "value": "GpuFatalXid", "effect": "NoSchedule"}]
+    fencer.polled({"gpu-1": "GpuFatalXid"})  # nothing moved
+    assert len(api.patches) == 1
+    fencer.polled({})
+    assert api.patches[-1] == [POOL_TAINT]
+    assert api.events == ["GpuFenced", "GpuUnfenced"]
+    fencer.seen("DELETED", api.node)
+    fencer.polled({"gpu-1": "GpuFatalXid"})  # a node gone is not patched
+    assert len(api.patches) == 2

@@ -86,8 +86,9 @@ def test_component_tree_and_provider(which: str) -> None:
     model, _, resources = recorded(which)
     by_urn = {r.urn: r for r in resources}
     components = {r.type for r in resources if r.type.startswith("gpuplat:index:")}
-    # Only on provider kubernetes does the platform label nodes; only on aws is a GPU condition set to fence on.
-    expected = COMPONENTS | {"gpuplat:index:PoolLabels" if which == "kubernetes" else "gpuplat:index:GpuFence"}
+    # Only on provider kubernetes does the platform label nodes.
+    expected = COMPONENTS | {"gpuplat:index:GpuFence"} | ({"gpuplat:index:PoolLabels"} if which == "kubernetes"
+                                                          else set())
     assert components == expected
     provider = next(r.urn for r in resources if r.type == "pulumi:providers:kubernetes")
     for resource in resources:
@@ -299,8 +300,8 @@ def test_pool_labeler_labels_and_taints_the_selected_nodes() -> None:
         taint = next(c for c in spec["initContainers"] if c["name"] == "taint")["command"]
         for t in pool.taints:
             assert any(arg.startswith(t.key) and arg.endswith(f":{t.effect}") for arg in taint[5:])
-    rules = by_kind(resources, "ClusterRole")[0]["rules"]
-    assert rules == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+    [role] = [r for r in by_kind(resources, "ClusterRole") if r["metadata"]["name"].endswith("pool-labeler")]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
 
 
 @pytest.mark.parametrize("which", SPECS)

@@ -327,3 +327,13 @@ def test_repair_replace_with_reboot_on_is_not_what_the_spec_says() -> None:
 def test_on_kubernetes_no_node_is_replaced() -> None:
     (step,) = steps(journey(run("kubernetes"), "applied-research", "infer"), steps_.REPAIR)
     assert step.ok and "no node is replaced" in step.detail
+    assert "gpu-fencer taints it gpuplat.dev/gpu-unhealthy:NoSchedule while GpuFatalXid" in step.detail
+
+    def no_alerts(resources: list[dict[str, Any]]) -> None:
+        for r in resources:
+            if r.get("inputs", {}).get("kind") == "Deployment" and r["inputs"]["metadata"]["name"] == "gpu-fencer":
+                container = r["inputs"]["spec"]["template"]["spec"]["containers"][0]
+                container["env"] = [e for e in container["env"] if e["name"] != "FENCE_ALERTS"]
+
+    assert_fails(journey(run("kubernetes", no_alerts), "applied-research", "infer"), steps_.REPAIR,
+                 "no gpu-fencer Deployment fences a node on GpuFatalXid")

@@ -84,11 +84,11 @@ from typing import Any, cast
 import pulumi_kubernetes as k8s
 
 from components.conventions import POOL_LABEL, SPOT_TAINT_KEY, pool_taints
-from gpuplat.catalog import CHARTS
 from gpuplat.model import GpuNodePool, Platform, Provider
 from gpuplat.scaling import POLLING_SECONDS, floor_bounds, hpa_desired, signal_expr, signal_value, stabilization_seconds
 
 from ._common import PAUSE_IMAGE, prefix, toleration
+from .observability import PROMETHEUS_URL
 
 # The signal's arithmetic lives with its definition (gpuplat/scaling.py), which the simulator reads.
 __all__ = ["floor_bounds", "hpa_desired", "signal_expr", "signal_value"]
@@ -97,11 +97,6 @@ APP = "capacity-floor"
 PRIORITY = -1
 # The kubelet's node label: one placeholder per node.
 HOSTNAME_KEY = "kubernetes.io/hostname"
-# kube-prometheus-stack's Prometheus Service: "<fullname>-prometheus" on prometheus.service.port
-# (9090). The fullname is the release name when that contains the chart name, and the platform
-# installs each chart under its own name.
-_PROMETHEUS = CHARTS["kube-prometheus-stack"]
-PROMETHEUS_URL = f"http://{_PROMETHEUS.key}-prometheus.{_PROMETHEUS.namespace}.svc:9090"
 
 
 def floor_name(pool: GpuNodePool) -> str:

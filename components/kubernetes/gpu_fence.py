@@ -1,13 +1,16 @@
 """GpuFence: a GPU node whose hardware turns unhealthy stops receiving new pods at once.
 
-On aws the EKS node monitoring agent sets `AcceleratedHardwareReady` False on a GPU fault, but
-Karpenter acts on it only after its repair toleration (10 minutes), and until then the scheduler
-and Kueue keep placing work there. The fencer (node_fencer.py, shipped in a ConfigMap and run by
-a one-replica Deployment on a stock Python image) watches the pools' nodes and taints such a node
-`gpuplat.dev/gpu-unhealthy=<condition>:NoSchedule` the moment the condition turns False, and
-removes the taint when it is True again (a reboot that cleared the fault). Running pods stay:
-the taint is NoSchedule, and a topology-aware workload is moved by Kueue's node replacement,
-which acts on such a taint. docs/health.md has the whole path.
+A node whose GPU fails keeps its kubelet Ready, so the scheduler and Kueue keep placing work
+there; on aws Karpenter acts only after its repair toleration (10 minutes). The fencer
+(node_fencer.py, shipped in a ConfigMap and run by a one-replica Deployment on a stock Python
+image) taints such a node `gpuplat.dev/gpu-unhealthy=<reason>:NoSchedule` and removes the taint
+when the reason is gone. It acts on two signals:
+- on both providers, GpuHealth's critical alerts (a fatal XID, a failed row remap, double-bit
+  ECC, NVLink recovery errors) as kube-prometheus-stack's Prometheus reports them, polled;
+- on aws also the EKS node monitoring agent's `AcceleratedHardwareReady` condition, watched,
+  so it fences the moment the agent sets it False.
+Running pods stay: the taint is NoSchedule, and a topology-aware workload is moved by Kueue's
+node replacement, which acts on such a taint. docs/health.md has the whole path.
 
 RBAC cannot narrow "patch nodes" to one taint, so a ValidatingAdmissionPolicy holds the
 fencer's service account to changing nothing on a node but that taint, on a pool's node.
@@ -46,6 +49,9 @@ class GpuFenceArgs:
     provider: pulumi.ProviderResource
     namespace: pulumi.Resource  # the platform's system namespace (Autoscaling.namespace)
     conditions: Sequence[str] = AWS_CONDITIONS
+    # The GpuHealth alerts that fence, and the Prometheus that evaluates them (empty: none).
+    alerts: Sequence[str] = ()
+    prometheus_url: str = ""
     depends_on: Sequence[pulumi.Resource] = field(default_factory=lambda: ())
 
 
@@ -71,7 +77,17 @@ def fence_validations() -> list[k8s.admissionregistration.v1.ValidationArgsDict]
     ]
 
 
-def fencer_pod_spec(conditions: Sequence[str], config_map: str) -> k8s.core.v1.PodSpecArgsDict:
+def fencer_env(args: GpuFenceArgs) -> list[k8s.core.v1.EnvVarArgsDict]:
+    env: list[k8s.core.v1.EnvVarArgsDict] = [{"name": "FENCE_NODE_SELECTOR", "value": POOL_LABEL}]
+    if args.conditions:
+        env.append({"name": "FENCE_CONDITIONS", "value": ",".join(args.conditions)})
+    if args.alerts:
+        env.append({"name": "FENCE_ALERTS", "value": ",".join(args.alerts)})
+        env.append({"name": "FENCE_PROMETHEUS_URL", "value": args.prometheus_url})
+    return env
+
+
+def fencer_pod_spec(env: list[k8s.core.v1.EnvVarArgsDict], config_map: str) -> k8s.core.v1.PodSpecArgsDict:
     return {
         "service_account_name": APP,
         "security_context": {"run_as_non_root": True, "run_as_user": 65532, "run_as_group": 65532,
@@ -80,10 +96,7 @@ def fencer_pod_spec(conditions: Sequence[str], config_map: str) -> k8s.core.v1.P
             "name": "fencer",
             "image": PYTHON_IMAGE,
             "command": ["python3", "-u", "-B", f"{_MOUNT}/{SCRIPT.name}"],
-            "env": [
-                {"name": "FENCE_CONDITIONS", "value": ",".join(conditions)},
-                {"name": "FENCE_NODE_SELECTOR", "value": POOL_LABEL},
-            ],
+            "env": env,
             "security_context": {"allow_privilege_escalation": False, "read_only_root_filesystem": True,
                                  "capabilities": {"drop": ["ALL"]}},
             "resources": {"requests": {"cpu": "10m", "memory": "48Mi"}, "limits": {"memory": "128Mi"}},
@@ -140,7 +153,7 @@ class GpuFence(pulumi.ComponentResource):
                     "metadata": {"labels": labels,
                                  # A new script rolls the pod (a mounted ConfigMap alone would not restart it).
                                  "annotations": {"gpuplat.dev/script-sha256": sha256(source.encode()).hexdigest()}},
-                    "spec": fencer_pod_spec(args.conditions, APP),
+                    "spec": fencer_pod_spec(fencer_env(args), APP),
                 },
             },
             opts=child_opts(self, provider, [binding, events, policy_binding, script]),

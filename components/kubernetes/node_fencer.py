@@ -17,6 +17,7 @@ import json
 import os
 import ssl
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -28,6 +29,7 @@ from typing import Any
 TAINT_KEY = "gpuplat.dev/gpu-unhealthy"
 WATCH_SECONDS = 300
 RETRY_SECONDS = 5
+POLL_SECONDS = 30  # Prometheus' default rule evaluation interval
 
 
 def unhealthy_condition(node: Mapping[str, Any], conditions: Sequence[str]) -> str | None:
@@ -36,12 +38,33 @@ def unhealthy_condition(node: Mapping[str, Any], conditions: Sequence[str]) -> s
     return next((c for c in conditions if status.get(c) == "False"), None)
 
 
-def wanted_taints(node: Mapping[str, Any], conditions: Sequence[str]) -> list[dict[str, Any]] | None:
+def unhealthy_reason(node: Mapping[str, Any], conditions: Sequence[str],
+                     firing: Mapping[str, str] | None = None) -> str | None:
+    """Why the node is unhealthy: a condition of `conditions` that is False, else the GPU health
+    alert firing for it (`firing`: node name to alert name); None: it is not."""
+    return unhealthy_condition(node, conditions) or (firing or {}).get(node["metadata"]["name"])
+
+
+def firing_nodes(payload: Mapping[str, Any], alerts: Sequence[str]) -> dict[str, str]:
+    """Node name to the first of `alerts` firing for it, from Prometheus' /api/v1/alerts answer."""
+    found: dict[str, str] = {}
+    for alert in (payload.get("data") or {}).get("alerts") or []:
+        labels = alert.get("labels") or {}
+        name, node = str(labels.get("alertname", "")), str(labels.get("node", ""))
+        if alert.get("state") != "firing" or name not in alerts or not node:
+            continue
+        if node not in found or alerts.index(name) < alerts.index(found[node]):
+            found[node] = name
+    return found
+
+
+def wanted_taints(node: Mapping[str, Any], conditions: Sequence[str],
+                  firing: Mapping[str, str] | None = None) -> list[dict[str, Any]] | None:
     """The node's taints as they should be, or None when they already are."""
     taints = list((node.get("spec") or {}).get("taints") or [])
     ours = [t for t in taints if t.get("key") == TAINT_KEY]
     others = [t for t in taints if t.get("key") != TAINT_KEY]
-    condition = unhealthy_condition(node, conditions)
+    condition = unhealthy_reason(node, conditions, firing)
     if condition is None:
         return others if ours else None
     fence = {"key": TAINT_KEY, "value": condition, "effect": "NoSchedule"}
@@ -83,6 +106,10 @@ class Api:
                 if line.strip():
                     yield json.loads(line)
 
+    def get_node(self, name: str) -> dict[str, Any]:
+        with self._request("GET", f"/api/v1/nodes/{urllib.parse.quote(name)}") as response:
+            return json.load(response)
+
     def set_taints(self, node: Mapping[str, Any], taints: list[dict[str, Any]]) -> None:
         name = node["metadata"]["name"]
         patch = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"]}, "spec": {"taints": taints}}
@@ -107,12 +134,13 @@ def node_event(node: Mapping[str, Any], fenced: bool, message: str, now: datetim
     }
 
 
-def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str]) -> None:
-    taints = wanted_taints(node, conditions)
+def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str],
+              firing: Mapping[str, str] | None = None) -> None:
+    taints = wanted_taints(node, conditions, firing)
     if taints is None:
         return
     name = node["metadata"]["name"]
-    condition = unhealthy_condition(node, conditions)
+    condition = unhealthy_reason(node, conditions, firing)
     try:
         api.set_taints(node, taints)
     except urllib.error.HTTPError as error:
@@ -120,9 +148,10 @@ def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str]) -> N
         print(f"node {name}: not {'fenced' if condition else 'unfenced'}: {error.code} {error.reason}", flush=True)
         return
     if condition:
-        message = f"tainted {TAINT_KEY}:NoSchedule: {condition} is False; running pods stay, no new pod lands"
+        why = f"{condition} is False" if condition in conditions else f"alert {condition} is firing"
+        message = f"tainted {TAINT_KEY}:NoSchedule: {why}; running pods stay, no new pod lands"
     else:
-        message = f"taint {TAINT_KEY} removed: {', '.join(conditions)} no longer False"
+        message = f"taint {TAINT_KEY} removed: {', '.join(conditions)} no longer False, no GPU health alert firing"
     print(f"node {name}: {message}", flush=True)
     try:
         api.create_event(node_event(node, condition is not None, message, datetime.now(UTC)))
@@ -130,33 +159,84 @@ def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str]) -> N
         print(f"node {name}: no Event recorded: {error}", flush=True)
 
 
-def run(api: Api, selector: str, conditions: Sequence[str]) -> None:
-    while True:
-        try:
-            listed = api.list_nodes(selector)
-            for node in listed.get("items") or []:
-                reconcile(api, node, conditions)
-            version = listed["metadata"]["resourceVersion"]
-            while True:
-                for event in api.watch_nodes(selector, version):
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        raise LookupError(obj.get("message", "watch error"))  # e.g. 410 Gone: list again
-                    version = (obj.get("metadata") or {}).get("resourceVersion", version)
-                    if event.get("type") in ("ADDED", "MODIFIED"):
-                        reconcile(api, obj, conditions)
-        except (OSError, LookupError, ValueError) as error:
-            print(f"listing again in {RETRY_SECONDS} s: {error}", flush=True)
-            time.sleep(RETRY_SECONDS)
+class Fencer:
+    """The nodes as last seen and the alerts as last polled; one lock, so a watch event and an
+    alert poll never patch the same node at once."""
+
+    def __init__(self, api: Api, selector: str, conditions: Sequence[str], alerts: Sequence[str] = (),
+                 prometheus: str = "") -> None:
+        self.api, self.selector, self.conditions = api, selector, list(conditions)
+        self.alerts, self.prometheus = list(alerts), prometheus.rstrip("/")
+        self.nodes: set[str] = set()
+        self.firing: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def seen(self, event_type: str, node: Mapping[str, Any]) -> None:
+        with self.lock:
+            name = node["metadata"]["name"]
+            if event_type == "DELETED":
+                self.nodes.discard(name)
+                return
+            self.nodes.add(name)
+            reconcile(self.api, node, self.conditions, self.firing)
+
+    def polled(self, firing: dict[str, str]) -> None:
+        """A new set of firing alerts: each node whose verdict moved is read afresh and reconciled
+        (no watch event would follow a failed patch here)."""
+        with self.lock:
+            moved = {n for n in set(firing) | set(self.firing) if firing.get(n) != self.firing.get(n)}
+            self.firing = firing
+            for name in sorted(moved & self.nodes):
+                try:
+                    reconcile(self.api, self.api.get_node(name), self.conditions, self.firing)
+                except OSError as error:
+                    print(f"node {name}: not reconciled after the alerts moved: {error}", flush=True)
+
+    def poll_alerts(self) -> None:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.prometheus}/api/v1/alerts", timeout=30) as response:
+                    self.polled(firing_nodes(json.load(response), self.alerts))
+            except (OSError, ValueError) as error:
+                print(f"alerts not read from {self.prometheus}: {error}", flush=True)
+            time.sleep(POLL_SECONDS)
+
+    def watch(self) -> None:
+        while True:
+            try:
+                listed = self.api.list_nodes(self.selector)
+                for node in listed.get("items") or []:
+                    self.seen("ADDED", node)
+                version = listed["metadata"]["resourceVersion"]
+                while True:
+                    for event in self.api.watch_nodes(self.selector, version):
+                        obj = event.get("object") or {}
+                        if event.get("type") == "ERROR":
+                            raise LookupError(obj.get("message", "watch error"))  # e.g. 410 Gone: list again
+                        version = (obj.get("metadata") or {}).get("resourceVersion", version)
+                        if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                            self.seen(str(event["type"]), obj)
+            except (OSError, LookupError, ValueError) as error:
+                print(f"listing again in {RETRY_SECONDS} s: {error}", flush=True)
+                time.sleep(RETRY_SECONDS)
+
+
+def _list(name: str) -> list[str]:
+    return [c.strip() for c in os.environ.get(name, "").split(",") if c.strip()]
 
 
 def main() -> None:
-    conditions = [c.strip() for c in os.environ.get("FENCE_CONDITIONS", "").split(",") if c.strip()]
-    selector = os.environ.get("FENCE_NODE_SELECTOR", "")
-    if not conditions or not selector:
-        sys.exit("FENCE_CONDITIONS and FENCE_NODE_SELECTOR must be set")
-    print(f"fencing nodes ({selector}) while {', '.join(conditions)} is False", flush=True)
-    run(Api(os.environ), selector, conditions)
+    conditions, alerts = _list("FENCE_CONDITIONS"), _list("FENCE_ALERTS")
+    selector, prometheus = os.environ.get("FENCE_NODE_SELECTOR", ""), os.environ.get("FENCE_PROMETHEUS_URL", "")
+    if not (conditions or alerts) or not selector or bool(alerts) != bool(prometheus):
+        sys.exit("FENCE_NODE_SELECTOR, and FENCE_CONDITIONS or FENCE_ALERTS with FENCE_PROMETHEUS_URL, must be set")
+    said = [f"{', '.join(conditions)} is False"] if conditions else []
+    said += [f"{', '.join(alerts)} fires at {prometheus}"] if alerts else []
+    print(f"fencing nodes ({selector}) while {' or '.join(said)}", flush=True)
+    fencer = Fencer(Api(os.environ), selector, conditions, alerts, prometheus)
+    if alerts:
+        threading.Thread(target=fencer.poll_alerts, daemon=True).start()
+    fencer.watch()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,10 @@ from .._common import child_opts
 from ._common import helm_release, meta, prefix
 
 MONITORING_NAMESPACE = CHARTS["kube-prometheus-stack"].namespace
+# kube-prometheus-stack's Prometheus Service: "<fullname>-prometheus" on prometheus.service.port
+# (9090). The fullname is the release name when that contains the chart name, and the platform
+# installs each chart under its own name.
+PROMETHEUS_URL = f"http://kube-prometheus-stack-prometheus.{MONITORING_NAMESPACE}.svc:9090"
 MONITORING_API = "monitoring.coreos.com/v1"
 
 

@@ -6,8 +6,8 @@ before their namespaces relax Pod Security), the tenants (their namespaces hold 
 claims) and the policy keeping each to its own PriorityClasses (TenantPriorityScope),
 Scheduling (Kueue, whose CRDs FabricTopology's Topology needs), storage and autoscaling;
 PoolLabels only on provider kubernetes, where no Karpenter labels the nodes; last the
-dashboards and the usage rules they read, the GPU health alerts (GpuHealth) and, on aws, the fence
-on the node monitoring agent's GPU condition (GpuFence). Names are `<name>-<part>` and
+dashboards and the usage rules they read, the GPU health alerts (GpuHealth) and the fence on its
+critical alerts and, on aws, on the node monitoring agent's GPU condition (GpuFence). Names are `<name>-<part>` and
 `<name>-tenant-<tenant>`, so adding a tenant adds a component and renames nothing.
 
 The platform's system namespace is Autoscaling's (its capacity floor runs there on both
@@ -30,9 +30,9 @@ from .fabric_topology import FabricTopology, FabricTopologyArgs
 from .fleet_manager import FleetManager, FleetManagerArgs
 from .fleet_worker import FleetWorker, FleetWorkerArgs
 from .gpu_fence import GpuFence, GpuFenceArgs
-from .gpu_health import GpuHealth, GpuHealthArgs
+from .gpu_health import FENCING_ALERTS, GpuHealth, GpuHealthArgs
 from .gpu_sharing import GpuSharing, GpuSharingArgs
-from .observability import Observability, ObservabilityArgs
+from .observability import PROMETHEUS_URL, Observability, ObservabilityArgs
 from .pod_security import TenantPodSecurity, TenantPodSecurityArgs, needs_ipc_lock
 from .pool_labels import PoolLabels, PoolLabelsArgs
 from .priority_scope import TenantPriorityScope, TenantPriorityScopeArgs
@@ -192,9 +192,12 @@ def _node_agents(
     ready: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions,
 ) -> tuple[PoolLabels | None, GpuFence | None]:
     """What acts on nodes, in the system namespace: on provider kubernetes the pool labelers (no
-    Karpenter labels the nodes); on aws the GPU fence (the EKS node monitoring agent sets the GPU
-    condition it fences on; nothing does on kubernetes)."""
+    Karpenter labels the nodes); on both the GPU fence, on the GpuHealth alerts that say a GPU
+    cannot be trusted and, on aws, on the EKS node monitoring agent's GPU condition."""
+    alerts = {"alerts": FENCING_ALERTS, "prometheus_url": PROMETHEUS_URL}
     if model.target.provider is Provider.KUBERNETES:
-        return PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, provider, autoscaling.namespace), opts), None
-    fence = GpuFence(f"{name}-gpu-fence", GpuFenceArgs(model, provider, autoscaling.namespace, depends_on=ready), opts)
-    return None, fence
+        labels = PoolLabels(f"{name}-pool-labels", PoolLabelsArgs(model, provider, autoscaling.namespace), opts)
+        fence_args = GpuFenceArgs(model, provider, autoscaling.namespace, conditions=(), depends_on=ready, **alerts)
+        return labels, GpuFence(f"{name}-gpu-fence", fence_args, opts)
+    fence_args = GpuFenceArgs(model, provider, autoscaling.namespace, depends_on=ready, **alerts)
+    return None, GpuFence(f"{name}-gpu-fence", fence_args, opts)

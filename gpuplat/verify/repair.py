@@ -7,8 +7,9 @@ something must set: the EKS node monitoring agent add-on sets `AcceleratedHardwa
 the others (kubelet `Ready` is the kubelet's own). The gate must say what the pool's
 `health.repair` says, and with `reboot` the AWS provider's `RebootForRepair` gate too
 (AWS_FEATURE_GATES). Provider kubernetes: nothing gpuplat runs replaces a node.
-On aws the step also reads the fence: the GPU fencer's Deployment, which taints a node the moment
-the agent's condition turns False, whatever the pool's repair.
+On both the step also reads the fence: the GPU fencer's Deployment, which taints a node on
+GpuHealth's critical alerts and, on aws, the moment the agent's condition turns False, whatever
+the pool's repair.
 """
 
 from __future__ import annotations
@@ -44,22 +45,40 @@ def feature_gates(view: View, variable: str = "FEATURE_GATES") -> tuple[dict[str
     return {}, f"release {release} renders no {variable}"
 
 
-def fence_words(view: View) -> str | None:
-    """What fences a node on the agent's GPU condition, as emitted (None: nothing does)."""
+def fencer_env(view: View) -> dict[str, str] | None:
+    """The GPU fencer container's environment, as emitted (None: no fencer Deployment)."""
     for deployment in view.find("Deployment", name=GPU_FENCER):
         for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
-            for env in as_list(as_map(container).get("env")):
-                if as_map(env).get("name") == "FENCE_CONDITIONS" and "AcceleratedHardwareReady" in str(
-                        as_map(env).get("value")):
-                    return f"Deployment {GPU_FENCER} taints it {GPU_FENCE_TAINT}:NoSchedule at once"
+            return {str(as_map(e).get("name")): str(as_map(e).get("value", "")) for e in as_list(
+                as_map(container).get("env"))}
+    return None
+
+
+def fence_words(view: View, provider: Provider) -> str | None:
+    """What fences a node on a GPU fault, as emitted (None: nothing does): on aws the agent's
+    condition, at once; on kubernetes the fatal-XID alert, by the next poll."""
+    env = fencer_env(view) or {}
+    if provider is Provider.AWS:
+        if "AcceleratedHardwareReady" in env.get("FENCE_CONDITIONS", "").split(","):
+            return f"Deployment {GPU_FENCER} taints it {GPU_FENCE_TAINT}:NoSchedule at once"
+        return None
+    alerts = [a for a in env.get("FENCE_ALERTS", "").split(",") if a]
+    if "GpuFatalXid" in alerts and env.get("FENCE_PROMETHEUS_URL"):
+        return (f"Deployment {GPU_FENCER} taints it {GPU_FENCE_TAINT}:NoSchedule while {', '.join(alerts)} fires "
+                f"for it at {env['FENCE_PROMETHEUS_URL']}")
     return None
 
 
 def repair_step(view: View, model: Platform, pool: GpuNodePool) -> Step:
     prefix = f"pool {pool.name}"
+    fence = fence_words(view, model.target.provider)
     if model.target.provider is not Provider.AWS:
-        return Step(REPAIR, True, f"{prefix}: health.repair none; no node is replaced (the cluster's own nodes)")
-    step, fence = _aws_repair(view, pool), fence_words(view)
+        if fence is None:
+            return Step(REPAIR, False, f"{prefix}: no {GPU_FENCER} Deployment fences a node on GpuFatalXid: a node "
+                        "whose GPU failed takes new work until someone cordons it")
+        return Step(REPAIR, True, f"{prefix}: health.repair none; no node is replaced (the cluster's own nodes); "
+                    f"on a GPU fault, {fence}")
+    step = _aws_repair(view, pool)
     if fence is None:
         return Step(REPAIR, False, f"{step.detail}; and no {GPU_FENCER} Deployment fences a node whose "
                     "AcceleratedHardwareReady is False: it takes new work until it is repaired")
