@@ -135,6 +135,7 @@ def test_a_firing_alert_fences_a_node_whose_condition_is_fine() -> None:
 class _FakeApi:
     def __init__(self, node: dict[str, Any]) -> None:
         self.node, self.patches, self.events = node, list[list[dict[str, Any]]](), list[str]()
+        self.messages = list[str]()
 
     def get_node(self, name: str) -> dict[str, Any]:
         return self.node
@@ -145,6 +146,7 @@ class _FakeApi:
 
     def create_event(self, event: dict[str, Any]) -> None:
         self.events.append(event["reason"])
+        self.messages.append(event["message"])
 
 
 def test_an_alert_poll_fences_and_lifts_the_nodes_it_moved() -> None:
@@ -162,3 +164,17 @@ def test_an_alert_poll_fences_and_lifts_the_nodes_it_moved() -> None:
     fencer.seen("DELETED", api.node)
     fencer.polled({"gpu-1": "GpuFatalXid"})  # a node gone is not patched
     assert len(api.patches) == 2
+
+
+@pytest.mark.parametrize(("conditions", "lifted"), [
+    (CONDITIONS, "AcceleratedHardwareReady no longer False and no GPU health alert firing for it"),
+    ((), "no GPU health alert firing for it"),  # provider kubernetes: the alerts alone
+])
+def test_the_events_say_what_fenced_and_what_cleared(conditions: tuple[str, ...], lifted: str) -> None:
+    api = _FakeApi(_node("True"))
+    fencer = Fencer(api, "gpuplat.dev/pool", conditions, ALERTS, "http://prometheus:9090")  # type: ignore[arg-type]
+    fencer.seen("ADDED", api.node)
+    fencer.polled({"gpu-1": "GpuFatalXid"})
+    fencer.polled({})
+    assert api.messages == [f"tainted {TAINT_KEY}:NoSchedule: alert GpuFatalXid is firing; running pods stay, no new "
+                            "pod lands", f"taint {TAINT_KEY} removed: {lifted}"]

@@ -151,7 +151,9 @@ def reconcile(api: Api, node: Mapping[str, Any], conditions: Sequence[str],
         why = f"{condition} is False" if condition in conditions else f"alert {condition} is firing"
         message = f"tainted {TAINT_KEY}:NoSchedule: {why}; running pods stay, no new pod lands"
     else:
-        message = f"taint {TAINT_KEY} removed: {', '.join(conditions)} no longer False, no GPU health alert firing"
+        cleared = [f"{', '.join(conditions)} no longer False"] if conditions else []
+        cleared += ["no GPU health alert firing for it"] if firing is not None else []
+        message = f"taint {TAINT_KEY} removed: {' and '.join(cleared)}"
     print(f"node {name}: {message}", flush=True)
     try:
         api.create_event(node_event(node, condition is not None, message, datetime.now(UTC)))
@@ -178,7 +180,7 @@ class Fencer:
                 self.nodes.discard(name)
                 return
             self.nodes.add(name)
-            reconcile(self.api, node, self.conditions, self.firing)
+            reconcile(self.api, node, self.conditions, self.firing if self.alerts else None)
 
     def polled(self, firing: dict[str, str]) -> None:
         """A new set of firing alerts: each node whose verdict moved is read afresh and reconciled
@@ -188,7 +190,7 @@ class Fencer:
             self.firing = firing
             for name in sorted(moved & self.nodes):
                 try:
-                    reconcile(self.api, self.api.get_node(name), self.conditions, self.firing)
+                    reconcile(self.api, self.api.get_node(name), self.conditions, self.firing if self.alerts else None)
                 except OSError as error:
                     print(f"node {name}: not reconciled after the alerts moved: {error}", flush=True)
 
