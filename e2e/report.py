@@ -81,11 +81,13 @@ COMPONENTS: tuple[tuple[str, str, str], ...] = (
     ("KEDA admission webhooks", "not run", "they validate ScaledObjects, which the CRD schema does too"),
     ("kube-state-metrics", "run", "in the autoscaling loop, scraped through the chart stand-in's ServiceMonitor"),
     ("Alertmanager, Grafana, node exporter", "not run",
-     "nothing the suite checks reads them; the alert rules are checked by promtool"),
+     "nothing the suite checks reads them; the alert rules are checked by promtool (and the fatal-XID alert "
+     "fires in the suite's Prometheus)"),
     ("CSI drivers (FSx, Mountpoint S3)", "not run", "no module serves them; volumes are not mounted"),
-    ("GPU fencer (aws)", "run",
+    ("GPU fencer", "run",
      "its program, read from the applied ConfigMap, runs on the host with the Deployment's environment and a "
-     "token the TokenRequest API issued to its service account (e2e/fence.py); its pod is only bound"),
+     "token the TokenRequest API issued to its service account (e2e/fence.py); on the node condition on aws, "
+     "on the suite's Prometheus' alerts on provider kubernetes (e2e/fence_alert.py); its pod is only bound"),
     ("Pulumi engine, pulumi-kubernetes provider", "run", "the deploy targets"),
     ("AWS (pulumi-aws, EC2, EKS)", "not run", "pulumi-aws cannot be built from modules; the AWS side stays offline"),
 )
