@@ -1,10 +1,12 @@
-"""gpuplat's node fencer: a GPU node whose health condition is False gets a NoSchedule taint.
+"""gpuplat's node fencer: a GPU node whose health condition is False, or for which a GPU health
+alert fires, gets a NoSchedule taint.
 
 This file runs inside the cluster, not in the Pulumi program: GpuFence ships it in a ConfigMap
 and a Deployment runs it with a stock Python image, so it uses the standard library only. It
 lists and watches the nodes carrying the pool label, taints each node whose first unhealthy
-condition (one of FENCE_CONDITIONS with status False) is set, and removes its own taint once every
-condition is True again or gone (the node rebooted healthy). Only its own taint key is touched;
+condition (one of FENCE_CONDITIONS with status False) is set or for which one of FENCE_ALERTS
+fires (Prometheus' /api/v1/alerts, polled; the alert's `node` label names the node), and removes
+its own taint once neither holds (the node rebooted healthy). Only its own taint key is touched;
 a ValidatingAdmissionPolicy holds its service account to that. Each patch carries the node's
 resourceVersion, so a node another writer changed meanwhile is refused (409) and handled again
 on the next event of the watch. Each fence and unfence is also an Event on the node (namespace
@@ -199,7 +201,7 @@ class Fencer:
             try:
                 with urllib.request.urlopen(f"{self.prometheus}/api/v1/alerts", timeout=30) as response:
                     self.polled(firing_nodes(json.load(response), self.alerts))
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, AttributeError, TypeError) as error:  # a bad answer: the taints stay
                 print(f"alerts not read from {self.prometheus}: {error}", flush=True)
             time.sleep(POLL_SECONDS)
 
