@@ -230,8 +230,10 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
 def run_deploy_target(target: Target, tools: Toolbox, report: Report, workroot: Path,
                       timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
-        # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready.
-        nodes.create(cluster, existing_gpu_nodes(stack))
+        # The nodes exist before `up`: the provider waits for the stack's Deployments to be ready,
+        # and a Deployment that does not tolerate the pools' taints (the GPU fencer) runs on the
+        # cluster's own node, as it would on a real cluster.
+        nodes.create(cluster, nodes.system_nodes(stack) + existing_gpu_nodes(stack))
         deploy.run_deploy(target, stack, cluster, cluster.tools, report, workroot / target.label, timeout,
                           lambda: nodes.NodeAgents(cluster, device_model(stack, cluster.tools)))
     on_fresh_cluster(target, tools, report, workroot, steps)
