@@ -45,19 +45,19 @@ def feature_gates(view: View, variable: str = "FEATURE_GATES") -> tuple[dict[str
     return {}, f"release {release} renders no {variable}"
 
 
-def fencer_env(view: View) -> dict[str, str] | None:
-    """The GPU fencer container's environment, as emitted (None: no fencer Deployment)."""
+def fencer_env(view: View) -> dict[str, str]:
+    """The GPU fencer container's environment, as emitted (empty: no fencer Deployment)."""
     for deployment in view.find("Deployment", name=GPU_FENCER):
         for container in as_list(dig(deployment, "spec", "template", "spec", "containers")):
             return {str(as_map(e).get("name")): str(as_map(e).get("value", "")) for e in as_list(
                 as_map(container).get("env"))}
-    return None
+    return {}
 
 
 def fence_words(view: View, provider: Provider) -> str | None:
     """What fences a node on a GPU fault, as emitted (None: nothing does): on aws the agent's
     condition, at once; on kubernetes the fatal-XID alert, by the next poll."""
-    env = fencer_env(view) or {}
+    env = fencer_env(view)
     if provider is Provider.AWS:
         if "AcceleratedHardwareReady" in env.get("FENCE_CONDITIONS", "").split(","):
             return f"Deployment {GPU_FENCER} taints it {GPU_FENCE_TAINT}:NoSchedule at once"
