@@ -7,7 +7,7 @@ placing the placeholders (e2e/autoscale.py starts them; docs/e2e.md has the whol
 Per floor the KEDA may move (maxReplicaCount > minReplicaCount), all at once, on the short
 timings (autoscale.SHORT):
 - a pool with no GPU node (aws, nodes.min 0) has no series, and no data means no change: one
-  tenant's reference pod is run there first (Kueue admits it, Karpenter launches its node);
+  tenant's reference pod is run there first (Kueue admits it, Karpenter launches its node; e2e/floor_work.py);
 - the replay (e2e/loadcurve.py) serves 2 samples at half load (between the thresholds: the
   floor holds; a pool at zero is activated by KEDA, any load is activity), then the busy
   stretch: the floor must grow, each placeholder on a node of its own and none on spot (on aws
@@ -23,16 +23,14 @@ must be what the ScaledObject implies.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2e import autoscale, dashboards, fence_alert, hpamodel, jobs, keda
-from e2e.cluster import Cluster, E2EError, wait_for
+from e2e import autoscale, dashboards, fence_alert, floor_work, hpamodel, keda
+from e2e.cluster import Cluster, E2EError
 from e2e.report import Report
-from e2e.scenarios import tenant_identity
 from e2e.stack import Stack
 from gpuplat.scaling import DCGM_METRICS
 
@@ -40,7 +38,6 @@ SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 POOL_LABEL = "gpuplat.dev/pool"
 SERIES_GRACE = 90.0
 POLL = 2.0
-PER_LAUNCH = 10.0  # seconds allowed per node to launch, beyond the suite's timeout
 PER_REMOVAL = 30.0  # seconds allowed per node to remove (fabric budgets remove one at a time)
 
 
@@ -69,6 +66,8 @@ class Watch:
     high: int
     nodes_before: set[str] = field(default_factory=lambda: set())
     work: tuple[str, str] | None = None  # (namespace, pod) run to give a pool at zero its first node
+    work_pod: dict[str, Any] = field(default_factory=lambda: {})
+    work_recreated: int = 0  # times the work pod was evicted and created again
     work_resource: str = ""
     start: int = 0  # replicas when the busy stretch began
     replicas: list[tuple[float, int]] = field(default_factory=lambda: [])
@@ -101,64 +100,6 @@ def _placeholders(watch: Watch, pods: list[dict[str, Any]]) -> list[dict[str, An
 
 def _pool_nodes(nodes: list[dict[str, Any]], pool: str) -> list[dict[str, Any]]:
     return [n for n in nodes if n["metadata"].get("labels", {}).get(POOL_LABEL) == pool]
-
-
-def _work_pod(stack: Stack, pool: str) -> tuple[str, dict[str, Any]] | None:
-    """A tenant's reference pod for the pool (a plain pod, so it runs until deleted)."""
-    for journey in stack.journeys:
-        if journey["pool"] == pool and journey["ok"]:
-            job = jobs.reference_job(journey["tenant"], pool, journey["resource"], name=f"loop-work-{pool}")
-            template = job["spec"]["template"]
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": job["metadata"]["name"], "namespace": journey["tenant"],
-                                "labels": dict(template["metadata"]["labels"])},
-                   "spec": {**template["spec"], "restartPolicy": "Never"}}
-            return journey["tenant"], pod
-    return None
-
-
-def start_work(cluster: Cluster, stack: Stack, watches: list[Watch], timeout: float) -> None:
-    """On aws, run one tenant pod on every pool whose floor may be zero: its node and devices are
-    the pool's only series (nodes left from earlier scenarios are consolidated away now)."""
-    for watch in watches:
-        if stack.provider != "aws" or watch.low > 0:
-            continue
-        found = _work_pod(stack, watch.pool)
-        if found is None:
-            watch.failure = f"pool {watch.pool} may have no GPU node and no tenant may run there: nothing to measure"
-            continue
-        tenant, pod = found
-        result = cluster.kubectl("create", "-f", "-", stdin=json.dumps(pod), check=False, **tenant_identity(tenant))
-        if result.returncode != 0:
-            watch.failure = f"the work pod for pool {watch.pool} was refused: {result.stderr.strip()[-300:]}"
-            continue
-        watch.work = (tenant, pod["metadata"]["name"])
-        watch.work_resource = next(iter(pod["spec"]["containers"][0]["resources"]["limits"]))
-
-    def running() -> bool | None:
-        for watch in watches:
-            if watch.work is None:
-                continue
-            pod = cluster.get("pod", watch.work[1], watch.work[0]) or {}
-            if pod.get("status", {}).get("phase") != "Running":
-                return None
-        return True
-    waiting = [w for w in watches if w.work]
-    if waiting:
-        try:
-            wait_for(running, timeout + PER_LAUNCH * len(waiting), "the work pods running on their pools' new nodes")
-        except E2EError as err:
-            for watch in waiting:
-                pod = cluster.get("pod", watch.work[1], watch.work[0]) if watch.work else None  # type: ignore[index]
-                if (pod or {}).get("status", {}).get("phase") != "Running":
-                    said = jobs.events_for(cluster, watch.work[0], watch.work[1]) if watch.work else []
-                    watch.failure = f"{err}: {'; '.join(said[-2:])}"
-
-
-def stop_work(cluster: Cluster, watches: list[Watch]) -> None:
-    for watch in watches:
-        if watch.work is not None:
-            cluster.kubectl("delete", "pod", watch.work[1], "-n", watch.work[0], "--wait=false", check=False)
 
 
 def _observe(cluster: Cluster, loop: autoscale.Loop, watches: list[Watch], t0: float) -> tuple[list[Any], list[Any]]:
@@ -255,6 +196,8 @@ def judge(watch: Watch, loop: autoscale.Loop, busy: float, idle: float, end: flo
     said = [f"window {auto.window}, cooldown {auto.cooldown} (HPA windows {rules.up_window:.0f}/"
             f"{rules.down_window:.0f} s, KEDA poll {rules.polling:.0f} s, cooldownPeriod {rules.cooldown:.0f} s, "
             f"HPA sync {rules.sync:.0f} s); busy from +{busy:.0f} s"]
+    if watch.work_recreated:
+        said.append(f"work pod evicted and created again {watch.work_recreated} time(s)")
     problems: list[str] = [hpa_problem] if hpa_problem else []
     up = rules.threshold_milli / 1000
     if high_at is None:
@@ -309,7 +252,7 @@ def scaling(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> N
             nodes = cluster.items("nodes")
             for watch in watches:
                 watch.nodes_before = {n["metadata"]["name"] for n in _pool_nodes(nodes, watch.pool)}
-            start_work(cluster, stack, watches, timeout)
+            floor_work.start_work(cluster, stack, watches, timeout)
             run_loop(cluster, stack, report, loop, watches, timeout)
             if stack.provider == "kubernetes":
                 fence_alert.alert_fence(cluster, stack, report, loop)
@@ -331,7 +274,7 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
     live = [w for w in watches if not w.failure]
     high = {w.pool: hpamodel.rules(scaled_object(loop, w)).high_signal for w in live}
     launches = sum(max(1, math.ceil(w.low / loop.short.model.autoscaling.scale_up_above) - w.low) for w in live)
-    deadline = t0 + busy + timeout + PER_LAUNCH * launches
+    deadline = t0 + busy + timeout + floor_work.PER_LAUNCH * launches
     while time.monotonic() < deadline:
         pods, nodes = _observe(cluster, loop, watches, t0)
         now = time.monotonic() - t0
@@ -374,7 +317,7 @@ def run_loop(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loo
         queries = dashboards.check(loop)
     idle = time.monotonic() - t0
     replay.skip_to(load.busy.stop, "the floors grew: the rest of the busy stretch skipped")
-    stop_work(cluster, watches)
+    floor_work.stop_work(cluster, watches)
     removals = sum(len(w.launched) + (1 if w.work else 0) for w in live)
     deadline = time.monotonic() + timeout + PER_REMOVAL * removals
     aws = stack.provider == "aws"
