@@ -105,6 +105,28 @@ def refused_for_fence(pod: dict[str, Any] | None) -> str | None:
     return message if condition.get("status") == "False" and "untolerated taint" in message else None
 
 
+def probe_refused(cluster: Cluster, node: str, namespace: str) -> tuple[str, str]:
+    """Once `node` is tainted: the scheduler's refusal of the probe, and the fencer's GpuFenced Event."""
+    refusals = cluster.apply([probe_pod(cluster.get("node", node) or {}, namespace)])
+    if refusals:
+        raise E2EError(f"the probe pod was refused: {refusals[0][1][-300:]}")
+    refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, namespace)), 10,
+                       f"the scheduler refusing {PROBE} for an untolerated taint", 0.2)
+    event = wait_for(lambda: node_event(cluster, node, "GpuFenced"), 10, f"the GpuFenced Event on {node}", 0.5)
+    return refused, event
+
+
+def probe_bound(cluster: Cluster, node: str, namespace: str, start: float, within: float) -> tuple[float, str, str]:
+    """Once the fault is healed: seconds from `start` to the taint gone (waited for `within` seconds
+    from now), the node the probe then binds to, and the fencer's GpuUnfenced Event."""
+    wait_for(lambda: fence_taint(cluster.get("node", node)) is None or None, within, f"the fence lifted on {node}", 0.2)
+    lifted = time.monotonic() - start
+    bound = wait_for(lambda: (cluster.get("pod", PROBE, namespace) or {}).get("spec", {}).get("nodeName"),
+                     20, f"{PROBE} bound", 0.2)
+    event = wait_for(lambda: node_event(cluster, node, "GpuUnfenced"), 10, f"the GpuUnfenced Event on {node}", 0.5)
+    return lifted, str(bound), event
+
+
 def fence(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> None:
     label = stack.target.label
     slot = repair.whole_gpu_slot(stack)
@@ -170,12 +192,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
     try:
         taint = wait_for(lambda: fence_taint(cluster.get("node", node)), 20, f"the fence taint on {node}", 0.2)
         fenced = time.monotonic() - start
-        refusals = cluster.apply([probe_pod(cluster.get("node", node) or {}, namespace)])
-        if refusals:
-            raise E2EError(f"the probe pod was refused: {refusals[0][1][-300:]}")
-        refused = wait_for(lambda: refused_for_fence(cluster.get("pod", PROBE, namespace)), 10,
-                           f"the scheduler refusing {PROBE} for an untolerated taint", 0.2)
-        event = wait_for(lambda: node_event(cluster, node, "GpuFenced"), 10, f"the GpuFenced Event on {node}", 0.5)
+        refused, event = probe_refused(cluster, node, namespace)
     except E2EError as err:
         report.scenario(label, ROW, False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
                         f"the fencer said: {tail(log)}")
@@ -194,11 +211,7 @@ def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: 
     start = time.monotonic()
     repair.heal(cluster, node)
     try:
-        wait_for(lambda: fence_taint(cluster.get("node", node)) is None or None, 20, f"the fence lifted on {node}", 0.2)
-        lifted = time.monotonic() - start
-        bound = wait_for(lambda: (cluster.get("pod", PROBE, namespace) or {}).get("spec", {}).get("nodeName"),
-                         20, f"{PROBE} bound", 0.2)
-        event = wait_for(lambda: node_event(cluster, node, "GpuUnfenced"), 10, f"the GpuUnfenced Event on {node}", 0.5)
+        lifted, bound, event = probe_bound(cluster, node, namespace, start, 20)
     except E2EError as err:
         report.scenario(label, f"{ROW}-lifted", False, f"{err}; the probe: {_probe_state(cluster, namespace)}; "
                         f"the fencer said: {tail(log)}")

@@ -77,13 +77,7 @@ def _fenced(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loop
         taint = wait_for(lambda: fence.fence_taint(cluster.get("node", node)), FENCE_SECONDS,
                          f"the fence taint on {node}", 0.5)
         fenced = time.monotonic() - start
-        refusals = cluster.apply([fence.probe_pod(cluster.get("node", node) or {}, namespace)])
-        if refusals:
-            raise E2EError(f"the probe pod was refused: {refusals[0][1][-300:]}")
-        refused = wait_for(lambda: fence.refused_for_fence(cluster.get("pod", fence.PROBE, namespace)), 10,
-                           f"the scheduler refusing {fence.PROBE} for an untolerated taint", 0.2)
-        event = wait_for(lambda: fence.node_event(cluster, node, "GpuFenced"), 10,
-                         f"the GpuFenced Event on {node}", 0.5)
+        refused, event = fence.probe_refused(cluster, node, namespace)
     except E2EError as err:
         report.scenario(label, ROW, False, f"XID {XID} on {node}'s GPU 0: {err}; the fencer said: {fence.tail(log)}")
         return False
@@ -103,13 +97,7 @@ def _lifted(cluster: Cluster, stack: Stack, report: Report, loop: autoscale.Loop
     try:
         wait_for(lambda: resolved(loop, node), FIRING_SECONDS, f"{ALERT} resolved for {node}", 1.0)
         cleared = time.monotonic() - start
-        wait_for(lambda: fence.fence_taint(cluster.get("node", node)) is None or None, FENCE_SECONDS,
-                 f"the fence lifted on {node}", 0.5)
-        lifted = time.monotonic() - start
-        bound = wait_for(lambda: (cluster.get("pod", fence.PROBE, namespace) or {}).get("spec", {}).get("nodeName"),
-                         20, f"{fence.PROBE} bound", 0.2)
-        event = wait_for(lambda: fence.node_event(cluster, node, "GpuUnfenced"), 10,
-                         f"the GpuUnfenced Event on {node}", 0.5)
+        lifted, bound, event = fence.probe_bound(cluster, node, namespace, start, FENCE_SECONDS)
     except E2EError as err:
         report.scenario(label, f"{ROW}-lifted", False, f"{err}; the fencer said: {fence.tail(log)}")
         return

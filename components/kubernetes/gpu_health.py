@@ -27,9 +27,6 @@ from .observability import monitoring_object
 # ECC, 119/120 GSP timeout / error.
 FATAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
 BY_DEVICE = "node, pool, gpu"
-# The critical alerts on which the GPU fencer taints the node they name (gpu_fence.py): a GPU
-# whose results cannot be trusted. The warnings (remapped rows, corrected NVLink errors) only notify.
-FENCING_ALERTS = ("GpuFatalXid", "GpuRowRemapFailure", "GpuDoubleBitEccErrors", "GpuNvlinkRecoveryErrors")
 # Link errors NVLink corrects by retransmitting; a link that keeps needing it is degrading.
 NVLINK_CORRECTED = (
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
@@ -101,6 +98,16 @@ def prometheus_rule_spec() -> dict[str, Any]:
         ),
     ]
     return {"groups": [{"name": "gpu-health", "rules": rules}]}
+
+
+# The critical alerts, on which the GPU fencer taints the node they name (gpu_fence.py): a GPU
+# whose results cannot be trusted. The warnings (remapped rows, corrected NVLink errors) only notify.
+FENCING_ALERTS = tuple(
+    rule["alert"]
+    for group in prometheus_rule_spec()["groups"]
+    for rule in group["rules"]
+    if rule["labels"]["severity"] == "critical"
+)
 
 
 @dataclass(frozen=True)
