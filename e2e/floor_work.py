@@ -52,29 +52,34 @@ def start_work(cluster: Cluster, stack: Stack, watches: list[Watch], timeout: fl
         watch.work_pod = pod
         watch.work_resource = next(iter(pod["spec"]["containers"][0]["resources"]["limits"]))
 
-    def running() -> bool | None:
-        for watch in watches:
-            if watch.work is None:
-                continue
-            pod = cluster.get("pod", watch.work[1], watch.work[0]) or {}
-            if not pod and watch.work_recreated < WORK_RECREATIONS:
-                # Karpenter may evict it from a leftover node it had already found empty (the
-                # coverage run of 2026-12-06): a tenant's Job would get a new pod, so does the suite.
-                watch.work_recreated += 1
-                _create_work(cluster, watch.work[0], watch.work_pod)
-            if pod.get("status", {}).get("phase") != "Running" or pod.get("metadata", {}).get("deletionTimestamp"):
-                return None
-        return True
     waiting = [w for w in watches if w.work]
     if waiting:
         try:
-            wait_for(running, timeout + PER_LAUNCH * len(waiting), "the work pods running on their pools' new nodes")
+            wait_for(lambda: work_running(cluster, watches), timeout + PER_LAUNCH * len(waiting),
+                     "the work pods running on their pools' new nodes")
         except E2EError as err:
             for watch in waiting:
                 pod = cluster.get("pod", watch.work[1], watch.work[0]) if watch.work else None  # type: ignore[index]
                 if (pod or {}).get("status", {}).get("phase") != "Running":
                     said = jobs.events_for(cluster, watch.work[0], watch.work[1]) if watch.work else []
                     watch.failure = f"{err}: {'; '.join(said[-2:])}"
+
+
+def work_running(cluster: Cluster, watches: list[Watch]) -> bool | None:
+    """True once every work pod runs; a work pod that is gone is created again."""
+    running = True
+    for watch in watches:
+        if watch.work is None:
+            continue
+        pod = cluster.get("pod", watch.work[1], watch.work[0]) or {}
+        if not pod and watch.work_recreated < WORK_RECREATIONS:
+            # Karpenter may evict it from a leftover node it had already found empty (the coverage
+            # run of 2026-12-06): a tenant's Job would get a new pod, and so does the suite.
+            watch.work_recreated += 1
+            _create_work(cluster, watch.work[0], watch.work_pod)
+        if pod.get("status", {}).get("phase") != "Running" or pod.get("metadata", {}).get("deletionTimestamp"):
+            running = False
+    return True if running else None
 
 
 def _create_work(cluster: Cluster, tenant: str, pod: dict[str, Any]) -> str:

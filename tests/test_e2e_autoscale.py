@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from ruamel.yaml import YAML
 
-from e2e import autoscale, dcgm, exporter, loadcurve, prometheus, sandbox, statemetrics
+from e2e import autoscale, dcgm, exporter, floor_work, loadcurve, prometheus, sandbox, statemetrics
 from e2e import floor as floor_
 from e2e.errors import E2EError
 from e2e.stack import Stack, Target
@@ -288,3 +289,36 @@ def test_the_stand_in_exporter_serves_the_counters_the_stack_lists() -> None:
     kept = [r for r in resources if r["type"] != "kubernetes:core/v1:ConfigMap"]
     with pytest.raises(E2EError, match="no counter list"):
         exporter.emitted_counters(Stack(Target("dev"), kept, {}, []))
+
+
+class _WorkPods:
+    """The API server as the work pods' wait sees it: `pods` answers each get in turn."""
+
+    def __init__(self, pods: list[dict[str, Any] | None]) -> None:
+        self.pods = pods
+        self.created: list[dict[str, Any]] = []
+
+    def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
+        return self.pods.pop(0) if len(self.pods) > 1 else self.pods[0]
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True,
+                **identity: Any) -> subprocess.CompletedProcess[str]:
+        assert args[:2] == ("create", "-f") and identity["as_user"].endswith("-train")
+        self.created.append(json.loads(stdin or "{}"))
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+
+def test_a_work_pod_evicted_before_it_runs_is_created_again_a_bounded_number_of_times() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "loop-work-gang", "namespace": "train"}}
+    watch = floor_.Watch("gang", {"metadata": {"name": "capacity-floor-gang", "namespace": "x"}}, 0, 2,
+                         work=("train", "loop-work-gang"), work_pod=pod)
+    terminating = {**pod, "metadata": {**pod["metadata"], "deletionTimestamp": "2026-12-06T19:00:00Z"},
+                   "status": {"phase": "Running"}}
+    cluster = _WorkPods([terminating, None, {**pod, "status": {"phase": "Running"}}])
+    running = [floor_work.work_running(cluster, [watch]) for _ in range(3)]  # type: ignore[arg-type]
+    assert running == [None, None, True]  # a terminating pod is not running; the one made again is
+    assert cluster.created == [pod] and watch.work_recreated == 1
+    gone = _WorkPods([None])
+    for _ in range(floor_work.WORK_RECREATIONS + 2):
+        assert floor_work.work_running(gone, [watch]) is None  # type: ignore[arg-type]
+    assert len(gone.created) == floor_work.WORK_RECREATIONS - 1 and watch.work_recreated == floor_work.WORK_RECREATIONS
