@@ -67,7 +67,7 @@ REPORT = Path(__file__).resolve().parent / "report.json"
 # Targets run at once by default: what the 2-core machine gains from (bench/results.md).
 JOBS = 2
 # Targets that mostly wait, run beside the --jobs others (when that is more than 1): the fleet's
-# dispatch waits out Kueue's 5-minute rounds twice; its worker used about 70 s of CPU in 800 s.
+# dispatch waits out Kueue's 5-minute rounds twice and uses about 70 s of CPU in its 800 s.
 BESIDE = frozenset({fleet.LABEL})
 
 
