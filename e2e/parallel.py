@@ -2,11 +2,10 @@
 down what it started.
 
 The suite's process (inside its network namespace) starts one worker per target, at most `jobs`
-at a time, the longest first, and a target that mostly waits (the fleet) beside them. A worker
-is `python -m e2e` with the run's own arguments and `--worker LABEL`, in a mount namespace of
-its own (its private /etc: Kueue's metrics certificate has a fixed path there). A worker writes
-its part of the report to a file; the suite merges the parts in target order. Each worker's
-lines are printed as they come.
+at a time, the longest first: a worker is `python -m e2e` with the run's own arguments and
+`--worker LABEL`, in a mount namespace of its own (its private /etc: Kueue's metrics
+certificate has a fixed path there). A worker writes its part of the report to a file; the
+suite merges the parts in target order. Each worker's lines are printed as they come.
 
 SIGTERM or SIGINT (a CI timeout, Ctrl-C) to the suite is passed to every worker. A worker turns
 it into `Stopped`, an exception no scenario catches, so the `finally` blocks that stop its
@@ -65,9 +64,6 @@ class Worker:
     label: str
     argv: list[str]
     part: Path
-    # Runs beside the others, not counted against `jobs`: a target that mostly waits (the fleet's
-    # Kueue dispatcher rounds of 5 minutes) and uses little CPU meanwhile.
-    beside: bool = False
     process: subprocess.Popen[str] | None = None
     started: float = 0.0
     seconds: float = 0.0
@@ -76,8 +72,7 @@ class Worker:
 
 @dataclass
 class Pool:
-    """Run workers, at most `jobs` at once besides those that run beside them, in the given order;
-    pass a stop signal on to them."""
+    """Run workers, at most `jobs` at once, in the given order; pass a stop signal on to them."""
 
     workers: Sequence[Worker]
     jobs: int
@@ -91,10 +86,7 @@ class Pool:
             waiting = list(self.workers)
             running: list[Worker] = []
             while waiting or running:
-                for worker in [w for w in waiting if w.beside and not self.stopped]:
-                    waiting.remove(worker)
-                    running.append(self._start(worker))
-                while waiting and sum(not w.beside for w in running) < self.jobs and not self.stopped:
+                while waiting and len(running) < self.jobs and not self.stopped:
                     running.append(self._start(waiting.pop(0)))
                 for worker in list(running):
                     assert worker.process is not None

@@ -66,9 +66,6 @@ PREFLIGHT = "preflight-pulumi"
 REPORT = Path(__file__).resolve().parent / "report.json"
 # Targets run at once by default: what the 2-core machine gains from (bench/results.md).
 JOBS = 2
-# Targets that mostly wait, run beside the --jobs others (when that is more than 1): the fleet's
-# dispatch waits out Kueue's 5-minute rounds twice and uses about 70 s of CPU in its 800 s.
-BESIDE = frozenset({fleet.LABEL})
 
 
 def eks_topology_labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -334,8 +331,8 @@ def main(argv: list[str]) -> int:
     for name, status, detail in [*RUN_COMPONENTS, *((n, st, d) for n, (st, d) in COMPONENTS.items())]:
         report.component(name, status, detail)
     chosen = jobs(args, toolbox, own)
-    workers = [Worker(label, worker_argv(argv, label, workroot / f"{label}.json"), workroot / f"{label}.json",
-                      beside=label in BESIDE and args.jobs > 1) for label in chosen]
+    workers = [Worker(label, worker_argv(argv, label, workroot / f"{label}.json"),
+                               workroot / f"{label}.json") for label in chosen]
     pool = Pool(workers, max(1, args.jobs))
     pool.run()
     for done in workers:

@@ -119,27 +119,6 @@ print(" ".join(f"{{w.label}}={{w.seconds:.1f}}" for w in workers))
     assert all(float(part.split("=")[1]) >= 1.5 for part in done.stdout.split())
 
 
-def test_a_target_that_mostly_waits_runs_beside_the_job_count(tmp_path: Path) -> None:
-    quick = "import sys, time; from pathlib import Path; Path(sys.argv[1]).write_text(str(time.monotonic())); " \
-            "time.sleep(1.5)"
-    script = f"""
-import sys
-from pathlib import Path
-from e2e.parallel import Pool, Worker
-root = Path(sys.argv[1])
-workers = [Worker(f"t{{i}}", [sys.executable, "-c", {quick!r}, str(root / f"t{{i}}")], root / f"t{{i}}.json",
-                  beside=i == 3) for i in range(4)]
-Pool(workers, jobs=2).run()
-"""
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
-    assert done.returncode == 0, done.stderr
-    start = {i: float((tmp_path / f"t{i}").read_text()) for i in range(4)}
-    # The last in order, but beside the others: it starts with the first two; the third still waits.
-    assert max(start[0], start[1], start[3]) - min(start[0], start[1], start[3]) < 1.0
-    assert start[2] - start[0] >= 1.0
-
-
 def test_a_controller_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); time.sleep(600)"
     stubborn = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
