@@ -20,6 +20,7 @@ from gpuplat.cli_package import Parser, add_package_commands, command, init_pars
 from gpuplat.commands import EXIT_CODES, EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from gpuplat.compile import UnknownStackError, check_stack_name
 from gpuplat.project import enter, find_project
+from gpuplat.vocabulary import GPU_PLACEMENTS
 
 DEFAULT_STACK = "dev"
 # Commands that run the project's Pulumi program: they need a project, and its stack's settings.
@@ -218,6 +219,13 @@ def _add_simulate_fidelity(simulate: Any) -> None:
         action="store_true",
         help="with --node-packing, let a multi-node job on a fabric pool span topology domains "
         "(default: within one leaf's nodes, as the spec's fabric gives them; a what-if)",
+    )
+    simulate.add_argument(
+        "--gpu-placement",
+        choices=GPU_PLACEMENTS,
+        help="with --node-packing, how a fractional pool's pods go on its GPUs: spread (least-used node and GPU "
+        "first) or binpack instead of the spec's scheduling.gpuScheduler.policy, or whole: a GPU per job, no "
+        "sharing (what-ifs)",
     )
     simulate.add_argument(
         "--speedup",

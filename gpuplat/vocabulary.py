@@ -69,6 +69,17 @@ class SharingMode(StrEnum):
     FRACTIONAL = "fractional"
 
 
+class GpuSchedulerPolicy(StrEnum):
+    """How a fractional pool's scheduler scores nodes and their GPUs (`scheduling.gpuScheduler.policy`)."""
+
+    SPREAD = "spread"
+    BINPACK = "binpack"
+
+
+# `gpuplat simulate --gpu-placement`: the scheduler's policies, or a GPU per job (no sharing, a what-if).
+WHOLE_GPU = "whole"
+GPU_PLACEMENTS: tuple[str, ...] = (*(p.value for p in GpuSchedulerPolicy), WHOLE_GPU)
+
 SHARED_MODES = frozenset({SharingMode.MPS, SharingMode.TIME_SLICING})
 """Modes without memory or fault isolation between processes: never for tenants with `isolation: hard`."""
 REPLICA_MODES = frozenset({SharingMode.MPS, SharingMode.TIME_SLICING, SharingMode.FRACTIONAL})

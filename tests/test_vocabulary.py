@@ -37,6 +37,7 @@ def test_enums_are_the_schemas() -> None:
     assert list(vocab.Provider) == _enum("target", "provider")
     assert list(vocab.Market) == _enum("market")
     assert list(vocab.SharingMode) == _enum("sharing", "mode")
+    assert list(vocab.GpuSchedulerPolicy) == _enum("gpuScheduler", "policy")
     assert list(SHARDING_STAGES) == _enum("referenceWorkload", "sharding")
     assert vocab.HARD_ISOLATION in _enum("tenant", "isolation")
     assert set(_enum("fabric", "transport")) > vocab.RDMA_TRANSPORTS

@@ -23,6 +23,7 @@ _NOT_FOR_A_FLEET = {
     "capacity_blocks": "--capacity-blocks",
     "node_packing": "--node-packing",
     "no_topology": "--no-topology",
+    "gpu_placement": "--gpu-placement",
     "speedup": "--speedup",  # a factor per pool: the members' pools are not the manager's
 }
 

@@ -21,6 +21,7 @@ import math
 import random
 
 from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant
+from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Job
@@ -82,11 +83,16 @@ class Engine:
         self.pods: list[Pods] = [[] for _ in range(n)]  # node packing: where each running job's pods are
         self.node_waits = NodeWaits([j.gpus for j in jobs])  # fragmentation and topology (waits.py)
 
-    def open_nodes(self) -> None:
+    def open_nodes(self, gpu_policy: str) -> None:
         """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one),
-        in its topology domains unless `Options.topology` is off."""
+        in its topology domains unless `Options.topology` is off; a fractional pool's GPU by GPU, as
+        its scheduler places them by `gpu_policy` (gpus.py)."""
         for f in self.flavors:
-            f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else ())
+            if f.fractional:
+                f.nodes = GpuMap(f.ready, f.gpus_per_node, f.per_gpu, gpu_policy)
+                f.nodes.last = f.last
+            else:
+                f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else ())
 
     def push(self, t: float, kind: int, a: int = 0, b: int = 0) -> None:
         self.seq += 1
@@ -176,6 +182,7 @@ class Engine:
             if units <= free and (nodes is None or pods is not None):
                 free -= units
                 if pods is not None:
+                    flavor.mutate(t)  # the GPU map's time integrals run up to the change
                     nodes.take(pods)  # type: ignore[union-attr]
                     self.pods[job] = pods
                 self.run(job, flavor, units, t)
@@ -190,7 +197,7 @@ class Engine:
     def run(self, job: int, flavor: Flavor, units: int, t: float) -> None:
         flavor.mutate(t)
         flavor.alloc += units
-        flavor.busy += units / flavor.per_gpu * self.utilization(job)
+        flavor.busy += self.busy_gpus(job, flavor, units)
         if self.started[job] < 0:
             self.started[job] = t
         self.run_start[job] = t
@@ -207,6 +214,14 @@ class Engine:
     def utilization(self, job: int) -> float:
         return self.busy_share[job]
 
+    def busy_gpus(self, job: int, flavor: Flavor, units: int) -> float:
+        """GPUs' worth of busy time while the job runs on `units`: its busy share of what it holds; a
+        share given a whole GPU (`Flavor.whole_gpu`) holds more, but its work keeps its share's size."""
+        held = units / flavor.per_gpu
+        if flavor.whole_gpu:
+            held = min(held, self.jobs[job].fraction)
+        return held * self.utilization(job)
+
     def stop(self, job: int, t: float, *, done: bool) -> Flavor:
         """Take a running job off its flavor; not done: its work since the last checkpoint is lost."""
         placed = self.on[job]
@@ -214,7 +229,7 @@ class Engine:
         flavor, units = placed
         flavor.mutate(t)
         flavor.alloc -= units
-        flavor.busy -= units / flavor.per_gpu * self.utilization(job)
+        flavor.busy -= self.busy_gpus(job, flavor, units)
         flavor.busy = max(flavor.busy, 0.0)  # float residue of many adds and subtracts
         del self.running[flavor.key][job]
         if flavor.nodes is not None:
@@ -224,7 +239,7 @@ class Engine:
         ran = t - self.run_start[job]
         if self.drawn[job]:
             self.drawn_alloc_gpu_s += ran * units / flavor.per_gpu
-            self.drawn_busy_gpu_s += ran * units / flavor.per_gpu * self.busy_share[job]
+            self.drawn_busy_gpu_s += ran * self.busy_gpus(job, flavor, units)
         if done:
             self.remaining[job] = 0.0
         else:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 
 from gpuplat.catalog.prices import HOURS_PER_MONTH
 from gpuplat.catalog.spot_interruptions import MONTHLY_INTERRUPTION, UNLISTED_MONTHLY
-from gpuplat.model import Market, Platform
+from gpuplat.model import Market, Platform, SharingMode
 from gpuplat.plan import Plan
 from gpuplat.plan.fabric import topology_domains
 from gpuplat.scaling import POLLING_SECONDS, floor_bounds, stabilization_seconds
 from gpuplat.simulate.blocks import Block
+from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import NodeMap
 
 PRIORITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
@@ -62,7 +63,9 @@ class Flavor:
     waiting: list[int] = field(default_factory=lambda: [])  # admitted jobs whose pods wait for a node
     spot_nodes: list[int] = field(default_factory=lambda: [])  # tokens of live spot nodes
     owner: SimPool | None = None
-    nodes: NodeMap | None = None  # node-level packing (nodes.py); None: units packed perfectly
+    nodes: NodeMap | GpuMap | None = None  # node-level packing (nodes.py, gpus.py); None: units packed perfectly
+    fractional: bool = False  # the pool shares GPUs by fractions (HAMi): its pods are placed GPU by GPU
+    whole_gpu: bool = False  # a what-if: each of its jobs asks a whole GPU (no sharing)
     domains: tuple[int, ...] = ()  # nodes per topology domain, narrowest level first (none: no Topology)
 
     @property
@@ -77,6 +80,8 @@ class Flavor:
             self.busy_gpu_s += self.busy * dt
             self.ready_gpu_s += self.ready * self.gpus_per_node * dt
             self.last = t
+            if isinstance(self.nodes, GpuMap):
+                self.nodes.advance(t)
 
     def mutate(self, t: float) -> None:
         """Before any change of state at `t`: integrate up to `t` and wake the pool's autoscaler."""
@@ -226,6 +231,7 @@ def build_flavors(model: Platform, plan: Plan, blocks: tuple[Block, ...] = ()) -
                 hazard=hazard(pool.instance_type) if spot else 0.0,
                 blocks=tuple(b for b in blocks if b.pool == fp.pool) if fp.market is Market.RESERVED else (),
                 domains=topology_domains(model, plan.fabric, fp),
+                fractional=model.pools_by_name[fp.pool].sharing.mode is SharingMode.FRACTIONAL,
             )
         )
     for f in out:

@@ -30,6 +30,8 @@ def gpu_hours(job: Job) -> float:
 def units(job: Job, flavor: Flavor) -> int | None:
     """Units the job asks of a flavor's pool, or None where its shape does not go."""
     if job.fraction < 1:
+        if flavor.whole_gpu:
+            return flavor.per_gpu
         return max(1, round(job.fraction * flavor.per_gpu)) if flavor.per_gpu > 1 else 1
     return job.gpus if flavor.per_gpu == 1 else None
 

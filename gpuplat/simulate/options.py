@@ -40,6 +40,10 @@ class Options:
     # With node packing, a multi-node job on a fabric flavor Kueue places by its Topology runs within
     # one domain (a leaf's nodes; nodes.py); off: anywhere on the flavor's nodes (a what-if).
     topology: bool = True
+    # With node packing, how a fractional pool's pods go on its GPUs (gpus.py): None the spec's
+    # `scheduling.gpuScheduler.policy`; "spread" or "binpack" that policy instead; "whole" each
+    # job on a GPU of its own, as without sharing (what-ifs).
+    gpu_placement: str | None = None
     # How many times as fast a pool's GPUs run the trace's work as the GPUs it was recorded on
     # (their generations); pool name -> factor, "" for every other pool. Empty: as recorded. A
     # dict, not a MappingProxyType: the seeds' worker processes receive the options pickled.

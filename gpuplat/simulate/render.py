@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplat.scaling import DRIVING_SIGNALS
+from gpuplat.simulate.gpus import WHOLE_GPU
 from gpuplat.simulate.result import PERCENTILES, Result
 
 
@@ -61,6 +62,15 @@ def result_json(r: Result) -> dict[str, Any]:
         "stranded": r.stranded,
         "fragmentation": {"gpuHours": r.fragmented_gpu_h, "jobs": r.fragmented_jobs},
         "topologyWait": {"gpuHours": r.topology_gpu_h, "jobs": r.topology_jobs},
+        "gpuPlacement": [
+            {
+                "flavor": g.flavor,
+                "policy": g.policy,
+                "gpuHours": {"ready": g.gpu_h, "occupied": g.occupied_gpu_h, "busy": g.busy_gpu_h},
+                "nodeHours": {"ready": g.node_h, "empty": g.empty_node_h},
+            }
+            for g in r.gpu_placements
+        ],
         "retried": r.retried,
         "cost": cost_json(r),
     }
@@ -203,6 +213,7 @@ def detail_lines(r: Result) -> list[str]:
             f"node packing: {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while free GPUs "
             "were split over nodes that could not hold them (fragmentation)",
             *topology_lines(r),
+            *gpu_placement_lines(r),
         ]
     if r.options.outcomes:
         lines.append(f"outcomes drawn from {r.options.outcomes.source}: {r.retried:,} failed jobs queued again")
@@ -234,6 +245,23 @@ def _spec_duration(seconds: int) -> str:
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def gpu_placement_lines(r: Result) -> list[str]:
+    """A fractional flavor's GPUs: how much of what held a pod was busy, and the nodes left empty."""
+    out: list[str] = []
+    for g in r.gpu_placements:
+        how = "a GPU per job (no sharing)" if g.policy == WHOLE_GPU else f"shared, {g.policy}"
+        out.append(
+            f"GPU placement on {g.flavor} ({how}): GPUs held a pod {_share(g.occupied_gpu_h, g.gpu_h)} of their hours, "
+            f"busy {_share(g.busy_gpu_h, g.occupied_gpu_h)} of those and {_share(g.busy_gpu_h, g.gpu_h)} of all; "
+            f"nodes empty {_share(g.empty_node_h, g.node_h)} of their hours"
+        )
+    return out
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "-"
 
 
 def topology_lines(r: Result) -> list[str]:

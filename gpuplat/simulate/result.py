@@ -9,6 +9,7 @@ from gpuplat.catalog.prices import HOURS_PER_MONTH
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import utilization_record
+from gpuplat.simulate.gpus import WHOLE_GPU, GpuMap, gpu_policy
 from gpuplat.simulate.mapping import gpu_hours
 from gpuplat.simulate.nodes import FRAGMENTATION, TOPOLOGY
 from gpuplat.simulate.options import Options
@@ -29,6 +30,23 @@ class PoolResult:
     busy_gpu_h: float
     cost_usd: dict[str, float]  # by market
     all_on_demand_usd: float  # the same node-hours at the on-demand rate
+
+
+@dataclass(frozen=True)
+class GpuPlacement:
+    """A fractional flavor's pods placed GPU by GPU (gpus.py): how full its GPUs and nodes were."""
+
+    flavor: str
+    policy: str  # spread | binpack; or whole: a GPU per job, nodes chosen by the spec's policy
+    gpu_h: float  # its GPUs over the replay (a fixed fleet: every one ready throughout)
+    occupied_gpu_h: float  # GPUs holding at least one pod
+    busy_gpu_h: float
+    node_h: float
+    empty_node_h: float  # nodes holding no pod: what consolidation could give back
+
+    @property
+    def busy_of_occupied(self) -> float:
+        return self.busy_gpu_h / self.occupied_gpu_h if self.occupied_gpu_h else 0.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,7 @@ class Result:
     domains: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (flavor, its nodes per domain, narrowest first)
     retried: int = 0  # jobs drawn to fail, freed and queued again (Options.outcomes)
     targets: tuple[TargetWait, ...] = ()  # tenants with a targetWait, in the spec's order
+    gpu_placements: tuple[GpuPlacement, ...] = ()  # node packing: the fractional flavors'
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)
@@ -241,7 +260,20 @@ def summarise(
         domains=tuple((f.key, f.domains) for f in engine.flavors if f.nodes is not None and f.nodes.levels),
         retried=sum(engine.retried),
         targets=_targets(model, engine, unplaceable),
+        gpu_placements=_gpu_placements(engine, model, options),
     )
+
+
+def _gpu_placements(engine: Engine, model: Platform, options: Options) -> tuple[GpuPlacement, ...]:
+    policy = gpu_policy(model.scheduling.gpu_scheduler_policy, options.gpu_placement)
+    out: list[GpuPlacement] = []
+    for f in engine.flavors:
+        if isinstance(f.nodes, GpuMap):
+            shown = WHOLE_GPU if f.whole_gpu else policy
+            gpu_h, node_h = f.ready_gpu_s / 3600, f.ready_gpu_s / 3600 / f.gpus_per_node
+            occupied, empty = f.nodes.occupied_gpu_s / 3600, f.nodes.empty_node_s / 3600
+            out.append(GpuPlacement(f.key, shown, gpu_h, occupied, f.busy_gpu_s / 3600, node_h, empty))
+    return tuple(out)
 
 
 def _coverage(engine: Engine, unplaceable: dict[int, str]) -> Coverage:

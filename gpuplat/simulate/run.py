@@ -9,12 +9,13 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from gpuplat.model import Platform, Provider
+from gpuplat.model import Platform, Provider, SharingMode
 from gpuplat.plan import Plan
 from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
 from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAVE, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
+from gpuplat.simulate.gpus import WHOLE_GPU, gpu_policy
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
@@ -23,6 +24,7 @@ from gpuplat.simulate.trace import Trace
 
 __all__ = [
     "FixedFleetError",
+    "GpuPlacementError",
     "NoTenantsError",
     "Replay",
     "UnknownTenantError",
@@ -37,9 +39,25 @@ class FixedFleetError(ValueError):
     """Node packing asked of a fleet whose nodes come and go (it places pods on fixed nodes only)."""
 
 
+class GpuPlacementError(ValueError):
+    """A GPU placement asked of a replay that places no pod GPU by GPU."""
+
+
+def _check_gpu_placement(model: Platform, options: Options) -> None:
+    if options.gpu_placement is None:
+        return
+    if not options.node_packing:
+        raise GpuPlacementError("--gpu-placement places pods GPU by GPU, which needs --node-packing")
+    if not any(p.sharing.mode is SharingMode.FRACTIONAL for p in model.pools):
+        raise GpuPlacementError("--gpu-placement: the spec has no pool of sharing mode fractional to place on")
+
+
 def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[Engine, dict[str, str], dict[int, str]]:
     """The engine, the tenant mapping and the jobs no flavor of their tenant can hold (-> why)."""
+    _check_gpu_placement(model, options)
     flavors = build_flavors(model, plan, options.capacity_blocks)
+    for f in flavors:
+        f.whole_gpu = f.fractional and options.gpu_placement == WHOLE_GPU
     pools = build_pools(model, plan, flavors)
     tenants = build_tenants(model, plan, flavors)
     by_key: dict[str, Flavor] = {f.key: f for f in flavors}
@@ -71,13 +89,13 @@ def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
             engine.node_ready(f, 0.0)  # draws the node's interruption
 
 
-def _open_nodes(engine: Engine, dynamic: bool) -> None:
+def _open_nodes(engine: Engine, dynamic: bool, policy: str) -> None:
     options = engine.options
     if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
         raise FixedFleetError(
             "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
         )
-    engine.open_nodes()
+    engine.open_nodes(policy)
 
 
 def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bool) -> None:
@@ -158,7 +176,7 @@ def replay(
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
     _start(engine, model, dynamic)
     if options.node_packing:
-        _open_nodes(engine, dynamic)
+        _open_nodes(engine, dynamic, gpu_policy(model.scheduling.gpu_scheduler_policy, options.gpu_placement))
     arrivals, windows = _schedule(engine, set(unplaceable), leave or {}, dynamic)
     outstanding, horizon, arriving = arrivals, 0.0, arrivals
     stabilize = stabilization_seconds(model)
