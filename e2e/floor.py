@@ -68,6 +68,7 @@ class Watch:
     work: tuple[str, str] | None = None  # (namespace, pod) run to give a pool at zero its first node
     work_pod: dict[str, Any] = field(default_factory=lambda: {})
     work_recreated: int = 0  # times the work pod was evicted and created again
+    work_running: bool = False  # the work pod ran at the last look
     work_resource: str = ""
     start: int = 0  # replicas when the busy stretch began
     replicas: list[tuple[float, int]] = field(default_factory=lambda: [])

@@ -59,15 +59,14 @@ def start_work(cluster: Cluster, stack: Stack, watches: list[Watch], timeout: fl
                      "the work pods running on their pools' new nodes")
         except E2EError as err:
             for watch in waiting:
-                pod = cluster.get("pod", watch.work[1], watch.work[0]) if watch.work else None  # type: ignore[index]
-                if (pod or {}).get("status", {}).get("phase") != "Running":
-                    said = jobs.events_for(cluster, watch.work[0], watch.work[1]) if watch.work else []
+                if not watch.work_running and watch.work is not None:
+                    said = jobs.events_for(cluster, *watch.work)
                     watch.failure = f"{err}: {'; '.join(said[-2:])}"
 
 
 def work_running(cluster: Cluster, watches: list[Watch]) -> bool | None:
-    """True once every work pod runs; a work pod that is gone is created again."""
-    running = True
+    """True once every work pod runs (each watch's `work_running` says whose does); a work pod
+    that is gone is created again."""
     for watch in watches:
         if watch.work is None:
             continue
@@ -77,9 +76,9 @@ def work_running(cluster: Cluster, watches: list[Watch]) -> bool | None:
             # run of 2026-12-06): a tenant's Job would get a new pod, and so does the suite.
             watch.work_recreated += 1
             _create_work(cluster, watch.work[0], watch.work_pod)
-        if pod.get("status", {}).get("phase") != "Running" or pod.get("metadata", {}).get("deletionTimestamp"):
-            running = False
-    return True if running else None
+        terminating = bool(pod.get("metadata", {}).get("deletionTimestamp"))
+        watch.work_running = pod.get("status", {}).get("phase") == "Running" and not terminating
+    return True if all(w.work_running for w in watches if w.work is not None) else None
 
 
 def _create_work(cluster: Cluster, tenant: str, pod: dict[str, Any]) -> str:

@@ -317,6 +317,7 @@ def test_a_work_pod_evicted_before_it_runs_is_created_again_a_bounded_number_of_
     cluster = _WorkPods([terminating, None, {**pod, "status": {"phase": "Running"}}])
     running = [floor_work.work_running(cluster, [watch]) for _ in range(3)]  # type: ignore[arg-type]
     assert running == [None, None, True]  # a terminating pod is not running; the one made again is
+    assert watch.work_running
     assert cluster.created == [pod] and watch.work_recreated == 1
     gone = _WorkPods([None])
     for _ in range(floor_work.WORK_RECREATIONS + 2):

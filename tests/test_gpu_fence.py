@@ -101,11 +101,14 @@ def test_aws_stacks_ship_the_script_and_its_least_privilege() -> None:
 def test_both_providers_fence_on_the_critical_gpu_health_alerts() -> None:
     """On kubernetes no detector sets a condition: the alerts on the DCGM exporter's series are the signal."""
     for which, conditions in (("kubernetes", None), ("dev", "AcceleratedHardwareReady")):
-        _, _, resources = recorded(which)
+        model, _, resources = recorded(which)
         [deployment] = [d for d in by_kind(resources, "Deployment") if d["metadata"]["name"] == APP]
         env = {e["name"]: e["value"] for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
         assert env.get("FENCE_CONDITIONS") == conditions
-        critical = [r["alert"] for rule in by_kind(resources, "PrometheusRule") for g in rule["spec"]["groups"]
+        # The GpuHealth rule's own, not another rule's critical alert (the platform's others page people).
+        [health] = [r for r in by_kind(resources, "PrometheusRule")
+                    if r["metadata"]["name"] == f"{model.metadata.name}-gpu-health"]
+        critical = [r["alert"] for g in health["spec"]["groups"]
                     for r in g["rules"] if r.get("labels", {}).get("severity") == "critical"]
         assert env["FENCE_ALERTS"].split(",") == critical
         assert "GpuFatalXid" in critical
