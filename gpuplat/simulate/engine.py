@@ -90,7 +90,6 @@ class Engine:
         for f in self.flavors:
             if f.fractional:
                 f.nodes = GpuMap(f.ready, f.gpus_per_node, f.per_gpu, gpu_policy)
-                f.nodes.last = f.last
             else:
                 f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else ())
 
@@ -215,11 +214,8 @@ class Engine:
         return self.busy_share[job]
 
     def busy_gpus(self, job: int, flavor: Flavor, units: int) -> float:
-        """GPUs' worth of busy time while the job runs on `units`: its busy share of what it holds; a
-        share given a whole GPU (`Flavor.whole_gpu`) holds more, but its work keeps its share's size."""
-        held = units / flavor.per_gpu
-        if flavor.whole_gpu:
-            held = min(held, self.jobs[job].fraction)
+        """GPUs' worth of busy time while the job runs: a share given a whole GPU does its share's work."""
+        held = min(units / flavor.per_gpu, self.jobs[job].fraction) if flavor.whole_gpu else units / flavor.per_gpu
         return held * self.utilization(job)
 
     def stop(self, job: int, t: float, *, done: bool) -> Flavor:

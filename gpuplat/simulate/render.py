@@ -62,18 +62,22 @@ def result_json(r: Result) -> dict[str, Any]:
         "stranded": r.stranded,
         "fragmentation": {"gpuHours": r.fragmented_gpu_h, "jobs": r.fragmented_jobs},
         "topologyWait": {"gpuHours": r.topology_gpu_h, "jobs": r.topology_jobs},
-        "gpuPlacement": [
-            {
-                "flavor": g.flavor,
-                "policy": g.policy,
-                "gpuHours": {"ready": g.gpu_h, "occupied": g.occupied_gpu_h, "busy": g.busy_gpu_h},
-                "nodeHours": {"ready": g.node_h, "empty": g.empty_node_h},
-            }
-            for g in r.gpu_placements
-        ],
+        "gpuPlacement": gpu_placement_json(r),
         "retried": r.retried,
         "cost": cost_json(r),
     }
+
+
+def gpu_placement_json(r: Result) -> list[dict[str, Any]]:
+    return [
+        {
+            "flavor": g.flavor,
+            "policy": g.policy,
+            "gpuHours": {"ready": g.gpu_h, "occupied": g.occupied_gpu_h, "busy": g.busy_gpu_h},
+            "nodeHours": {"ready": g.node_h, "empty": g.empty_node_h},
+        }
+        for g in r.gpu_placements
+    ]
 
 
 def targets_json(r: Result) -> list[dict[str, Any]]:
