@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplat.scaling import DRIVING_SIGNALS
-from gpuplat.simulate.gpus import WHOLE_GPU
 from gpuplat.simulate.result import PERCENTILES, Result
+from gpuplat.vocabulary import WHOLE_GPU
 
 
 def _hours(x: float) -> str:

@@ -9,11 +9,12 @@ from gpuplat.catalog.prices import HOURS_PER_MONTH
 from gpuplat.model import Market, Platform
 from gpuplat.plan import Plan
 from gpuplat.scaling import utilization_record
-from gpuplat.simulate.gpus import WHOLE_GPU, GpuMap, gpu_policy
+from gpuplat.simulate.gpus import GpuMap, gpu_policy
 from gpuplat.simulate.mapping import gpu_hours
 from gpuplat.simulate.nodes import FRAGMENTATION, TOPOLOGY
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.trace import Trace
+from gpuplat.vocabulary import WHOLE_GPU
 
 if TYPE_CHECKING:
     from gpuplat.simulate.engine import Engine

@@ -15,12 +15,13 @@ from gpuplat.scaling import POLLING_SECONDS, stabilization_seconds
 from gpuplat.simulate import autoscale
 from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAVE, READY, TICK, Engine
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
-from gpuplat.simulate.gpus import WHOLE_GPU, gpu_policy
+from gpuplat.simulate.gpus import gpu_policy
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.timeline import Timeline, sample_step
 from gpuplat.simulate.trace import Trace
+from gpuplat.vocabulary import WHOLE_GPU
 
 __all__ = [
     "FixedFleetError",
