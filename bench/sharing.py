@@ -48,20 +48,23 @@ def share_of(busy: float) -> float:
     return min(LARGEST, max(SMALLEST, math.ceil(busy * 10 - 1e-9) / 10))
 
 
-def derive(philly: Path, every: int, seed: int, out: Path) -> int:
-    """Write the what-if trace (canonical CSV) from Philly's one-GPU jobs; returns its jobs."""
+def one_gpu_jobs(philly: Path, every: int) -> list[tuple[float, float]]:
+    """(submission, duration) of every `every`-th of Philly's one-GPU jobs, in submission order."""
     rows: list[tuple[float, float]] = []
     with philly.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row["num_gpus"] == "1" and float(row["duration"]) > 0:
                 when = datetime.strptime(row["timestamp"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
                 rows.append((when.timestamp(), float(row["duration"])))
-    rows.sort()
+    return sorted(rows)[::every]
+
+
+def derive(kept: list[tuple[float, float]], seed: int, out: Path) -> int:
+    """Write the what-if trace (canonical CSV) of those jobs, their shares drawn by `seed`; returns its jobs."""
     rng = random.Random(f"sharing:{seed}")
     with out.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["submit", "duration", "gpus", "fraction", "tenant", "utilization"])
-        kept = rows[::every]
         for submit, duration in kept:
             busy = PHILLY.quantile(rng.random())
             share = share_of(busy)
@@ -98,10 +101,11 @@ def main() -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
+        kept = one_gpu_jobs(args.trace, args.every)
         traces = []
         for seed in range(args.seeds):  # each seed its own draw of the shares, as the replay's seeds draw busy shares
             path = Path(tmp) / f"sharing-{seed}.csv"
-            derive(args.trace, args.every, seed, path)
+            derive(kept, seed, path)
             traces.append(load_trace(str(path)))
         for placement in GPU_PLACEMENTS:
             start = time.perf_counter()

@@ -86,7 +86,7 @@ def test_a_share_never_spans_gpus_and_the_integrals_follow_the_pods() -> None:
     m = GpuMap(1, 2, 10, "spread")
     m.take([(0, 5)])
     m.take([(1, 5)])
-    assert m.total == 10 and m.fit(6) is None  # 10 units free, but 5 and 5 on two GPUs
+    assert sum(m.free) == 10 and m.fit(6) is None  # 10 units free, but 5 and 5 on two GPUs
     m.advance(100)
     m.take([(0, 5)], -1)
     m.advance(300)

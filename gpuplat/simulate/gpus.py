@@ -44,7 +44,6 @@ class GpuMap:
         self.gpus_per_node, self.per_gpu, self.policy = gpus_per_node, per_gpu, policy
         self.free = [per_gpu] * (nodes * gpus_per_node)  # free units of each GPU, node by node
         self.used = [0] * nodes  # allocated units of each node
-        self.total = nodes * gpus_per_node * per_gpu  # free units on every GPU together
         self.with_free = [0] * (per_gpu + 1)  # GPUs by their free units: is there one that holds a pod?
         self.with_free[per_gpu] = len(self.free)
         self.occupied = 0  # GPUs holding a pod
@@ -92,4 +91,3 @@ class GpuMap:
             was_empty = self.used[node] == 0
             self.used[node] += sign * units
             self.empty_nodes += (self.used[node] == 0) - was_empty
-            self.total -= sign * units
