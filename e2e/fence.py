@@ -4,7 +4,7 @@ kwok runs no container, so the suite runs the fencer's program the way its pod w
 and the environment are read from the ConfigMap and the Deployment in the cluster (what the stack
 applied), and it talks to the API server with a token the TokenRequest API issued to its service
 account, so the emitted RBAC and ValidatingAdmissionPolicy are what let it through. A tenant's
-pod takes a GPU node; the node monitoring agent's condition turns False (repair.mark_unhealthy);
+pod takes a GPU node; the node monitoring agent's condition turns False (gpufault.mark_unhealthy);
 the rows say when the fence taint appeared, that the real scheduler then refuses the node to a pod
 that tolerates everything else on it, that the taint goes and the pod binds once the condition is
 healed, and that the policy refuses the fencer's identity any other change of a node.
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from components.kubernetes.gpu_fence import APP, SCRIPT
 from components.kubernetes.node_fencer import TAINT_KEY
-from e2e import prometheus, quota, repair, sandbox
+from e2e import gpufault, prometheus, quota, repair, sandbox
 from e2e.cluster import Cluster, E2EError, service_account_identity, wait_for
 from e2e.report import Report
 from e2e.stack import Stack
@@ -187,7 +187,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
     report.mark()
     made.failed = node
     start = time.monotonic()
-    repair.mark_unhealthy(cluster, node)
+    gpufault.mark_unhealthy(cluster, node)
     # Karpenter's repair (30 s toleration as run) replaces the node later: everything below comes first.
     try:
         taint = wait_for(lambda: fence_taint(cluster.get("node", node)), 20, f"the fence taint on {node}", 0.2)
@@ -198,7 +198,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
                         f"the fencer said: {tail(log)}")
         return
     report.scenario(label, ROW, True,
-                    f"{repair.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
+                    f"{gpufault.GPU_CONDITION} False on {node} (under {ns}'s running pod): tainted "
                     f"{TAINT_KEY}={taint.get('value')}:{taint.get('effect')} {fenced:.1f} s after the fault, "
                     f"by the emitted fencer as its service account; the scheduler on a pod tolerating the "
                     f"node's other taints: {refused[:200]}; Event {event}")
@@ -209,7 +209,7 @@ def _scenario(cluster: Cluster, report: Report, label: str, stack: Stack, slot: 
 def _lifted(cluster: Cluster, report: Report, label: str, node: str, namespace: str, log: Path) -> None:
     report.mark()
     start = time.monotonic()
-    repair.heal(cluster, node)
+    gpufault.heal(cluster, node)
     try:
         lifted, bound, event = probe_bound(cluster, node, namespace, start, 20)
     except E2EError as err:

@@ -29,24 +29,9 @@ from typing import Any
 from e2e import karpenter
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import pending_reason, workload
+from e2e.gpufault import GPU_CONDITION, Clock, heal, mark_unhealthy, node_condition, watch
 from e2e.jobs import not_running
-from e2e.repair import (
-    GPU_CONDITION,
-    Clock,
-    Made,
-    claim_of,
-    cleared,
-    create_pod,
-    group_member,
-    heal,
-    mark_unhealthy,
-    node_condition,
-    repairing,
-    running_node,
-    undo,
-    watch,
-    whole_gpu_slot,
-)
+from e2e.repair import Made, claim_of, cleared, create_pod, group_member, repairing, running_node, undo, whole_gpu_slot
 from e2e.report import Report
 from e2e.stack import Stack
 

@@ -1,8 +1,8 @@
 """A GPU fails under a tenant's running work: what the real engines do about it.
 
-The fault is made as the EKS node monitoring agent reports it: the node's status condition
-`AcceleratedHardwareReady` set False (reason NvidiaXID79Error, a GPU fallen off the bus), its
-kubelet alive (kwok keeps it Ready). Nothing in Kubernetes taints for that condition; Karpenter's
+The fault is made as the EKS node monitoring agent reports it (e2e/gpufault.py): the node's
+status condition `AcceleratedHardwareReady` set False (reason NvidiaXID79Error, a GPU fallen off
+the bus), its kubelet alive (kwok keeps it Ready). Nothing in Kubernetes taints for that condition; Karpenter's
 repair (a disruption method since 1.15) acts on it, as on EKS: the suite's Karpenter is the kwok provider with the
 AWS provider's repair policies (e2e/tools/karpenter/main.go), their tolerations shortened to
 `karpenter.REPAIR_TOLERATION` (10 minutes upstream for this condition), and the NodeRepair gate
@@ -41,13 +41,13 @@ import contextlib
 import copy
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from e2e import karpenter, kueue, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import admitted, condition, holder_pod, pending_reason, quiet, workload
+from e2e.gpufault import GPU_CONDITION, Clock, heal, mark_unhealthy, node_condition, watch
 from e2e.jobs import not_running
 from e2e.report import Report
 from e2e.scenarios import tenant_identity
@@ -58,44 +58,10 @@ GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 GPU = "nvidia.com/gpu"
 GROUP = "repair"
-GPU_CONDITION = "AcceleratedHardwareReady"  # set by the EKS node monitoring agent
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 DISRUPTED = "karpenter.sh/disrupted"  # the taint Karpenter puts on a node it terminates
 # The disruption queue's log line for a command, and the command of a repair (its reason Unhealthy)
 REPAIRING = ("disrupting node(s)", '"command":"Unhealthy/')
-
-
-FALLEN_OFF_THE_BUS = (79, "GPU has fallen off the bus")  # an XID the AWS provider replaces for
-
-
-def gpu_fault(now: str, xid: tuple[int, str] = FALLEN_OFF_THE_BUS) -> dict[str, Any]:
-    """The node status patch the node monitoring agent's GPU monitor amounts to (a strategic
-    merge: the kubelet's own conditions stay), naming the XID in the reason as the agent does.
-    The transition time is when the toleration starts."""
-    code, what = xid
-    return {"status": {"conditions": [{
-        "type": GPU_CONDITION, "status": "False", "reason": f"NvidiaXID{code}Error",
-        "message": f"XID {code} ({what}) in the kernel log",
-        "lastHeartbeatTime": now, "lastTransitionTime": now}]}}
-
-
-def mark_unhealthy(cluster: Cluster, node: str, xid: tuple[int, str] = FALLEN_OFF_THE_BUS) -> None:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    result = cluster.kubectl("patch", "node", node, "--subresource=status", "--type=strategic",
-                             "-p", json.dumps(gpu_fault(now, xid)), check=False)
-    if result.returncode:
-        raise E2EError(f"setting {GPU_CONDITION} False on node {node}: {result.stderr.strip()}")
-
-
-def heal(cluster: Cluster, node: str) -> None:
-    """The node as it was: without the agent's condition (kwok nodes never had it)."""
-    patch = {"status": {"conditions": [{"type": GPU_CONDITION, "$patch": "delete"}]}}
-    cluster.kubectl("patch", "node", node, "--subresource=status", "--type=strategic", "-p", json.dumps(patch),
-                    check=False)
-
-
-def node_condition(node: dict[str, Any] | None, kind: str) -> dict[str, Any]:
-    return next((dict(c) for c in (node or {}).get("status", {}).get("conditions", []) if c.get("type") == kind), {})
 
 
 def repair_gate(cluster: Cluster, stack: Stack) -> tuple[bool | None, str]:
@@ -188,53 +154,6 @@ def node_running(pod: dict[str, Any]) -> str | None:
                 for c in pod.get("status", {}).get("conditions", []))
     node = pod.get("spec", {}).get("nodeName")
     return str(node) if ready and node and pod.get("status", {}).get("phase") == "Running" else None
-
-
-class Clock:
-    """Seconds since the fault, per milestone, for the rows."""
-
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.wall = time.time()
-        self.marks: dict[str, float] = {}
-
-    def mark(self, name: str) -> float:
-        self.marks[name] = round(time.monotonic() - self.start, 1)
-        return self.marks[name]
-
-
-Probe = Callable[[], str | None]
-
-
-def watch(report: Report, label: str, probes: dict[str, tuple[Probe, str]], timeout: float,
-          clock: Clock) -> set[str]:
-    """Poll every probe until each said something or `timeout` passed, whatever their order (the
-    engines act concurrently); one row per probe, with the seconds since the fault. Returns the
-    probes that said something."""
-    said: dict[str, str] = {}
-    failed: dict[str, str] = {}
-    deadline = time.monotonic() + timeout
-    while True:
-        for name, (probe, _) in probes.items():
-            if name in said or name in failed:
-                continue
-            try:
-                value = probe()
-            except E2EError as err:
-                failed[name] = f"{err} ({clock.mark(name):.0f} s after the fault)"
-                continue
-            if value is not None:
-                said[name] = f"{clock.mark(name):.0f} s after the fault: {value}"
-        if len(said) + len(failed) == len(probes) or time.monotonic() > deadline:
-            break
-        time.sleep(2.0)
-    for name, (_, what) in sorted(probes.items(), key=lambda p: clock.marks.get(p[0], float("inf"))):
-        if name in said:
-            report.scenario(label, name, True, said[name])
-        else:
-            report.scenario(label, name, False, failed.get(name) or f"timed out after {timeout:.0f} s waiting for "
-                            f"{what} ({clock.mark(name):.0f} s after the fault)")
-    return set(said)
 
 
 @dataclass

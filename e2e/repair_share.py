@@ -21,18 +21,14 @@ from typing import Any
 from e2e import karpenter, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import holder_pod, pending_reason, quiet, workload
+from e2e.gpufault import GPU_CONDITION, Clock, heal, mark_unhealthy, node_condition
 from e2e.repair import (
     GPU,
-    GPU_CONDITION,
     NODEPOOL_LABEL,
     REPAIRING,
-    Clock,
     claim_of,
     create_pod,
-    heal,
     karpenter_said,
-    mark_unhealthy,
-    node_condition,
     remove_pods,
     repairing,
     running_node,

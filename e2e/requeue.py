@@ -41,8 +41,9 @@ from ruamel.yaml import YAML
 from e2e import quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import condition, pending_reason, quiet, workload
+from e2e.gpufault import Clock
 from e2e.jobs import not_running
-from e2e.repair import GPU, GROUP_LABEL, Clock, admission, create_pod, group_member, remove_pods, running_node
+from e2e.repair import GPU, GROUP_LABEL, admission, create_pod, group_member, remove_pods, running_node
 from e2e.report import Report
 from e2e.stack import Stack
 

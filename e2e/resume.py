@@ -10,7 +10,7 @@ its tenant's checkpoint location by the tenant guide's convention
 `/hot`, the job's name in `JOB` (the group's name, so a pod made again names the same
 directory, `/hot/checkpoints/$JOB/`).
 
-One of the two nodes gets the GPU fault (`repair.mark_unhealthy`); the other keeps its pod.
+One of the two nodes gets the GPU fault (`gpufault.mark_unhealthy`); the other keeps its pod.
 Judged off the engines' objects, with the seconds from the fault, whatever order they come in:
 
 - fenced: Karpenter's `karpenter.sh/disrupted` NoSchedule taint on the node (or the node gone);
@@ -38,27 +38,24 @@ from e2e import karpenter, quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import holder_pod, pending_reason, quiet, workload
 from e2e.gang import ENDED, Gang
+from e2e.gpufault import GPU_CONDITION, Clock, mark_unhealthy, watch
 from e2e.jobs import not_running
 from e2e.kwokstages import HOLD
 from e2e.repair import (
     DISRUPTED,
-    GPU_CONDITION,
     GROUP_COUNT,
     GROUP_LABEL,
     NODEPOOL_LABEL,
-    Clock,
     Made,
     admission,
     claim_of,
     cleared,
     create_pod,
     launched,
-    mark_unhealthy,
     removed,
     repaired,
     repairing,
     undo,
-    watch,
 )
 from e2e.repair_share import share_target
 from e2e.report import Report

@@ -38,9 +38,10 @@ from typing import Any
 from e2e import quota
 from e2e.cluster import Cluster, E2EError, wait_for
 from e2e.contention import condition, pending_reason, quiet
+from e2e.gpufault import Clock
 from e2e.jobs import reference_job, workload_of
 from e2e.kwokstages import HOLD
-from e2e.repair import Clock, admission, node_running
+from e2e.repair import admission, node_running
 from e2e.report import Report
 from e2e.requeue import cordoned, drain_relaunching, with_spare_node, workload_state
 from e2e.scenarios import topology_level

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from e2e import quota, reboot, repair, repair_share
+from e2e import gpufault, quota, reboot, repair, repair_share
 from e2e.cluster import Cluster, E2EError
 from e2e.report import FAILED, OK, Report
 from e2e.stack import Stack, Target
@@ -57,7 +57,7 @@ def test_the_share_scenario_picks_a_node_pool_that_may_hold_two_nodes_else_says_
 
 
 def test_the_fault_is_the_agent_s_gpu_condition_with_its_transition_time() -> None:
-    patch = repair.gpu_fault("2026-12-05T15:00:00Z")
+    patch = gpufault.gpu_fault("2026-12-05T15:00:00Z")
     (said,) = patch["status"]["conditions"]  # a strategic merge by type: the kubelet's Ready stays
     assert (said["type"], said["status"]) == ("AcceleratedHardwareReady", "False")
     # repair counts the toleration from lastTransitionTime; without it the node would be
@@ -83,12 +83,12 @@ def test_the_repair_gate_is_read_from_the_release_and_from_karpenter_s_own_log(t
 
 def test_every_milestone_leaves_a_row_whether_seen_failed_or_never_seen() -> None:
     report = Report()
-    clock = repair.Clock()
+    clock = gpufault.Clock()
 
     def broken() -> str | None:
         raise E2EError("pod runs on the failed node")
 
-    seen = repair.watch(report, "dev", {
+    seen = gpufault.watch(report, "dev", {
         "m-seen": (lambda: "node gone", "the node going"),
         "m-failed": (broken, "the pod elsewhere"),
         "m-never": (lambda: None, "an eviction"),
@@ -160,7 +160,7 @@ def test_the_reboot_fault_is_reboot_clearable_and_the_replace_fault_fatal() -> N
     Python's re read these patterns alike): XID 48 reboots, XID 79 is replaced."""
     reboot_xids, fatal_xids = _go_constant("rebootClearableXIDs"), _go_constant("fatalXIDs")
     assert re.fullmatch(reboot_xids, reboot.REASON) and not re.fullmatch(fatal_xids, reboot.REASON)
-    replaced = repair.gpu_fault("2026-12-05T15:00:00Z")["status"]["conditions"][0]["reason"]
+    replaced = gpufault.gpu_fault("2026-12-05T15:00:00Z")["status"]["conditions"][0]["reason"]
     assert re.fullmatch(fatal_xids, replaced) and not re.fullmatch(reboot_xids, replaced)
 
 
