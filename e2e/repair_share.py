@@ -6,8 +6,9 @@ the NodePool's nodes, rounded up (`allowed_unhealthy`); above it, a fault is tak
 cluster-wide one (a bad AMI, a driver roll-out), not a node's, and each disruption pass publishes
 a Warning event `NodeRepairBlocked` on the node ("more than 20% of nodes in nodepool "<name>" are
 unhealthy") for a node past its toleration. The scenario makes a NodePool hold enough nodes (pods spread one per node),
-sets the GPU condition False on one node more than the share allows, and waits several
-tolerations: no NodeClaim of them may be deleted, and each node must carry Karpenter's event.
+sets the GPU condition False on one node more than the share allows, and waits until each node
+carries Karpenter's event (at most PERIODS tolerations), then one toleration more, so a disruption
+pass after the block is seen too: no NodeClaim of them may be deleted.
 Then the incident passes on all but the share's allowance of those nodes, and Karpenter must
 repair the rest (`-resumed`).
 """
@@ -39,7 +40,7 @@ from e2e.stack import Stack
 SHARE = "gpu-node-failure-unhealthy-share"
 ALLOWED_PERCENT = 20  # disruption/repair.go repairUnhealthyThreshold
 PODS = 2  # pods spread one per node: enough nodes for one more than 20 % of them
-PERIODS = 4  # tolerations waited for a repair that must not come
+PERIODS = 4  # tolerations the block may take to show on every node
 BLOCKED = "NodeRepairBlocked"
 SPREAD_LABEL = "gpuplat.dev/e2e-share"
 
@@ -144,7 +145,6 @@ def _judge(cluster: Cluster, report: Report, label: str, nodepool: str, held: li
     for node in chosen:
         marked.append(node)
         mark_unhealthy(cluster, node)
-    window = PERIODS * karpenter.REPAIR_TOLERATION
 
     def repaired() -> str | None:
         for node, claim in claims.items():
@@ -152,16 +152,24 @@ def _judge(cluster: Cluster, report: Report, label: str, nodepool: str, held: li
             if found is None or found["metadata"].get("deletionTimestamp"):
                 return f"NodeClaim {claim} of {node} deleted {clock.mark(SHARE):.0f} s after the fault"
         return None
-    with contextlib.suppress(E2EError):  # the window passing with no repair is the outcome wanted
-        wait_for(repaired, window, "a repair", 2.0)
+
+    def settled() -> str | None:  # a repair, or Karpenter's block on every node
+        return repaired() or ("blocked" if len(_blocked(cluster, chosen)) == len(chosen) else None)
+    # Time passing with no repair is the outcome wanted.
+    with contextlib.suppress(E2EError):
+        wait_for(settled, PERIODS * karpenter.REPAIR_TOLERATION, "a repair or the block on every node", 2.0)
+    if repaired() is None:
+        with contextlib.suppress(E2EError):
+            wait_for(repaired, karpenter.REPAIR_TOLERATION, "a repair", 2.0)
+    waited = clock.mark(SHARE)
     deleted = repaired()
     reset = [n for n in chosen if node_condition(cluster.get("node", n), GPU_CONDITION).get("status") != "False"]
     logged = [c for c in claims.values() if karpenter_said(cluster, REPAIRING, c)]
     blocked = _blocked(cluster, chosen)
     unblocked = [n for n in chosen if n not in blocked]
     what = (f"{len(chosen)} of {len(nodes)} nodes of NodePool {nodepool} with {GPU_CONDITION} False "
-            f"(more than {ALLOWED_PERCENT} %, which allows {allowed}), {window:.0f} s waited ({PERIODS} tolerations "
-            f"of {karpenter.REPAIR_TOLERATION:.0f} s)")
+            f"(more than {ALLOWED_PERCENT} %, which allows {allowed}), {waited:.0f} s waited (until the block "
+            f"showed on every node, then a toleration of {karpenter.REPAIR_TOLERATION:.0f} s)")
     problems = ([deleted] if deleted else []) + \
         ([f"Karpenter logged '{REPAIRING[0]}' of reason Unhealthy for {', '.join(logged)}"] if logged else []) + \
         ([f"{GPU_CONDITION} no longer False on {', '.join(reset)}: nothing left to repair"] if reset else []) + \
