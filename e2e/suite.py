@@ -243,8 +243,9 @@ Job = Callable[[Report, Path], None]  # one target's work: its part of the repor
 
 
 def jobs(args: argparse.Namespace, toolbox: Toolbox, own: list[Target]) -> dict[str, Job]:
-    """Every target the arguments choose, by label, in the order they start: the longest first
-    (bench/results.md has each target's seconds), so the last to start are the short ones."""
+    """Every target the arguments choose, by label, in the order they start: the Pulumi-deployed
+    targets and the fleet first, then the stacks. With two lanes this ends them within seconds of
+    each other (bench/results.md has each target's seconds)."""
     def chosen(label: str) -> bool:
         return (not args.only and not args.spec) or label in (args.only or [])
 
