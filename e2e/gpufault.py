@@ -12,7 +12,8 @@ from e2e.cluster import Cluster, E2EError
 from e2e.report import Report
 
 GPU_CONDITION = "AcceleratedHardwareReady"  # set by the EKS node monitoring agent
-FALLEN_OFF_THE_BUS = (79, "GPU has fallen off the bus")  # an XID the AWS provider's repair policies replace a node for
+# An XID the AWS provider's repair policies replace a node for
+FALLEN_OFF_THE_BUS = (79, "GPU has fallen off the bus")
 
 
 def gpu_fault(now: str, xid: tuple[int, str] = FALLEN_OFF_THE_BUS) -> dict[str, Any]:

@@ -4,8 +4,8 @@ down what it started.
 The suite's process (inside its network namespace) starts one worker per target, at most `jobs`
 at a time, in the suite's order (e2e/suite.py `jobs`): a worker is `python -m e2e` with the
 run's own arguments and `--worker LABEL`, in a mount namespace of its own (its private /etc:
-Kueue's metrics certificate has a fixed path there). A worker writes its part of the report to a file; the
-suite merges the parts in target order. Each worker's lines are printed as they come.
+Kueue's metrics certificate has a fixed path there). A worker writes its part of the report to
+a file; the suite merges the parts in target order. Each worker's lines are printed as they come.
 
 SIGTERM or SIGINT (a CI timeout, Ctrl-C) to the suite is passed to every worker. A worker turns
 it into `Stopped`, an exception no scenario catches, so the `finally` blocks that stop its

@@ -1,12 +1,13 @@
 """A GPU fails under a tenant's running work: what the real engines do about it.
 
-The fault is made as the EKS node monitoring agent reports it (e2e/gpufault.py): the node's
-status condition `AcceleratedHardwareReady` set False (reason NvidiaXID79Error, a GPU fallen off
-the bus), its kubelet alive (kwok keeps it Ready). Nothing in Kubernetes taints for that condition; Karpenter's
-repair (a disruption method since 1.15) acts on it, as on EKS: the suite's Karpenter is the kwok provider with the
-AWS provider's repair policies (e2e/tools/karpenter/main.go), their tolerations shortened to
-`karpenter.REPAIR_TOLERATION` (10 minutes upstream for this condition), and the NodeRepair gate
-as the emitted release renders it. Every judgement is read off the engines' objects:
+The fault is made as the EKS node monitoring agent reports it (e2e/gpufault.py): the node's status
+condition `AcceleratedHardwareReady` set False (reason NvidiaXID79Error, a GPU fallen off the
+bus), its kubelet alive (kwok keeps it Ready). Nothing in Kubernetes taints for that condition;
+Karpenter's repair (a disruption method since 1.15) acts on it, as on EKS: the suite's Karpenter
+is the kwok provider with the AWS provider's repair policies (e2e/tools/karpenter/main.go), their
+tolerations shortened to `karpenter.REPAIR_TOLERATION` (10 minutes upstream for this condition),
+and the NodeRepair gate as the emitted release renders it. Every judgement is read off the
+engines' objects:
 
 - repaired: Karpenter replaces the node's NodeClaim once the toleration is over (its log:
   "disrupting node(s)" for a command of reason Unhealthy; replace-first: the new node is

@@ -158,9 +158,8 @@ def _judge(cluster: Cluster, report: Report, label: str, nodepool: str, held: li
     # Time passing with no repair is the outcome wanted.
     with contextlib.suppress(E2EError):
         wait_for(settled, PERIODS * karpenter.REPAIR_TOLERATION, "a repair or the block on every node", 2.0)
-    if repaired() is None:
-        with contextlib.suppress(E2EError):
-            wait_for(repaired, karpenter.REPAIR_TOLERATION, "a repair", 2.0)
+    with contextlib.suppress(E2EError):  # returns at once if a repair ended the first wait
+        wait_for(repaired, karpenter.REPAIR_TOLERATION, "a repair", 2.0)
     waited = clock.mark(SHARE)
     deleted = repaired()
     reset = [n for n in chosen if node_condition(cluster.get("node", n), GPU_CONDITION).get("status") != "False"]
