@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from e2e.apiread import ApiReader
 from e2e.errors import E2EError
 from e2e.kwokstages import stages
 from e2e.ports import pod_cidr
@@ -85,9 +86,11 @@ class Cluster:
         self.kubeconfig = workdir / "kubeconfig"
         self.processes = Processes(workdir)
         self.env = {"KWOK_WORKDIR": str(workdir / "kwok"), "KUBECONFIG": str(self.kubeconfig)}
+        self.reader = ApiReader(self.kubeconfig)
 
     def create(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.reader = ApiReader(self.kubeconfig)  # the new cluster's address and certificates
         t = self.tools
         argv = [
             str(t["kwokctl"]), "create", "cluster", "--name", self.name, "--runtime", "binary",
@@ -152,6 +155,11 @@ class Cluster:
         return result
 
     def get(self, resource: str, name: str = "", namespace: str = "") -> dict[str, Any] | None:
+        """As `kubectl get -o json` gives it (all namespaces without one), None when not found;
+        read over HTTPS (e2e/apiread.py) unless discovery does not know the resource."""
+        known, found = self.reader.get(resource, name, namespace)
+        if known:
+            return found
         args = ["get", resource, *([name] if name else []), "-o", "json"]
         args += ["-n", namespace] if namespace else (["-A"] if not name else [])
         result = self.kubectl(*args, check=False)

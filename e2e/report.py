@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+
+def _cpu() -> float:
+    """User and system seconds of this process and of the children it has waited for."""
+    used = os.times()
+    return used.user + used.system + used.children_user + used.children_system
+
 
 # A scenario row's state: it passed, it failed, or the suite could not run it (the detail says why).
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
@@ -20,6 +28,9 @@ class Scenario:
     detail: str
     seconds: float = 0.0  # since the target's previous row: the time this row's work took
     status: str = ""  # ok | failed | skipped; from `ok` when not given
+    # CPU of the worker and the processes it waited for over the same span (the control plane and
+    # controllers it starts detached are not in it): what the row costs a machine shared with others.
+    cpuSeconds: float = 0.0  # as for a scenario
 
     def __post_init__(self) -> None:
         if not self.status:
@@ -37,6 +48,7 @@ class Journey:
     reason: str
     seconds: float = 0.0  # as for a scenario: journeys are judged together, the first carries the wait
     job: str = "1 pod x 1"  # its shape: pods x units each, and how it is placed (e2e/expect.py)
+    cpuSeconds: float = 0.0  # as for a scenario
 
 
 def agrees(journey: Journey) -> bool:
@@ -106,25 +118,31 @@ class Report:
     # Each component the suite plays a part of: {"status": run | stand-in | not run, "detail"}.
     components: dict[str, dict[str, str]] = field(default_factory=dict)
     _mark: float = field(default_factory=time.monotonic, repr=False)
+    _cpu_mark: float = field(default_factory=lambda: _cpu(), repr=False)
 
     def _split(self) -> float:
         now = time.monotonic()
         seconds, self._mark = now - self._mark, now
         return round(seconds, 1)
 
+    def _cpu_split(self) -> float:
+        now = _cpu()
+        seconds, self._cpu_mark = now - self._cpu_mark, now
+        return round(seconds, 1)
+
     def mark(self) -> None:
         """The next row's seconds count from here."""
-        self._mark = time.monotonic()
+        self._mark, self._cpu_mark = time.monotonic(), _cpu()
 
     def component(self, name: str, status: str, detail: str) -> None:
         self.components[name] = {"status": status, "detail": detail}
 
     def scenario(self, stack: str, name: str, ok: bool, detail: str) -> None:
-        self._row(Scenario(stack, name, ok, detail, self._split()))
+        self._row(Scenario(stack, name, ok, detail, self._split(), cpuSeconds=self._cpu_split()))
 
     def skip(self, stack: str, name: str, reason: str) -> None:
         """A scenario the suite cannot run here, with why: a row, never silence."""
-        self._row(Scenario(stack, name, False, reason, self._split(), status=SKIPPED))
+        self._row(Scenario(stack, name, False, reason, self._split(), status=SKIPPED, cpuSeconds=self._cpu_split()))
 
     def _row(self, row: Scenario) -> None:
         self.scenarios.append(row)
@@ -135,7 +153,7 @@ class Report:
         self.timings.append({"stack": stack, "command": command, "seconds": round(seconds, 1)})
 
     def journey(self, journey: Journey) -> None:
-        journey.seconds = self._split()
+        journey.seconds, journey.cpuSeconds = self._split(), self._cpu_split()
         self.journeys.append(journey)
         agree = "ok  " if agrees(journey) else "FAIL"
         print(f"  {agree} {journey.stack}: {journey.tenant} -> {journey.pool} ({journey.resource}, {journey.job}): "
