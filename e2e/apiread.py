@@ -14,7 +14,9 @@ server directly, with the kubeconfig's certificates, and answers as kubectl does
 - a list comes back as kubectl's `List` with each item's `apiVersion` and `kind` filled in;
 - no namespace lists across all of them (`-A`), a named object with none is in `default`, and a
   cluster-scoped resource ignores the namespace;
-- not found is `None`; any other refusal is an error with the server's words.
+- not found is `None`; a server asking to come back (429, a 5xx with Retry-After, as during a
+  watch cache's re-initialisation) is asked again as client-go does; any other refusal is an
+  error with the server's words.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import base64
 import json
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,6 +38,7 @@ from ruamel.yaml import YAML
 from e2e.errors import E2EError
 
 TIMEOUT = 30.0
+RETRIES = 10  # client-go's default for a server that asks to retry
 
 
 @dataclass(frozen=True)
@@ -127,23 +131,34 @@ class ApiReader:
         return index(documents)
 
     def _request(self, path: str, what: str) -> dict[str, Any] | None:
+        # client-go's rule, which kubectl followed: a 429 (or a 5xx with Retry-After) is the
+        # server asking to come back, as during a watch cache's re-initialisation.
+        for attempt in range(RETRIES + 1):
+            try:
+                return self._once(path)
+            except urllib.error.HTTPError as err:
+                if err.code == 404:
+                    return None
+                body = err.read().decode(errors="replace")
+                wait = _retry_after(err.code, err.headers.get("Retry-After"))
+                if wait is not None and attempt < RETRIES:
+                    time.sleep(wait)
+                    continue
+                try:
+                    message = json.loads(body).get("message", body)
+                except ValueError:
+                    message = body
+                raise E2EError(f"get {what}: {err.code} {message.strip()[-1500:]}") from None
+            except (urllib.error.URLError, OSError) as err:
+                raise E2EError(f"get {what}: {err}") from None
+        raise AssertionError("unreachable")
+
+    def _once(self, path: str) -> dict[str, Any]:
         server, context = self._connection()
         request = urllib.request.Request(server + path, headers={"Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=TIMEOUT) as response:
-                found: dict[str, Any] = json.load(response)
-                return found
-        except urllib.error.HTTPError as err:
-            if err.code == 404:
-                return None
-            body = err.read().decode(errors="replace")
-            try:
-                message = json.loads(body).get("message", body)
-            except ValueError:
-                message = body
-            raise E2EError(f"get {what}: {err.code} {message.strip()[-1500:]}") from None
-        except (urllib.error.URLError, OSError) as err:
-            raise E2EError(f"get {what}: {err}") from None
+        with urllib.request.urlopen(request, context=context, timeout=TIMEOUT) as response:
+            found: dict[str, Any] = json.load(response)
+            return found
 
     def _connection(self) -> tuple[str, ssl.SSLContext]:
         if self._context is None:
@@ -171,6 +186,16 @@ class ApiReader:
         path.write_bytes(base64.b64decode(user[f"{key}-data"]))
         path.chmod(0o600)
         return str(path)
+
+
+def _retry_after(code: int, header: str | None) -> float | None:
+    """Seconds to wait before asking again, or None when the answer is final."""
+    if code != 429 and not (code >= 500 and header):
+        return None
+    try:
+        return min(max(float(header or 1), 0.0), 10.0)
+    except ValueError:
+        return 1.0
 
 
 def _decoded(data: str | None) -> str | None:

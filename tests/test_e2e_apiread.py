@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.message
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +101,30 @@ def test_the_kubeconfig_s_inline_certificates_are_written_beside_it(tmp_path: Pa
     assert reader._file({"client-key": "/k"}, "client-key") == "/k"  # pyright: ignore[reportPrivateUsage]
     with pytest.raises(E2EError, match="kubeconfig"):  # none yet: the suite's error, not a traceback
         ApiReader(tmp_path / "none").get("pods")
+
+
+class Busy(ApiReader):
+    """A server whose watch cache re-initialises for `busy` answers, then answers."""
+
+    def __init__(self, busy: int, code: int = 429, retry_after: str | None = "0") -> None:
+        super().__init__(Path("/nonexistent"))
+        self.busy, self.code, self.retry_after, self.calls = busy, code, retry_after, 0
+
+    def _once(self, path: str) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls <= self.busy:
+            headers = email.message.Message()
+            if self.retry_after is not None:
+                headers["Retry-After"] = self.retry_after
+            raise urllib.error.HTTPError(path, self.code, "busy", headers, None)
+        return {"kind": "Pod"}
+
+
+def test_a_server_asking_to_come_back_is_asked_again_as_client_go_does() -> None:
+    busy = Busy(3)
+    found = busy._request("/api/v1/pods/p", "pod p")  # pyright: ignore[reportPrivateUsage]
+    assert found == {"kind": "Pod"} and busy.calls == 4
+    with pytest.raises(E2EError, match="429"):  # not for ever
+        Busy(100)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(E2EError, match="500"):  # a plain server error is final
+        Busy(1, 500, None)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
