@@ -228,7 +228,38 @@ def floor(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Non
         except E2EError as err:
             pods = [p for p in cluster.items("pods", namespace) if p["metadata"]["name"].startswith(name)]
             said = jobs.events_for(cluster, namespace, pods[0]["metadata"]["name"]) if pods else []
-            report.scenario(label, scenario, False, f"{err}: {'; '.join(said[-2:])}")
+            report.scenario(label, scenario, False, f"{err}: {'; '.join(said[-2:])}; {_pool_nodes_said(cluster, pool)}"
+                            f"{_karpenter_errors(cluster, pool)}")
+
+
+def _karpenter_errors(cluster: Cluster, pool: str) -> str:
+    """Karpenter's last distinct error lines about the pool's NodePools (its log goes with the
+    cluster when the run ends, so the row keeps what explains a floor that was not placed)."""
+    log = cluster.workdir / "karpenter.log"
+    seen: dict[str, None] = {}
+    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("level") == "ERROR" and f'"{pool}-' in json.dumps(entry.get("NodePool", "")):
+            seen.pop(said := f"{entry.get('message')}: {entry.get('error', '')}"[:200], None)
+            seen[said] = None
+    return f"; Karpenter's last errors for it: {' | '.join(list(seen)[-3:])}" if seen else ""
+
+
+def _pool_nodes_said(cluster: Cluster, pool: str) -> str:
+    """The pool's nodes by readiness and taint, for a floor that was not placed in time."""
+    nodes = [n for n in cluster.items("nodes") if n["metadata"].get("labels", {}).get("gpuplat.dev/pool") == pool]
+    ready = sum(any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))
+                for n in nodes)
+    taints: dict[str, int] = {}
+    for node in nodes:
+        for taint in node["spec"].get("taints") or []:
+            key = f"{taint['key']}:{taint['effect']}"
+            taints[key] = taints.get(key, 0) + 1
+    return (f"pool {pool} has {len(nodes)} node(s), {ready} Ready; taints: "
+            + (", ".join(f"{k} x{v}" for k, v in sorted(taints.items())) or "none"))
 
 
 def _ready_replicas(cluster: Cluster, name: str, namespace: str, wanted: int) -> int | None:

@@ -128,3 +128,4 @@ def test_a_server_asking_to_come_back_is_asked_again_as_client_go_does() -> None
         Busy(100)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
     with pytest.raises(E2EError, match="500"):  # a plain server error is final
         Busy(1, 500, None)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
+
