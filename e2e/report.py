@@ -30,7 +30,7 @@ class Scenario:
     status: str = ""  # ok | failed | skipped; from `ok` when not given
     # CPU of the worker and the processes it waited for over the same span (the control plane and
     # controllers it starts detached are not in it): what the row costs a machine shared with others.
-    cpuSeconds: float = 0.0  # as for a scenario
+    cpuSeconds: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.status:
