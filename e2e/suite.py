@@ -222,7 +222,7 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
             failures.scenarios(cluster, stack, report, timeout)
             report.scenario(target.label, "node-agents", not agents.errors,
                             agents.errors[-1] if agents.errors else f"{len(agents.details)} GPU node(s) registered "
-                            "their devices with no agent error")
+                            f"their devices with no agent error; {len(agents.woken)} pod(s) kwok missed woken")
         scenarios.isolation(cluster, stack, report)
         scenarios.pod_security(cluster, stack, report)
         mutations.admits_fabric_pods(cluster, stack, report)
