@@ -122,9 +122,10 @@ class NodeAgents:
                 self.errors.append(str(err))
 
     def sweep(self) -> None:
-        self.commands.run()
+        pods = self.cluster.items("pods")
+        self.commands.run(pods)
         nodes = self.cluster.items("nodes")
-        self.wake_stranded(nodes)
+        self.wake_stranded(nodes, pods)
         for item in nodes:
             labels = item["metadata"].get("labels", {})
             name = item["metadata"]["name"]
@@ -149,7 +150,7 @@ class NodeAgents:
                 patch = {"metadata": {"labels": added}}
                 self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
 
-    def wake_stranded(self, nodes: list[dict[str, Any]]) -> None:
+    def wake_stranded(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
         """Start the pods the kwok controller missed. A pod the scheduler bound to a node in the
         second before the kwok controller took the node over (its agents had just booted it)
         stays Pending: kwok looked for the node's pods when it took it, before the binding
@@ -160,7 +161,7 @@ class NodeAgents:
                  and any(c["type"] == "Ready" and c["status"] == "True"
                          for c in n.get("status", {}).get("conditions", []))}
         now = time.time()
-        for pod in self.cluster.items("pods"):
+        for pod in pods:
             status, uid = pod.get("status", {}), pod["metadata"]["uid"]
             bound = next((c.get("lastTransitionTime") for c in status.get("conditions", [])
                           if c["type"] == "PodScheduled" and c["status"] == "True"), None)

@@ -67,8 +67,9 @@ class PodCommands:
     done: set[str] = field(default_factory=set[str])
     errors: dict[str, str] = field(default_factory=dict[str, str])
 
-    def run(self) -> None:
-        for pod in kubectl_pods(self.cluster.items("pods")):
+    def run(self, pods: list[dict[str, Any]]) -> None:
+        """Over the cluster's pods, as the agents' sweep listed them."""
+        for pod in kubectl_pods(pods):
             uid = pod["metadata"]["uid"]
             if uid in self.done:
                 continue

@@ -42,8 +42,8 @@ def test_only_a_pod_left_pending_on_a_ready_booted_node_is_woken_and_not_at_ever
         _pod("on-a-booting-node", "b", "Pending", 30), _pod("on-a-failed-node", "c", "Pending", 30)])
     agents = NodeAgents(cluster, None)
     nodes = [_node("a", True, True), _node("b", False, False), _node("c", True, False)]
-    agents.wake_stranded(nodes)
+    agents.wake_stranded(nodes, cluster.pods)
     assert [args[2] for args in cluster.patched] == ["stranded"]
     assert WOKEN in cluster.patched[0][-1]
-    agents.wake_stranded(nodes)  # once, then again only after STRANDED_AFTER
+    agents.wake_stranded(nodes, cluster.pods)  # once, then again only after STRANDED_AFTER
     assert len(cluster.patched) == 1 and list(agents.woken) == ["stranded"]
