@@ -173,6 +173,23 @@ class Cluster:
         found = self.get(resource, namespace=namespace)
         return list(found["items"]) if found else []
 
+    def wait_established(self, timeout: float = 120.0, check: bool = True) -> list[str]:
+        """Wait until every CRD is Established; returns those still not at the deadline (raises
+        with their names when `check`). Not `kubectl wait --for=condition=established crd --all`:
+        it fails at once on a CRD created a moment ago, whose status has no conditions yet."""
+        def pending() -> list[str]:
+            return [c["metadata"]["name"] for c in self.items("customresourcedefinitions") if not any(
+                k.get("type") == "Established" and k.get("status") == "True"
+                for k in (c.get("status") or {}).get("conditions") or [])]
+        try:
+            wait_for(lambda: [] if not pending() else None, timeout, "every CRD to be Established")
+        except E2EError:
+            left = pending()
+            if check and left:
+                raise E2EError(f"CRDs not Established after {timeout:.0f} s: {', '.join(left[:5])}") from None
+            return left
+        return []
+
     def apply(self, manifests: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], str]]:
         """Server-side apply; returns the objects the API server refused, with its words."""
         if not manifests:

@@ -186,7 +186,7 @@ def run_deploy(target: Target, stack: Stack, cluster: Cluster, tools: Mapping[st
     # queue `up` creates. Its CRDs come first (the release's stand-in then finds them there, as
     # Helm does on an upgrade); the node agents register the pools' devices for the floor.
     refused = cluster.apply([c for c in upstream_crds() if c["spec"]["group"] == "kueue.x-k8s.io"])
-    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    cluster.wait_established()
     if refused:
         raise E2EError(f"Kueue's CRDs refused: {refused[0][1]}")
     kueue.start(cluster, stack)

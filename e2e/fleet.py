@@ -109,7 +109,7 @@ def bring_up(cluster: Cluster, stack: Stack, config: dict[str, Any] | None,
     refused = cluster.apply(crds)
     if refused:
         raise E2EError(f"{stack.target.stack}: CRD refused: {refused[0][1]}")
-    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    cluster.wait_established()
     kueue.start(cluster, stack, config)
     nodes.create(cluster, nodes.system_nodes(stack) + gpu_nodes(stack))
     objects = emitted_objects(stack.resources)

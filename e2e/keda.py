@@ -96,7 +96,7 @@ def available_message(cluster: Cluster) -> str:
 def start(cluster: Cluster, hosts: dict[str, str], timeout: float) -> Keda:
     """Start KEDA on the cluster; `hosts` names other Services' addresses (Prometheus')."""
     refused = cluster.apply(list[Mapping[str, Any]](crds()))
-    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    cluster.wait_established()
     if cluster.get("namespace", NAMESPACE) is None:  # the stack emits it, with its Pod Security
         cluster.kubectl("create", "namespace", NAMESPACE)
     refused += cluster.apply([metrics_service()])

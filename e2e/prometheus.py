@@ -163,7 +163,7 @@ class Prometheus:
 def start_operator(cluster: Cluster, stack: Stack) -> Prometheus:
     """Apply the operator's CRDs and the chart's stand-in objects, start the operator."""
     refused = cluster.apply(list[Mapping[str, Any]](operator_crds()))
-    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    cluster.wait_established()
     release, namespace, _ = release_name(stack)
     if cluster.get("namespace", namespace) is None:  # the stack emits it, with its Pod Security
         cluster.kubectl("create", "namespace", namespace)

@@ -96,7 +96,7 @@ def _install_one(cluster: Cluster, stack: Stack, report: Report, key: str, direc
     cluster.kubectl("create", "namespace", namespace, check=False)
     refused = cluster.apply(crds)
     if crds:  # established before the objects of their kinds are applied, as Helm waits for them
-        cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s", check=False)
+        cluster.wait_established(check=False)
     refused += cluster.apply(sort_for_apply(objects))
     source = f"{directory.parent.name}/{directory.name} of {directory.parents[1].name}"
     detail = (f"{len(objects)} objects rendered by Helm from {source} with the release's values"

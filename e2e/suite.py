@@ -121,7 +121,7 @@ def bring_up(cluster: Cluster, stack: Stack, report: Report, timeout: float = 12
     label = stack.target.label
     crds = upstream_crds() + (karpenter.kwok_crds() if stack.provider == "aws" else [])
     refused = cluster.apply(crds)
-    cluster.kubectl("wait", "--for=condition=established", "crd", "--all", "--timeout=120s")
+    cluster.wait_established()
     report.scenario(label, "crds", not refused, refused[0][1] if refused else f"{len(crds)} upstream CRDs established")
     config = kueue.start(cluster, stack)
     # The nodes that serve no GPU exist before the charts: their pods are bound there first.
