@@ -11,7 +11,8 @@ GPU of a pool reports that share as its utilisation (the pool's work spread even
 
 One trace minute is replayed per `SAMPLE_SECONDS` (the scrape interval, so every sample is
 scraped once). The loop may skip ahead to the idle stretch once the floors have grown: the rest
-of the busy stretch would only keep them growing, a cooldown at a time.
+of the busy stretch would only keep them growing, a cooldown at a time, and the half-load minutes
+after it would only hold them (between the thresholds).
 """
 
 from __future__ import annotations
