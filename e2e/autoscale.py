@@ -184,13 +184,15 @@ def _pod_metrics(cluster: Cluster, stack: Stack) -> Iterator[list[str]]:
 
 
 @contextmanager
-def running(cluster: Cluster, stack: Stack, report: Report, timeout: float) -> Iterator[Loop]:
-    """Everything the loop needs, started; the two promtool scenarios reported on the way."""
+def running(cluster: Cluster, stack: Stack, report: Report, timeout: float,
+            operator: prometheus.Prometheus | None = None) -> Iterator[Loop]:
+    """Everything the loop needs, started (the prometheus-operator unless `operator` runs already);
+    the two promtool scenarios reported on the way."""
     label = stack.target.label
     short = compile_short(stack, cluster.workdir)
     model = model_of(stack, overlay_of(stack))
     rule_name = stack.of_type(RULE)[0]["metadata"]["name"]
-    operator = prometheus.start_operator(cluster, stack)
+    operator = operator or prometheus.start_operator(cluster, stack)
     own = prometheus.wait_for_rules(operator, rule_name, f"ratio_avg_{model.autoscaling.window}", timeout)
     ok, detail = promtool(cluster, model, own, "stack")
     report.scenario(label, "promtool-rules", ok, f"the operator's rule file of {rule_name}: {detail}")

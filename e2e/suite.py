@@ -188,6 +188,7 @@ def on_fresh_cluster(target: Target, toolbox: Toolbox, report: Report, workroot:
 def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, timeout: float) -> None:
     def steps(cluster: Cluster, stack: Stack) -> None:
         installed = bring_up(cluster, stack, report)
+        operator = floor.start_early(cluster, stack)
         prefix = charts.rendered_env(installed.get("sriov-network-operator", []), "Deployment").get("RESOURCE_PREFIX")
         vfs = (lambda labels: rails.vf_resources(stack, labels, prefix)) if prefix else None
         with nodes.NodeAgents(cluster, device_model(stack, cluster.tools), vfs) as agents:
@@ -212,7 +213,7 @@ def run_target(target: Target, tools: Toolbox, report: Report, workroot: Path, t
                 for name in ("nodeclaims-initialized", "hami-old-overlay-never-initializes",
                              "hami-current-overlay-initializes"):
                     report.skip(target.label, name, "provider kubernetes: the nodes exist, Karpenter launches none")
-            floor.scaling(cluster, stack, report, timeout)
+            floor.scaling(cluster, stack, report, timeout, operator)
             mutations.caught(cluster, stack, report, timeout)
             devicemutations.caught(cluster, stack, report, lambda r: device_model(stack, cluster.tools, r), agents,
                                    timeout)
