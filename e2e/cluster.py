@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from e2e.apiread import ApiReader
 from e2e.errors import E2EError
 from e2e.kwokstages import stages
-from e2e.ports import pod_cidr
+from e2e.ports import pod_cidr, service_cidr
 
 T = TypeVar("T")
 
@@ -105,6 +105,7 @@ class Cluster:
             # address it advertises to the cluster (the kubernetes Service's endpoint).
             "--extra-args", "kube-apiserver=advertise-address=127.0.0.1",
             "--extra-args", "kube-apiserver=bind-address=127.0.0.1",
+            "--extra-args", f"kube-apiserver=service-cluster-ip-range={service_cidr()}",
             "--config", str(self._kwokctl_configuration()),
         ]
         env = {**os.environ, **self.env, "KWOK_KUBECTL_BINARY": str(t["kubectl"])}

@@ -32,6 +32,13 @@ def pod_cidr() -> str:
     return f"10.{200 + _SLOT % 50}.0.1/16"
 
 
+def service_cidr() -> str:
+    """The Service addresses of this worker's cluster (the API server's default, 10.0.0.0/24, in
+    every cluster otherwise): the suite serves KEDA's metrics API at its Service's cluster IP on
+    loopback, and two targets' KEDA got the same one (one API server then reached the other's)."""
+    return f"10.{100 + _SLOT % 50}.0.0/24"
+
+
 def loopback_address() -> str:
     """An address of its own on loopback (all of 127/8 is local): servers that must listen on the
     port a Service names (Prometheus' 9090, KEDA's 9666) listen there, one address per cluster."""
