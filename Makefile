@@ -42,8 +42,10 @@ actionlint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright
 
+# One worker per core (pytest-xdist); the tests that build and install the wheel share one worker,
+# so its session fixtures (the release, the team's virtualenv) are made once.
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 test: lint actionlint typecheck pytest
 

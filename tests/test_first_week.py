@@ -31,6 +31,9 @@ from gpuplat import __version__
 from gpuplat.render.comment import usd, usd_delta
 from tests.support_install import installed_from, run, set_up_block
 
+# With the other tests that build and install the wheel, on one pytest-xdist worker (Makefile).
+pytestmark = pytest.mark.xdist_group("installed-wheel")
+
 STACKS = ("dev", "prod", "staging")  # the order --all-stacks runs them in
 Json = dict[str, Any]
 

@@ -17,6 +17,9 @@ from gpuplat import __version__
 from gpuplat.cli import main
 from gpuplat.scaffold.source import Origin, SourceError, installed_origin, origin_of, source
 
+# With the other tests that build and install the wheel, on one pytest-xdist worker (Makefile).
+pytestmark = pytest.mark.xdist_group("installed-wheel")
+
 ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "7f2c4c5e0c8d4b1f9a3e2d1c0b9a8f7e6d5c4b3a"
 

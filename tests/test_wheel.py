@@ -22,6 +22,9 @@ import pytest
 from gpuplat import __version__
 from tests.support_install import installed_from, run, set_up_block
 
+# With the other tests that build and install the wheel, on one pytest-xdist worker (Makefile).
+pytestmark = pytest.mark.xdist_group("installed-wheel")
+
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "staging", "prod")
 
