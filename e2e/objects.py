@@ -19,8 +19,11 @@ from e2e.errors import E2EError
 # The shared upstream data directory (e2e/upstream.py resolves files there or in the modules).
 UPSTREAM = upstream.data_dir()
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:kubernetes")
-# Kinds that other objects refer to, applied first so references resolve on the first pass.
-_FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClass", "PersistentVolume")
+# Kinds that other objects refer to, applied first so references resolve on the first pass. A
+# recording lists resources by type, a token Secret before its ServiceAccount; the token controller
+# deletes a token Secret whose ServiceAccount does not exist yet (`pulumi up` creates it after).
+_FIRST = ("CustomResourceDefinition", "Namespace", "PriorityClass", "StorageClass", "PersistentVolume",
+          "ServiceAccount")
 
 
 def emitted_objects(resources: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
