@@ -1,6 +1,6 @@
 """Reads from a cluster's API server over HTTPS, without a kubectl process per read.
 
-The suite polls: its node agents list nodes and pods every 2 s, the autoscaling loop lists
+The suite polls: its node agents list nodes and pods every second, the autoscaling loop lists
 deployments, pods and nodes every two, and every `wait_for` reads an object twice a second. As
 `kubectl get -o json` each read was a process (its start, its discovery cache, its JSON
 printer) and cost about ten times the CPU of the request itself; on 2 cores that CPU is what the

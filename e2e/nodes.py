@@ -88,11 +88,6 @@ def system_nodes(stack: Stack) -> list[dict[str, Any]]:
     return nodes
 
 
-# Between two sweeps. Each lists every pod and node; with seven targets at once the CPU, not the
-# engines' timings, bounds a run, and a kubelet or device plugin takes seconds to react anyway.
-SWEEP_SECONDS = 2.0
-
-
 class NodeAgents:
     """The node agents of every GPU node, as a reconcile loop: what the node registers and the
     labels its agents add follow its current labels and taints (a device-plugin config label
@@ -120,7 +115,7 @@ class NodeAgents:
         self.thread.join(timeout=10)
 
     def _run(self) -> None:
-        while not self.stop.wait(SWEEP_SECONDS):
+        while not self.stop.wait(1.0):
             try:
                 self.sweep()
             except E2EError as err:
