@@ -137,7 +137,6 @@ class NodeAgents:
                     patch = {"metadata": {"labels": {BOOTED: "true"}}}
                     self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
                 continue
-            self.details[name] = registered.detail
             allocatable = item["status"].get("allocatable", {})
             base = {k: v for k, v in allocatable.items() if k in _BASE}
             more = self.extra(labels) if self.extra is not None else {}
@@ -149,6 +148,8 @@ class NodeAgents:
             if added:
                 patch = {"metadata": {"labels": added}}
                 self.cluster.kubectl("patch", "node", name, "--type=merge", "-p", json.dumps(patch))
+            # Published last: a scenario that waits on it submits its job once the node says so.
+            self.details[name] = registered.detail
 
     def wake_stranded(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
         """Start the pods the kwok controller missed. A pod the scheduler bound to a node in the

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from e2e.cluster import BOOTED
+from e2e.devices import Registration
 from e2e.nodes import WOKEN, NodeAgents
 
 
@@ -47,3 +49,40 @@ def test_only_a_pod_left_pending_on_a_ready_booted_node_is_woken_and_not_at_ever
     assert WOKEN in cluster.patched[0][-1]
     agents.wake_stranded(nodes, cluster.pods)  # once, then again only after STRANDED_AFTER
     assert len(cluster.patched) == 1 and list(agents.woken) == ["stranded"]
+
+
+class _Model:
+    def register(self, name: str, labels: Any, annotations: Any, taints: Any) -> Registration:
+        return Registration({}, {"nvidia.com/gpu.shared": 16}, f"{name}: shared")
+
+
+class _Nodes(_Cluster):
+    """A cluster whose node patches record whether the agents already said the node was done."""
+
+    def __init__(self, agents: list[NodeAgents]) -> None:
+        super().__init__([])
+        self.agents = agents
+        self.published_at_patch: list[bool] = []
+
+    def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
+        if resource != "nodes":
+            return []
+        return [{"metadata": {"name": n, "labels": {}}, "spec": {}, "status": {"allocatable": {"cpu": "8"}}}
+                for n in ("n-0", "n-1")]
+
+    def kubectl(self, *args: str, **kwargs: Any) -> Any:
+        self.published_at_patch.append(args[2] in self.agents[0].details)
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+
+def test_a_node_is_reported_registered_only_after_its_status_and_labels_are_written() -> None:
+    # A scenario waits on `details` and then submits a job: a node published before its
+    # allocatable changed let the scheduler bind that job on what the node had before.
+    holder: list[NodeAgents] = []
+    cluster: Any = _Nodes(holder)
+    agents = NodeAgents(cluster, cast(Any, _Model()))
+    holder.append(agents)
+    agents.commands.run = lambda pods: None  # type: ignore[method-assign]
+    agents.sweep()
+    assert cluster.published_at_patch and not any(cluster.published_at_patch)
+    assert agents.details == {"n-0": "n-0: shared", "n-1": "n-1: shared"}
