@@ -15,6 +15,10 @@ LOCK_ARGS := pyproject.toml - --extra dev --generate-hashes --universal --python
 	--custom-compile-command 'make lock' -o $(LOCK)
 LOCK_EXTRA := printf 'pip>=25\nsetuptools>=69\n'
 
+# Python writes the bytecode of what it imports: the suites start Python processes by the
+# thousand (the CLI, the Pulumi programs), and without it each one compiles its modules again.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: setup test lint typecheck pytest actionlint preview snapshots docs bench lock clean e2e-tools e2e dist
 
 # --clear: the venv holds exactly the lock, nothing left over from an earlier one.

@@ -47,7 +47,9 @@ def wheel(dist: Path) -> Path:
 
 def offline_env(bin_dir: Path, house: Path) -> dict[str, str]:
     """No index, the wheelhouse, and `python3` this interpreter (the wheelhouse's ABI)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_FIND_LINKS")}
+    # PYTHONDONTWRITEBYTECODE too: a team's machine writes the bytecode of what it imports.
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PIP_FIND_LINKS", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
