@@ -22,13 +22,14 @@ server directly, with the kubeconfig's certificates, and answers as kubectl does
 from __future__ import annotations
 
 import base64
+import http.client
+import io
 import json
 import ssl
 import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,7 @@ class ApiReader:
     def __init__(self, kubeconfig: Path) -> None:
         self.kubeconfig = kubeconfig
         self._lock = threading.Lock()
+        self._local = threading.local()  # each thread's kept-alive connection
         self._server = ""
         self._context: ssl.SSLContext | None = None
         self._names: dict[str, Resource] = {}
@@ -149,16 +151,41 @@ class ApiReader:
                 except ValueError:
                     message = body
                 raise E2EError(f"get {what}: {err.code} {message.strip()[-1500:]}") from None
-            except (urllib.error.URLError, OSError) as err:
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
                 raise E2EError(f"get {what}: {err}") from None
         raise AssertionError("unreachable")
 
     def _once(self, path: str) -> dict[str, Any]:
-        server, context = self._connection()
-        request = urllib.request.Request(server + path, headers={"Accept": "application/json"})
-        with urllib.request.urlopen(request, context=context, timeout=TIMEOUT) as response:
-            found: dict[str, Any] = json.load(response)
+        # One kept-alive connection per thread: a TLS handshake per read cost both the suite and the
+        # API server more CPU than many of the reads themselves. A connection the server closed
+        # while idle is opened again once (a GET is safe to repeat).
+        for reopened in (False, True):
+            connection = self._kept(reopened)
+            try:
+                connection.request("GET", path, headers={"Accept": "application/json"})
+                response = connection.getresponse()
+                body = response.read()
+            except (ConnectionError, http.client.HTTPException):
+                connection.close()
+                if reopened:
+                    raise
+                continue
+            if response.status >= 400:
+                raise urllib.error.HTTPError(self._server + path, response.status, response.reason,
+                                             response.headers, io.BytesIO(body))
+            found: dict[str, Any] = json.loads(body)
             return found
+        raise AssertionError("unreachable")
+
+    def _kept(self, reopen: bool) -> http.client.HTTPSConnection:
+        connection: http.client.HTTPSConnection | None = getattr(self._local, "connection", None)
+        if connection is None or reopen:
+            server, context = self._connection()
+            address = urllib.parse.urlsplit(server)
+            connection = http.client.HTTPSConnection(address.hostname or "", address.port, timeout=TIMEOUT,
+                                                     context=context)
+            self._local.connection = connection
+        return connection
 
     def _connection(self) -> tuple[str, ssl.SSLContext]:
         if self._context is None:

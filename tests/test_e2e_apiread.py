@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import email.message
+import http.client
+import http.server
+import json
+import threading
 import urllib.error
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -129,3 +133,64 @@ def test_a_server_asking_to_come_back_is_asked_again_as_client_go_does() -> None
     with pytest.raises(E2EError, match="500"):  # a plain server error is final
         Busy(1, 500, None)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
 
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A keep-alive HTTP server that answers JSON, remembers each request's client port, and
+    (with `drop`) closes a connection after its first answer without saying so."""
+
+    def __init__(self, drop: bool) -> None:
+        self.ports: list[int] = []
+        self.drop = drop
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self.server.ports.append(self.client_address[1])
+        found = self.path != "/missing"
+        body = json.dumps({"kind": "Pod", "path": self.path} if found else {"message": "nope"}).encode()
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = self.server.drop
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class _Plain(ApiReader):
+    """The reader over plain HTTP to the test's server (its TLS context is the kubeconfig's)."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(Path("/nonexistent"))
+        self._server = f"http://127.0.0.1:{port}"
+        self.port = port
+
+    def _kept(self, reopen: bool) -> http.client.HTTPSConnection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None or reopen:
+            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+            self._local.connection = connection
+        return cast(http.client.HTTPSConnection, connection)
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_reads_keep_their_connection_and_open_another_when_the_server_closed_it(drop: bool) -> None:
+    server = _Server(drop)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        reader = _Plain(server.server_address[1])
+        answers = [reader._request(f"/api/v1/pods/p{i}", "pod") for i in range(3)]  # pyright: ignore[reportPrivateUsage]
+        assert [a and a["path"] for a in answers] == ["/api/v1/pods/p0", "/api/v1/pods/p1", "/api/v1/pods/p2"]
+        assert reader._request("/missing", "x") is None  # pyright: ignore[reportPrivateUsage]
+        # Kept alive: one connection for all four; dropped after each answer: a new one each time.
+        assert len(set(server.ports)) == (4 if drop else 1), server.ports
+    finally:
+        server.shutdown()
+        server.server_close()
