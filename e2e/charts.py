@@ -20,6 +20,7 @@ import yaml
 
 from e2e import upstream
 from e2e.cluster import E2EError
+from gpuplat.verify.render import SAFE_LOADER
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -104,7 +105,7 @@ def undeclared_keys(values: Mapping[str, Any], defaults: Mapping[str, Any],
 
 def _load_mapping(path: Path) -> dict[str, Any]:
     text = path.read_text(encoding="utf-8")
-    loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    loaded = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=SAFE_LOADER)
     return dict(loaded) if isinstance(loaded, Mapping) else {}
 
 

@@ -40,6 +40,7 @@ from e2e.ports import free_port
 from e2e.prometheus import Prometheus, release_name, scrape_jobs
 from e2e.stack import Stack
 from e2e.tools.build import TOOL_SETS
+from gpuplat.verify.render import SAFE_LOADER
 
 CHART = "kube-state-metrics"
 CHART_VERSION = "8.4.0"  # kube-prometheus-stack 88.5.3's dependency
@@ -125,7 +126,8 @@ class StateMetrics:
 def stand_in(stack: Stack) -> tuple[list[dict[str, Any]], str]:
     """The subchart's objects for the stack's release, or why the release runs none."""
     release, namespace, emitted = release_name(stack)
-    defaults = yaml.safe_load(upstream.resolve("charts/kube-prometheus-stack/values.yaml").read_text()) or {}
+    text = upstream.resolve("charts/kube-prometheus-stack/values.yaml").read_text()
+    defaults = yaml.load(text, Loader=SAFE_LOADER) or {}
     enabled, values = subchart_values(defaults, emitted)
     if not enabled:
         return [], "the release turns kube-state-metrics off (kubeStateMetrics.enabled)"
