@@ -32,10 +32,6 @@ from types import FrameType
 from e2e.ports import SLOT_ENV
 
 GRACE = 120.0  # seconds a stopped worker gets to tear its control plane down
-# The Go garbage collector of a target's servers and controllers at a quarter of its default pace
-# (a heap up to five times the live one): the run is bound by CPU, and the API servers spent about a
-# sixth of theirs collecting (bench/results.md). The caller's own GOGC wins.
-GO_RUNTIME = {"GOGC": os.environ.get("GOGC") or "400"}
 
 
 class Stopped(BaseException):
@@ -111,7 +107,7 @@ class Pool:
         self._slots += 1
         # Each worker's servers get loopback addresses of their own (e2e/ports.py): targets running
         # at once would otherwise both listen on the first address.
-        env = {**os.environ, **GO_RUNTIME, SLOT_ENV: str(self._slots)}
+        env = {**os.environ, SLOT_ENV: str(self._slots)}
         # A session of its own: a terminal's Ctrl-C reaches the suite, which passes it on once.
         worker.process = subprocess.Popen(worker.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                           text=True, start_new_session=True, env=env)
