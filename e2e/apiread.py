@@ -177,15 +177,17 @@ class ApiReader:
             return found
         raise AssertionError("unreachable")
 
-    def _kept(self, reopen: bool) -> http.client.HTTPSConnection:
-        connection: http.client.HTTPSConnection | None = getattr(self._local, "connection", None)
+    def _kept(self, reopen: bool) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
         if connection is None or reopen:
-            server, context = self._connection()
-            address = urllib.parse.urlsplit(server)
-            connection = http.client.HTTPSConnection(address.hostname or "", address.port, timeout=TIMEOUT,
-                                                     context=context)
+            connection = self._open()
             self._local.connection = connection
         return connection
+
+    def _open(self) -> http.client.HTTPConnection:
+        server, context = self._connection()
+        address = urllib.parse.urlsplit(server)
+        return http.client.HTTPSConnection(address.hostname or "", address.port, timeout=TIMEOUT, context=context)
 
     def _connection(self) -> tuple[str, ssl.SSLContext]:
         if self._context is None:

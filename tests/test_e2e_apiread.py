@@ -9,7 +9,7 @@ import json
 import threading
 import urllib.error
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -134,7 +134,6 @@ def test_a_server_asking_to_come_back_is_asked_again_as_client_go_does() -> None
         Busy(1, 500, None)._request("/x", "x")  # pyright: ignore[reportPrivateUsage]
 
 
-
 class _Server(http.server.ThreadingHTTPServer):
     """A keep-alive HTTP server that answers JSON, remembers each request's client port, and
     (with `drop`) closes a connection after its first answer without saying so."""
@@ -165,19 +164,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Plain(ApiReader):
-    """The reader over plain HTTP to the test's server (its TLS context is the kubeconfig's)."""
+    """The reader, over plain HTTP to the test's server instead of the kubeconfig's TLS."""
 
     def __init__(self, port: int) -> None:
         super().__init__(Path("/nonexistent"))
         self._server = f"http://127.0.0.1:{port}"
         self.port = port
 
-    def _kept(self, reopen: bool) -> http.client.HTTPSConnection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None or reopen:
-            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-            self._local.connection = connection
-        return cast(http.client.HTTPSConnection, connection)
+    def _open(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
 
 
 @pytest.mark.parametrize("drop", [False, True])

@@ -59,9 +59,9 @@ class _Model:
 class _Nodes(_Cluster):
     """A cluster whose node patches record whether the agents already said the node was done."""
 
-    def __init__(self, agents: list[NodeAgents]) -> None:
+    def __init__(self) -> None:
         super().__init__([])
-        self.agents = agents
+        self.agents: NodeAgents | None = None
         self.published_at_patch: list[bool] = []
 
     def items(self, resource: str, namespace: str = "") -> list[dict[str, Any]]:
@@ -71,18 +71,16 @@ class _Nodes(_Cluster):
                 for n in ("n-0", "n-1")]
 
     def kubectl(self, *args: str, **kwargs: Any) -> Any:
-        self.published_at_patch.append(args[2] in self.agents[0].details)
+        assert self.agents is not None
+        self.published_at_patch.append(args[2] in self.agents.details)
         return subprocess.CompletedProcess(args, 0, "", "")
 
 
 def test_a_node_is_reported_registered_only_after_its_status_and_labels_are_written() -> None:
     # A scenario waits on `details` and then submits a job: a node published before its
     # allocatable changed let the scheduler bind that job on what the node had before.
-    holder: list[NodeAgents] = []
-    cluster: Any = _Nodes(holder)
-    agents = NodeAgents(cluster, cast(Any, _Model()))
-    holder.append(agents)
-    agents.commands.run = lambda pods: None  # type: ignore[method-assign]
+    cluster: Any = _Nodes()
+    agents = cluster.agents = NodeAgents(cluster, cast(Any, _Model()))
     agents.sweep()
     assert cluster.published_at_patch and not any(cluster.published_at_patch)
     assert agents.details == {"n-0": "n-0: shared", "n-1": "n-1: shared"}
