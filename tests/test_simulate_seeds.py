@@ -37,7 +37,8 @@ def test_deltas_are_paired_by_seed() -> None:
 
 
 def _project(tmp: Path) -> Path:
-    """This repository's prod stack and a slice of Philly, committed as the base."""
+    """This repository's prod stack and a slice of Philly, committed as the base: 3,000 jobs, enough
+    for spot interruptions on every seed after a market-mix edit, so its cost has an interval."""
     project = tmp / "project"
     (project / "stacks").mkdir(parents=True)
     (project / "platform").mkdir()
@@ -45,7 +46,7 @@ def _project(tmp: Path) -> Path:
         (project / name).write_text((ROOT / name).read_text())
     (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  gpuplat:simulateTrace: jobs.csv\n")
     with PHILLY.open() as handle:
-        (project / "jobs.csv").write_text("".join(next(handle) for _ in range(1501)))
+        (project / "jobs.csv").write_text("".join(next(handle) for _ in range(3001)))
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "base")

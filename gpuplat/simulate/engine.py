@@ -4,9 +4,9 @@ Jobs, Kueue admission, pods and nodes; the autoscaler's 30-second poll is autosc
 
 Admission (Kueue): each tenant's queue in order of priority then submission; BestEffortFIFO
 looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of its tenant's
-flavors, in the plan's order, where the flavor's quota has room and the tenant stays within
-its borrowing limit; failing that, where the tenant is within its nominal quota, by
-preempting borrowers there (lowest priority, newest first: reclaimWithinCohort). Admitted
+flavors, in the plan's order, where the flavor's quota has room beside what hard tenants keep
+unused (they lend none) and the tenant stays within its borrowing limit; failing that, within its
+nominal quota, by preempting borrowers there (lowest priority, newest first). Admitted
 work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
 ready `boot_seconds` later. Nodes are packed perfectly (units), or with `node_packing` node by
 node on a fixed fleet (nodes.py), a job's pods all at once and within one topology domain of a
@@ -20,7 +20,7 @@ import heapq
 import math
 import random
 
-from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant
+from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant, unlent
 from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
@@ -68,6 +68,7 @@ class Engine:
         self.usage: list[dict[str, int]] = [dict.fromkeys(t.flavors, 0) for t in tenants]
         self.queues: list[list[tuple[int, float, int]]] = [[] for _ in tenants]
         self.tenant_order = sorted(range(len(tenants)), key=lambda i: -tenants[i].rank)
+        self.hard = [i for i, t in enumerate(tenants) if not t.lends]
         self.sizes = [min((u for _, u in p), default=0) for p in placements]
         self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
         self.blocked = [-1] * len(tenants)
@@ -323,15 +324,15 @@ class Engine:
             self.blocked[i], self.window_end[i] = self.epoch, max(kept) if kept else _OPEN
 
     def admit(self, job: int, t: float) -> bool:
-        tenant = self.tenants[self.tenant_of[job]]
-        usage = self.usage[self.tenant_of[job]]
-        for flavor, units in self.placements[job]:
-            within = usage[flavor.key] + units <= tenant.limit[flavor.key]
-            if within and flavor.admitted + units <= flavor.cap:
+        i, places = self.tenant_of[job], self.placements[job]
+        tenant, usage = self.tenants[i], self.usage[i]
+        kept = [unlent(self.tenants, self.hard, self.usage, f.key, i) if self.hard else 0 for f, _ in places]
+        for (flavor, units), k in zip(places, kept, strict=True):
+            if usage[flavor.key] + units <= tenant.limit[flavor.key] and flavor.admitted + units + k <= flavor.cap:
                 self.place(job, flavor, units, t)
                 return True
-        for flavor, units in self.placements[job]:
-            if usage[flavor.key] + units <= tenant.nominal[flavor.key] and self.reclaim(flavor, units, tenant, t):
+        for (flavor, units), k in zip(places, kept, strict=True):
+            if usage[flavor.key] + units <= tenant.nominal[flavor.key] and self.reclaim(flavor, units + k, tenant, t):
                 self.place(job, flavor, units, t)
                 return True
         return False

@@ -193,6 +193,13 @@ class SimTenant:
     nominal: dict[str, int]  # flavor key -> units
     limit: dict[str, int]  # flavor key -> units it may hold there (nominal + borrowing)
     flavors: tuple[str, ...]  # in the order Kueue tries them
+    lends: bool = True  # False for a hard tenant (lendingLimit 0): its unused nominal quota stays its own
+
+
+def unlent(tenants: list[SimTenant], hard: list[int], usage: list[dict[str, int]], key: str, but: int) -> int:
+    """Units of flavor `key` no tenant but the `hard` ones may take: their nominal quota they leave
+    unused (Kueue lends a ClusterQueue's quota up to its lendingLimit, 0 for a hard tenant)."""
+    return sum(max(0, tenants[i].nominal.get(key, 0) - usage[i].get(key, 0)) for i in hard if i != but)
 
 
 def _hourly(plan: Plan) -> dict[tuple[str, Market], float]:
@@ -255,17 +262,26 @@ def build_pools(model: Platform, plan: Plan, flavors: list[Flavor]) -> list[SimP
 
 def build_tenants(model: Platform, plan: Plan, flavors: list[Flavor]) -> list[SimTenant]:
     by_key = {f.key: f for f in flavors}
+    quotas = {t.name: plan.tenant_quotas(t.name) for t in model.tenants}
+    kept: dict[str, int] = {}  # flavor key -> GPUs of nominal quota hard tenants lend nobody
+    for t in model.tenants:
+        for k, gpus in quotas[t.name].items():
+            kept[k] = kept.get(k, 0) + (gpus if t.isolation == "hard" else 0)
     tenants: list[SimTenant] = []
     for t in model.tenants:
-        quotas = plan.tenant_quotas(t.name)
-        keys = tuple(f.key for f in flavors if f.key in quotas)
+        own = quotas[t.name]
+        keys = tuple(f.key for f in flavors if f.key in own)
+        hard = t.isolation == "hard"
+        # The most it can ever hold: its borrowing limit, and never the others' unlent quota.
+        others = {k: kept.get(k, 0) - (own[k] if hard else 0) for k in keys}
         tenants.append(
             SimTenant(
                 name=t.name,
                 rank=PRIORITY_RANK.get(t.priority, 1),
-                nominal={k: quotas[k] * by_key[k].per_gpu for k in keys},
-                limit={k: t.gpus * by_key[k].per_gpu for k in keys},
+                nominal={k: own[k] * by_key[k].per_gpu for k in keys},
+                limit={k: min(t.gpus * by_key[k].per_gpu, by_key[k].cap - others[k] * by_key[k].per_gpu) for k in keys},
                 flavors=keys,
+                lends=not hard,
             )
         )
     return tenants
