@@ -51,6 +51,7 @@ def test_static_fleet_costs_what_the_plan_says(philly: Trace, prod: tuple[Platfo
     # (health.spareNodes, idle by design) are not in its fleet yet.
     spares = sum(p.spare_monthly_usd for p in plan.cost.pools)
     assert result.monthly_usd == pytest.approx(plan.cost.monthly_usd - spares, rel=1e-9)
+    assert result.cost_usd == pytest.approx(result.static_usd, rel=1e-9)  # it saves nothing against itself
     for pool in result.pools:
         planned = next(p for p in plan.cost.pools if p.pool == pool.name)
         for market, usd in planned.monthly_usd.items():

@@ -232,7 +232,10 @@ def summarise(
     for i in unplaceable:
         lost[engine.jobs[i].tenant] = lost.get(engine.jobs[i].tenant, 0) + 1
     pools = _pools(engine, plan, horizon)
-    static = plan.cost.monthly_usd * (horizon / 3600) / HOURS_PER_MONTH if plan.cost else 0.0
+    # The pools' nodes only: the plan's total also holds spare nodes for repairs, which the replay
+    # never runs, so counting them would show a static fleet saving against itself.
+    fleet = sum(sum(p.monthly_usd.values()) for p in plan.cost.pools) if plan.cost else 0.0
+    static = fleet * (horizon / 3600) / HOURS_PER_MONTH
     return Result(
         trace=trace.path,
         shape=trace.shape,
