@@ -20,7 +20,7 @@ import heapq
 import math
 import random
 
-from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, SimPool, SimTenant, unlent
+from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, Lending, SimPool, SimTenant
 from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import NodeMap, Pods
 from gpuplat.simulate.options import Options
@@ -68,14 +68,13 @@ class Engine:
         self.usage: list[dict[str, int]] = [dict.fromkeys(t.flavors, 0) for t in tenants]
         self.queues: list[list[tuple[int, float, int]]] = [[] for _ in tenants]
         self.tenant_order = sorted(range(len(tenants)), key=lambda i: -tenants[i].rank)
-        self.hard = [i for i, t in enumerate(tenants) if not t.lends]
+        self.lending = Lending(tenants, self.usage)
         self.sizes = [min((u for _, u in p), default=0) for p in placements]
         self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
         self.blocked = [-1] * len(tenants)
         self.window_end: list[tuple[int, float, int]] = [(0, 0.0, 0)] * len(tenants)
         self.preempted = self.interrupted = self.node_token = self.block_stops = 0
-        self.lost_gpu_s = 0.0
-        self.now = 0.0
+        self.lost_gpu_s = self.now = 0.0
         self.polls = 0  # TICK events handled: what skipping quiet stretches saves
         self.outcome, self.fail_at = (
             options.outcomes.draws(options.seed, jobs) if options.outcomes else (["completed"] * n, [1.0] * n)
@@ -325,14 +324,15 @@ class Engine:
 
     def admit(self, job: int, t: float) -> bool:
         i, places = self.tenant_of[job], self.placements[job]
-        tenant, usage = self.tenants[i], self.usage[i]
-        kept = [unlent(self.tenants, self.hard, self.usage, f.key, i) if self.hard else 0 for f, _ in places]
-        for (flavor, units), k in zip(places, kept, strict=True):
-            if usage[flavor.key] + units <= tenant.limit[flavor.key] and flavor.admitted + units + k <= flavor.cap:
+        tenant, usage, held_back = self.tenants[i], self.usage[i], self.lending.held_back
+        for flavor, units in places:
+            room = flavor.cap - flavor.admitted - units
+            if room >= 0 and usage[flavor.key] + units <= tenant.limit[flavor.key] and room >= held_back(flavor.key, i):
                 self.place(job, flavor, units, t)
                 return True
-        for (flavor, units), k in zip(places, kept, strict=True):
-            if usage[flavor.key] + units <= tenant.nominal[flavor.key] and self.reclaim(flavor, units + k, tenant, t):
+        for flavor, units in places:
+            within = usage[flavor.key] + units <= tenant.nominal[flavor.key]
+            if within and self.reclaim(flavor, units + held_back(flavor.key, i), tenant, t):
                 self.place(job, flavor, units, t)
                 return True
         return False

@@ -196,10 +196,21 @@ class SimTenant:
     lends: bool = True  # False for a hard tenant (lendingLimit 0): its unused nominal quota stays its own
 
 
-def unlent(tenants: list[SimTenant], hard: list[int], usage: list[dict[str, int]], key: str, but: int) -> int:
-    """Units of flavor `key` no tenant but the `hard` ones may take: their nominal quota they leave
-    unused (Kueue lends a ClusterQueue's quota up to its lendingLimit, 0 for a hard tenant)."""
-    return sum(max(0, tenants[i].nominal.get(key, 0) - usage[i].get(key, 0)) for i in hard if i != but)
+class Lending:
+    """Kueue lends a ClusterQueue's idle quota up to its lendingLimit: all of a soft tenant's, none
+    of a hard one's (0). `usage` is the replay's, per tenant and flavor, read as it changes."""
+
+    def __init__(self, tenants: list[SimTenant], usage: list[dict[str, int]]) -> None:
+        self.tenants, self.usage = tenants, usage
+        self.hard = [i for i, t in enumerate(tenants) if not t.lends]
+
+    def held_back(self, key: str, but: int) -> int:
+        """Units of flavor `key` only their own hard tenant may take (tenant `but` aside): the
+        nominal quota the hard tenants leave unused."""
+        if not self.hard:
+            return 0
+        tenants, usage = self.tenants, self.usage
+        return sum(max(0, tenants[i].nominal.get(key, 0) - usage[i].get(key, 0)) for i in self.hard if i != but)
 
 
 def _hourly(plan: Plan) -> dict[tuple[str, Market], float]:

@@ -10,12 +10,15 @@ admitted and waiting for a node) and the GPUs they ask for, and nodes (ready or 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from gpuplat.simulate.engine import Engine
 
 MAX_POINTS = 600  # enough to draw a day per pixel column of a wide chart, few enough for the JSON
 MIN_STEP_SECONDS = 60.0
+_JOB = itemgetter(2)  # a queue entry's job: (-rank, submit, job)
 
 
 def sample_step(span_seconds: float) -> float:
@@ -35,12 +38,15 @@ class Timeline:
     waiting_jobs: list[int] = field(default_factory=lambda: [])
     waiting_gpus: list[float] = field(default_factory=lambda: [])
     nodes: dict[str, list[int]] = field(default_factory=lambda: {})  # market -> nodes per sample
+    asks: list[float] = field(default_factory=lambda: [])  # per job, the GPUs it asks for
 
     def until(self, engine: Engine, t: float, *, inclusive: bool = False) -> None:
         next_time = len(self.times) * self.step
         if next_time > t or (next_time == t and not inclusive):
             return
-        state = _state(engine)
+        if len(self.asks) != len(engine.jobs):
+            self.asks = [j.gpus * j.fraction for j in engine.jobs]
+        state = _state(engine, self.asks)
         while next_time < t or (inclusive and next_time == t):
             self._append(next_time, state)
             next_time = len(self.times) * self.step
@@ -62,7 +68,7 @@ class Timeline:
         }
 
 
-def _state(engine: Engine) -> dict[str, Any]:
+def _state(engine: Engine, asks: list[float]) -> dict[str, Any]:
     provisioned = allocated = busy = 0.0
     nodes: dict[str, int] = {}
     for f in engine.flavors:
@@ -71,9 +77,10 @@ def _state(engine: Engine) -> dict[str, Any]:
         busy += f.busy
         market = f.market.value if f.market is not None else "existing"
         nodes[market] = nodes.get(market, 0) + f.ready + f.booting
-    queued = [job for queue in engine.queues for _, _, job in queue]
-    queued += [job for f in engine.flavors for job in f.waiting]
-    gpus = sum(engine.jobs[j].gpus * engine.jobs[j].fraction for j in queued)
+    # A sample may see thousands of waiting jobs: the walk and the sum run in C.
+    queued = list(chain.from_iterable(map(_JOB, queue) for queue in engine.queues))
+    queued += chain.from_iterable(f.waiting for f in engine.flavors)
+    gpus = sum(map(asks.__getitem__, queued))
     return {
         "provisioned": round(provisioned, 6),
         "allocated": round(allocated, 6),
