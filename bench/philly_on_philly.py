@@ -1,6 +1,7 @@
 """Philly's trace replayed on a spec of Philly itself, against the published queueing delay.
 
     .venv/bin/python bench/philly_on_philly.py [--trace ../shared/traces/philly-jobs.csv] [--seeds 5]
+        [--servers machine-list|gpu-log]
 
 The spec is tests/support_philly.py's (SOURCES.md's machines, a tenant per virtual cluster with
 its share of the trace's GPU-hours, at least its widest job); nothing is fitted to the delay it is
@@ -8,8 +9,11 @@ compared with (3,761 s mean, 189 s median). Rows: the trace on the whole cluster
 of it (the subset's part of Philly's GPU time), with node-level packing and the published outcome
 shares (a seeded draw: the trace has no status), then each of the two off; then the what-if racks
 (support_philly.RACK_SWITCH_RADIX: Philly's rack size is not published) with the topology
-constraint on and off (--no-topology), seeds as the headline. Prints the delay overall, by job
-size and by seed, the GPU-time shares of the drawn outcomes against the published ones, the
+constraint on and off (--no-topology), seeds as the headline; then strict VC quotas (every VC a
+hard tenant: none lends its idle GPUs; support_philly.strict_spec). `--servers gpu-log` replays
+on the servers the GPU utilisation log counts (support_philly.GPU_LOG), not the published
+machine list. Prints the delay overall (and the share of jobs that waited at all), by job size
+and by seed, the GPU-time shares of the drawn outcomes against the published ones, the
 fragmentation and topology waits counted, and the wall and CPU time of each replay.
 """
 
@@ -35,11 +39,14 @@ from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES  # noqa: E402
 from gpuplat.simulate.result import percentile  # noqa: E402
 from gpuplat.simulate.run import replay  # noqa: E402
 from tests.support_philly import (  # noqa: E402
+    GPU_LOG,
+    MACHINE_LIST,
     PHILLY_JOBS,
     PUBLISHED_MEAN_WAIT,
     PUBLISHED_MEDIAN_WAIT,
     RACK_SWITCH_RADIX,
     philly_spec,
+    strict_spec,
     subset_share,
     tenant_map,
 )
@@ -71,7 +78,9 @@ def main() -> int:
     parser.add_argument("--trace", default=str(PHILLY_JOBS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--switch-radix", type=int, default=RACK_SWITCH_RADIX, help="the what-if racks' leaf switch")
+    parser.add_argument("--servers", choices=("machine-list", "gpu-log"), default="machine-list")
     args = parser.parse_args()
+    servers = GPU_LOG if args.servers == "gpu-log" else MACHINE_LIST
     load = os.getloadavg()[0]
     trace = load_trace(args.trace)
     share = subset_share(trace)
@@ -79,20 +88,25 @@ def main() -> int:
         f"{len(trace.jobs):,} jobs, {share:.1%} of Philly's GPU time; published delay "
         f"{PUBLISHED_MEAN_WAIT:,} s mean, {PUBLISHED_MEDIAN_WAIT} s median"
     )
-    head = f"{'cluster':<24} {'model':<32} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7}"
+    head = f"{'cluster':<24} {'model':<32} {'seed':>4} {'mean s':>7} {'median s':>8} {'p95 s':>7} {'waited':>6}"
     print(f"{head} {'frag GPU-h':>10} {'topo GPU-h':>10} {'wall s':>6} {'cpu s':>5}  by size (mean / median s)")
-    variants = (  # name, packing, outcomes, racks, topology
-        ("packing + outcomes", True, True, False, True),
-        ("perfect packing, outcomes", False, True, False, True),
-        ("packing, no outcomes", True, False, False, True),
-        (f"racks (radix {args.switch_radix}) + topology", True, True, True, True),
-        (f"racks (radix {args.switch_radix}), --no-topology", True, True, True, False),
+    variants = (  # name, packing, outcomes, racks, topology, strict VC quotas
+        ("packing + outcomes", True, True, False, True, False),
+        ("perfect packing, outcomes", False, True, False, True, False),
+        ("packing, no outcomes", True, False, False, True, False),
+        (f"racks (radix {args.switch_radix}) + topology", True, True, True, True, False),
+        (f"racks (radix {args.switch_radix}), --no-topology", True, True, True, False, False),
+        ("strict VC quotas (no lending)", True, True, False, True, True),
     )
     with tempfile.TemporaryDirectory() as tmp:
         for part in (share, 1.0):
-            for name, packing, outcomes, racks, topology in variants:
-                spec = Path(tmp) / f"philly-{part:.3f}-{racks}.yaml"
-                spec.write_text(philly_spec(trace, part, args.switch_radix if racks else None))
+            for name, packing, outcomes, racks, topology, strict in variants:
+                spec = Path(tmp) / f"philly-{part:.3f}-{racks}-{strict}.yaml"
+                spec.write_text(
+                    strict_spec(trace, part, servers)
+                    if strict
+                    else philly_spec(trace, part, args.switch_radix if racks else None, servers)
+                )
                 compiled = compile_sources(Sources(spec, None))
                 assert compiled.ok and compiled.model is not None and compiled.plan is not None
                 gpus = sum(p.gpus_per_node * p.nodes.max for p in compiled.plan.pools)
@@ -120,14 +134,15 @@ def main() -> int:
                         if (v := by_size.get(k))
                     )
                     mean = sum(ordered) / len(ordered)
+                    waited = sum(1 for w in ordered if w > 0) / len(ordered)
                     frag, topo = (engine.node_waits.gpu_s[k] / 3600 for k in (FRAGMENTATION, TOPOLOGY))
                     print(
                         f"{cluster:<24} {name:<32} {seed:>4} {mean:>7,.0f} {percentile(ordered, 50):>8,.0f} "
-                        f"{percentile(ordered, 95):>7,.0f} {frag:>10,.0f} {topo:>10,.0f} "
+                        f"{percentile(ordered, 95):>7,.0f} {waited:>6.1%} {frag:>10,.0f} {topo:>10,.0f} "
                         f"{wall:>6.1f} {cpu:>5.1f}  {sizes}",
                         flush=True,
                     )
-                    if packing and outcomes and seed == 0 and not racks:
+                    if packing and outcomes and seed == 0 and not racks and not strict:
                         print(f"{'':<24} drawn outcomes by GPU time: {outcome_shares(engine)}")
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f}")
     return 0

@@ -13,8 +13,11 @@ same machines, so the subset alone is also replayed on its share of them (`share
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+from gpuplat.compile import Sources, compile_sources
+from gpuplat.plan import Plan
 from gpuplat.simulate import Trace
 from gpuplat.simulate.mapping import gpu_hours
 
@@ -23,6 +26,15 @@ PHILLY_JOBS = TRACES / "philly-jobs.csv"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "philly.yaml"
 
 TWO_GPU_SERVERS, EIGHT_GPU_SERVERS = 321, 231
+# Servers by GPUs per server: the machine list Microsoft published (cluster_machine_list).
+MACHINE_LIST = {2: TWO_GPU_SERVERS, 8: EIGHT_GPU_SERVERS}
+# The same 552 servers counted from the GPU utilisation log (cluster_gpu_util: the GPUs of each
+# server that ever reported a sample), which the job log agrees with and the machine list does not
+# (msr-fiddle/philly-traces issue 8; Qinghao-Hu/Philly-Trace-Scripts `data/revised_machine_list.csv`):
+# 3,205 GPUs. 13 servers report no GPU; the one 3-GPU server is left out (the catalog sells no
+# 3-GPU node), so 3,202.
+GPU_LOG = {2: 3, 4: 271, 8: 264}
+_POOL_NAMES = {2: "two", 4: "four", 8: "eight"}
 # Philly's queueing delay of GPU jobs, seconds: average and median (SOURCES.md, AcmeTrace).
 PUBLISHED_MEAN_WAIT, PUBLISHED_MEDIAN_WAIT = 3761, 189
 # The whole trace's GPU time (AcmeTrace cluster_summary.csv: complete + cancel + fail GPU-seconds).
@@ -40,20 +52,36 @@ def subset_share(trace: Trace) -> float:
 RACK_SWITCH_RADIX = 36
 
 
-def philly_spec(trace: Trace, share: float = 1.0, switch_radix: int | None = None) -> str:
-    """Philly's machines (times `share`, rounded) and a tenant `vc-<cluster>` per virtual cluster;
-    with `switch_radix`, every server on a 2-tier InfiniBand fat-tree of that radix (one port a
-    server) whose leaves the nodes are labelled with, so multi-server jobs keep to one leaf."""
-    two, eight = round(TWO_GPU_SERVERS * share), round(EIGHT_GPU_SERVERS * share)
-    gpus = 2 * two + 8 * eight
+def philly_spec(
+    trace: Trace,
+    share: float = 1.0,
+    switch_radix: int | None = None,
+    servers: dict[int, int] = MACHINE_LIST,
+    pools: dict[str, list[str]] | None = None,
+) -> str:
+    """Philly's machines (`servers`: how many of each GPU count, times `share`, rounded) and a
+    tenant `vc-<cluster>` per virtual cluster; with `switch_radix`, every server on a 2-tier
+    InfiniBand fat-tree of that radix (one port a server) whose leaves the nodes are labelled with,
+    so multi-server jobs keep to one leaf. With `pools` (VC -> its pools), every VC is a hard
+    tenant on those pools: it lends none of its quota (`strict_spec` builds that spec)."""
+    counts = {g: round(n * share) for g, n in sorted(servers.items()) if round(n * share)}
+    gpus = sum(g * n for g, n in counts.items())
     hours: dict[str, float] = {}
     widest: dict[str, int] = {}
     for job in trace.jobs:
         hours[job.tenant] = hours.get(job.tenant, 0.0) + gpu_hours(job)
         widest[job.tenant] = max(widest.get(job.tenant, 0), job.gpus)
     total = sum(hours.values())
+    quota = {vc: max(widest[vc], round(gpus * h / total)) for vc, h in hours.items()}
+    if pools is not None:
+        # A guarantee is kept only within the GPUs there are: the largest VC gives up the excess.
+        largest = max(quota, key=lambda vc: quota[vc])
+        quota[largest] -= max(0, sum(quota.values()) - gpus)
     tenants = "".join(
-        f"  - {{name: vc-{vc}, gpus: {max(widest[vc], round(gpus * h / total))}}}\n" for vc, h in sorted(hours.items())
+        f"  - {{name: vc-{vc}, gpus: {quota[vc]}}}\n"
+        if pools is None
+        else f"  - {{name: vc-{vc}, gpus: {quota[vc]}, isolation: hard, pools: [{', '.join(pools[vc])}]}}\n"
+        for vc in sorted(hours)
     )
     fabric, on = "", ""
     if switch_radix is not None:
@@ -69,13 +97,47 @@ def philly_spec(trace: Trace, share: float = 1.0, switch_radix: int | None = Non
         "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: philly}\n"
         'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
         "gpuNodePools:\n"
-        f"  - {{name: two, gpu: {{model: A10G-24GB, count: 2}}, nodeSelector: {{philly/servers: two-gpu}}, "
-        f"nodes: {{min: {two}, max: {two}}}{on}}}\n"
-        f"  - {{name: eight, gpu: {{model: A10G-24GB, count: 8}}, nodeSelector: {{philly/servers: eight-gpu}}, "
-        f"nodes: {{min: {eight}, max: {eight}}}{on}}}\n"
-        f"{fabric}tenants:\n" + tenants
+        + "".join(
+            f"  - {{name: {_POOL_NAMES[g]}, gpu: {{model: A10G-24GB, count: {g}}}, "
+            f"nodeSelector: {{philly/servers: {_POOL_NAMES[g]}-gpu}}, nodes: {{min: {n}, max: {n}}}{on}}}\n"
+            for g, n in counts.items()
+        )
+        + f"{fabric}tenants:\n"
+        + tenants
     )
 
 
 def tenant_map(trace: Trace) -> dict[str, str]:
     return {j.tenant: f"vc-{j.tenant}" for j in trace.jobs}
+
+
+def strict_spec(trace: Trace, share: float = 1.0, servers: dict[int, int] = MACHINE_LIST) -> str:
+    """`philly_spec` with every VC a hard tenant (no VC lends its idle quota to another), each on
+    the pools where the plan's quota flow puts its GPUs (Kueue admits none of a hard-only cohort's
+    jobs on a pool where their tenant holds no quota), and only on the widest servers' pool when
+    no one flavor would hold its widest job (a hard tenant cannot borrow it)."""
+    widest: dict[str, int] = {}
+    for job in trace.jobs:
+        widest[job.tenant] = max(widest.get(job.tenant, 0), job.gpus)
+    text = philly_spec(trace, share, None, servers)
+    for _ in range(3):
+        plan = _plan(text)
+        largest = max(plan.pools, key=lambda p: p.gpus_per_node).name
+        pools: dict[str, list[str]] = {}
+        for vc in widest:
+            held = {key: gpus for key, gpus in plan.tenant_quotas(f"vc-{vc}").items() if gpus > 0}
+            fits = max(held.values(), default=0) >= widest[vc]
+            pools[vc] = [p.name for p in plan.pools if p.name in held] if fits else [largest]
+        text, before = philly_spec(trace, share, None, servers, pools), text
+        if text == before:
+            return text
+    raise AssertionError("the strict spec's pools did not settle")
+
+
+def _plan(text: str) -> Plan:
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "philly.yaml"
+        spec.write_text(text)
+        compiled = compile_sources(Sources(spec, None))
+    assert compiled.ok and compiled.plan is not None, compiled.diagnostics
+    return compiled.plan
