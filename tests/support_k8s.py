@@ -24,6 +24,7 @@ from gpuplat.compile import Sources, compile_sources, compile_stack
 from gpuplat.model import Platform, Provider
 from gpuplat.plan import Plan
 from gpuplat.preview import RecordedResource, record_program
+from gpuplat.verify.render import SAFE_LOADER
 from tests.upstream import chart_values_dir, crd_files, upstream_root
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,7 +128,7 @@ def _strict(schema: Any) -> Any:
 def crd_validator(api_version: str, kind: str) -> Draft202012Validator:
     group, version = api_version.split("/")
     for path in crd_files(group=group):
-        crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+        crd = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)  # libyaml: CRDs are large
         if crd.get("kind") != "CustomResourceDefinition":
             continue
         if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kind:
@@ -191,7 +192,7 @@ def chart_dir(key: str) -> Path:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
 
 
 def unknown_value_keys(key: str, values: Mapping[str, Any]) -> list[str]:
