@@ -6,7 +6,8 @@ Admission (Kueue): each tenant's queue in order of priority then submission; Bes
 looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of its tenant's
 flavors, in the plan's order, where the flavor's quota has room beside what hard tenants keep
 unused (they lend none) and the tenant stays within its borrowing limit; failing that, within its
-nominal quota, by preempting borrowers there (lowest priority, newest first). Admitted
+nominal quota, by preempting borrowers there and its own tenant's lower-priority jobs
+(preemption.py). Admitted
 work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
 ready `boot_seconds` later. Nodes are packed perfectly (units), or with `node_packing` node by
 node on a fixed fleet (nodes.py), a job's pods all at once and within one topology domain of a
@@ -20,6 +21,7 @@ import heapq
 import math
 import random
 
+from gpuplat.simulate import preemption
 from gpuplat.simulate.fleet import SPOT_TOLERANT_BELOW, Flavor, Lending, SimPool, SimTenant
 from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import NodeMap, Pods
@@ -331,8 +333,11 @@ class Engine:
                 self.place(job, flavor, units, t)
                 return True
         for flavor, units in places:
-            within = usage[flavor.key] + units <= tenant.nominal[flavor.key]
-            if within and self.reclaim(flavor, units + held_back(flavor.key, i), tenant, t):
+            chosen = preemption.victims(self, job, flavor, units, held_back(flavor.key, i))
+            if chosen is not None:
+                for victim in chosen:
+                    self.evict(victim, t)
+                self.preempted += len(chosen)
                 self.place(job, flavor, units, t)
                 return True
         return False
@@ -346,27 +351,6 @@ class Engine:
         flavor.waiting.append(job)
         self.start_pods(flavor, t)
         self.provision(flavor, t)
-
-    def reclaim(self, flavor: Flavor, units: int, tenant: SimTenant, t: float) -> bool:
-        """Preempt borrowers on `flavor` until `units` fit; False (and nothing preempted) if they cannot."""
-        over = {
-            i for i, u in enumerate(self.usage) if u.get(flavor.key, 0) > self.tenants[i].nominal.get(flavor.key, 0)
-        }
-        victims = [j for j in self.admitted_on(flavor) if self.tenant_of[j] in over]
-        victims.sort(key=lambda j: (self.ranks[j], -self.jobs[j].submit))
-        need = flavor.admitted + units - flavor.cap
-        chosen: list[int] = []
-        for job in victims:
-            if need <= 0:
-                break
-            chosen.append(job)
-            need -= self.on[job][1]  # type: ignore[index]
-        if need > 0:
-            return False
-        for job in chosen:
-            self.evict(job, t)
-            self.preempted += 1
-        return True
 
     def admitted_on(self, flavor: Flavor) -> list[int]:
         return [*self.running[flavor.key], *flavor.waiting]

@@ -1,0 +1,66 @@
+"""Kueue's preemption, as every ClusterQueue is emitted: `reclaimWithinCohort: Any`,
+`withinClusterQueue: LowerPriority`, `borrowWithinCohort: Never`.
+
+A job that fits no flavor as it stands may preempt, on a flavor, the admitted jobs of tenants
+borrowing there (any priority) and its own tenant's jobs of lower priority there, as long as it
+then fits within its tenant's nominal quota: with borrowing never allowed to preempt, no job
+preempts to borrow. Candidates go in Kueue's order, other tenants' first, then the lowest
+priority, then the newest; they are taken until the job fits, and then, newest choice first, each
+is given back when the job fits without it (Kueue's fill-back), so no more is preempted than needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuplat.simulate.engine import Engine
+    from gpuplat.simulate.fleet import Flavor
+
+
+def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int) -> list[int] | None:
+    """The jobs to preempt so that `job` is admitted on `flavor` with `units`, or None when no set
+    does it; `held_back` is the hard tenants' unused quota there, which no one else may take."""
+    mine, key = engine.tenant_of[job], flavor.key
+    nominal = engine.tenants[mine].nominal.get(key, 0)
+    if units > nominal:
+        return None
+    rank = engine.ranks[job]
+    borrowing = {
+        i
+        for i, used in enumerate(engine.usage)
+        if i != mine and used.get(key, 0) > engine.tenants[i].nominal.get(key, 0)
+    }
+    candidates = [
+        j
+        for j in engine.admitted_on(flavor)
+        if engine.tenant_of[j] in borrowing or (engine.tenant_of[j] == mine and engine.ranks[j] < rank)
+    ]
+    candidates.sort(key=lambda j: (engine.tenant_of[j] == mine, engine.ranks[j], -engine.jobs[j].submit))
+
+    used, base = engine.usage[mine][key], flavor.cap - held_back - flavor.admitted
+
+    def fits(freed: int, own: int) -> bool:  # the job's room, and its tenant within nominal
+        return units <= base + freed and used - own + units <= nominal
+
+    chosen: list[tuple[int, int, int]] = []  # (job, units it frees, of them its own tenant's)
+    freed = own = 0
+    for candidate in candidates:
+        if fits(freed, own):
+            break
+        size = _units(engine, candidate)
+        chosen.append((candidate, size, size if engine.tenant_of[candidate] == mine else 0))
+        freed, own = freed + chosen[-1][1], own + chosen[-1][2]
+    if not fits(freed, own):
+        return None
+    for choice in reversed(chosen[:]):
+        if fits(freed - choice[1], own - choice[2]):
+            chosen.remove(choice)
+            freed, own = freed - choice[1], own - choice[2]
+    return [j for j, _, _ in chosen]
+
+
+def _units(engine: Engine, job: int) -> int:
+    placed = engine.on[job]
+    assert placed is not None
+    return placed[1]
