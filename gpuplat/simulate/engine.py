@@ -71,6 +71,7 @@ class Engine:
         self.queues: list[list[tuple[int, float, int]]] = [[] for _ in tenants]
         self.tenant_order = sorted(range(len(tenants)), key=lambda i: -tenants[i].rank)
         self.lending = Lending(tenants, self.usage)
+        self.lowest_rank = preemption.lowest_ranks(ranks, tenant_of, len(tenants))
         self.sizes = [min((u for _, u in p), default=0) for p in placements]
         self.epoch = 0  # counts quota releases: a blocked queue waits for the next one
         self.blocked = [-1] * len(tenants)

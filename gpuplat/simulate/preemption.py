@@ -22,10 +22,9 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int
     """The jobs to preempt so that `job` is admitted on `flavor` with `units`, or None when no set
     does it; `held_back` is the hard tenants' unused quota there, which no one else may take."""
     mine, key = engine.tenant_of[job], flavor.key
-    nominal = engine.tenants[mine].nominal.get(key, 0)
-    if units > nominal:
-        return None
-    rank = engine.ranks[job]
+    nominal, used, rank = engine.tenants[mine].nominal.get(key, 0), engine.usage[mine][key], engine.ranks[job]
+    if units > nominal or (used + units > nominal and rank <= engine.lowest_rank[mine]):
+        return None  # beyond its quota, with none of its own jobs below its priority to make room
     borrowing = {
         i
         for i, used in enumerate(engine.usage)
@@ -38,7 +37,7 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int
     ]
     candidates.sort(key=lambda j: (engine.tenant_of[j] == mine, engine.ranks[j], -engine.jobs[j].submit))
 
-    used, base = engine.usage[mine][key], flavor.cap - held_back - flavor.admitted
+    base = flavor.cap - held_back - flavor.admitted
 
     def fits(freed: int, own: int) -> bool:  # the job's room, and its tenant within nominal
         return units <= base + freed and used - own + units <= nominal
@@ -64,3 +63,12 @@ def _units(engine: Engine, job: int) -> int:
     placed = engine.on[job]
     assert placed is not None
     return placed[1]
+
+
+def lowest_ranks(ranks: list[int], tenant_of: list[int], tenants: int) -> list[int]:
+    """Per tenant, the lowest priority rank of its jobs: a job of that rank has no one of its own
+    tenant to preempt, which spares the search for most jobs of most traces."""
+    lowest = [max(ranks, default=0)] * tenants
+    for rank, tenant in zip(ranks, tenant_of, strict=True):
+        lowest[tenant] = min(lowest[tenant], rank)
+    return lowest
