@@ -25,18 +25,15 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int
     nominal, used, rank = engine.tenants[mine].nominal.get(key, 0), engine.usage[mine][key], engine.ranks[job]
     if units > nominal or (used + units > nominal and rank <= engine.lowest_rank[mine]):
         return None  # beyond its quota, with none of its own jobs below its priority to make room
-    borrowing = {
-        i
-        for i, used in enumerate(engine.usage)
-        if i != mine and used.get(key, 0) > engine.tenants[i].nominal.get(key, 0)
-    }
+    tenants = engine.tenants
+    borrowing = {i for i, held in enumerate(engine.usage) if held.get(key, 0) > tenants[i].nominal.get(key, 0)}
+    borrowing.discard(mine)
     candidates = [
         j
         for j in engine.admitted_on(flavor)
         if engine.tenant_of[j] in borrowing or (engine.tenant_of[j] == mine and engine.ranks[j] < rank)
     ]
     candidates.sort(key=lambda j: (engine.tenant_of[j] == mine, engine.ranks[j], -engine.jobs[j].submit))
-
     base = flavor.cap - held_back - flavor.admitted
 
     def fits(freed: int, own: int) -> bool:  # the job's room, and its tenant within nominal
