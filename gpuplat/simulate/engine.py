@@ -334,7 +334,7 @@ class Engine:
                 self.place(job, flavor, units, t)
                 return True
         for flavor, units in places:
-            chosen = preemption.victims(self, job, flavor, units, held_back(flavor.key, i))
+            chosen = preemption.victims(self, job, flavor, units)
             if chosen is not None:
                 for victim in chosen:
                     self.evict(victim, t)

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from gpuplat.simulate.fleet import Flavor
 
 
-def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int) -> list[int] | None:
+def victims(engine: Engine, job: int, flavor: Flavor, units: int) -> list[int] | None:
     """The jobs to preempt so that `job` is admitted on `flavor` with `units`, or None when no set
-    does it; `held_back` is the hard tenants' unused quota there, which no one else may take."""
+    does it. The hard tenants' unused quota there stays out of reach (Lending)."""
     mine, key = engine.tenant_of[job], flavor.key
     nominal, used, rank = engine.tenants[mine].nominal.get(key, 0), engine.usage[mine][key], engine.ranks[job]
     if units > nominal or (used + units > nominal and rank <= engine.lowest_rank[mine]):
@@ -34,7 +34,7 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int, held_back: int
         if engine.tenant_of[j] in borrowing or (engine.tenant_of[j] == mine and engine.ranks[j] < rank)
     ]
     candidates.sort(key=lambda j: (engine.tenant_of[j] == mine, engine.ranks[j], -engine.jobs[j].submit))
-    base = flavor.cap - held_back - flavor.admitted
+    base = flavor.cap - engine.lending.held_back(key, mine) - flavor.admitted
 
     def fits(freed: int, own: int) -> bool:  # the job's room, and its tenant within nominal
         return units <= base + freed and used - own + units <= nominal
