@@ -11,11 +11,25 @@ is given back when the job fits without it (Kueue's fill-back), so no more is pr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gpuplat.simulate.engine import Engine
-    from gpuplat.simulate.fleet import Flavor
+from gpuplat.simulate.fleet import Flavor, Lending, SimTenant
+from gpuplat.simulate.trace import Job
+
+
+class Engine(Protocol):
+    """What the search reads of the replay's state (engine.py's Engine)."""
+
+    jobs: list[Job]
+    ranks: list[int]
+    tenants: list[SimTenant]
+    tenant_of: list[int]
+    usage: list[dict[str, int]]
+    on: list[tuple[Flavor, int] | None]
+    lending: Lending
+    lowest_rank: list[int]
+
+    def admitted_on(self, flavor: Flavor) -> list[int]: ...
 
 
 def victims(engine: Engine, job: int, flavor: Flavor, units: int) -> list[int] | None:
