@@ -1,8 +1,9 @@
-"""A cluster of existing 8-GPU nodes, one pool and one tenant that may hold all of it: the
-simplest platform a trace can be replayed on."""
+"""Clusters of existing 8-GPU nodes to replay traces on: one pool and one tenant that may hold all
+of it (the simplest), or pools of one node each and the tenants a test gives."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuplat.compile import Sources, compile_sources
@@ -21,4 +22,24 @@ def existing_nodes(tmp: Path, nodes: int, tenant: str = "lab") -> tuple[Platform
     )
     compiled = compile_sources(Sources(spec, None))
     assert compiled.ok and compiled.model is not None and compiled.plan is not None
+    return compiled.model, compiled.plan
+
+
+def lab_cluster(tmp: Path, pools: Sequence[str], tenants: Sequence[str]) -> tuple[Platform, Plan]:
+    """The spec's `tenants` entries are given as flow mappings, e.g. `{name: research, gpus: 8}`."""
+    spec = tmp / "cluster.yaml"
+    spec.write_text(
+        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: lab}\n"
+        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
+        "gpuNodePools:\n"
+        + "".join(
+            f"  - {{name: {pool}, gpu: {{model: A10G-24GB, count: 8}}, nodeSelector: {{gpuplat.dev/pool: {pool}}}, "
+            "nodes: {min: 1, max: 1}}\n"
+            for pool in pools
+        )
+        + "tenants:\n"
+        + "".join(f"  - {tenant}\n" for tenant in tenants)
+    )
+    compiled = compile_sources(Sources(spec, None))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
     return compiled.model, compiled.plan

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.kubernetes._quota import resource_groups
-from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, load_trace
 from gpuplat.simulate.fleet import build_flavors, build_tenants
 from gpuplat.simulate.run import replay
+from tests.support_simulate import lab_cluster
 
 # Two pools of one 8-GPU node; each tenant's 8 GPUs are split over both (4 + 4). Guests run four
 # 4-GPU jobs from 0 for an hour, twice what their own quota holds; research asks 4 GPUs at 1,000 s.
@@ -26,23 +26,8 @@ TRACE = """submit,duration,gpus,tenant
 
 
 def _cluster(tmp: Path, isolation: str) -> tuple[Platform, Plan]:
-    spec = tmp / "cluster.yaml"
-    spec.write_text(
-        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: lab}\n"
-        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n"
-        + "".join(
-            f"  - {{name: {pool}, gpu: {{model: A10G-24GB, count: 8}}, nodeSelector: {{gpuplat.dev/pool: {pool}}}, "
-            "nodes: {min: 1, max: 1}}\n"
-            for pool in ("a", "b")
-        )
-        + "tenants:\n"
-        f"  - {{name: research, gpus: 8, isolation: {isolation}}}\n"
-        "  - {name: guests, gpus: 8}\n"
-    )
-    compiled = compile_sources(Sources(spec, None))
-    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
-    return compiled.model, compiled.plan
+    research = f"{{name: research, gpus: 8, isolation: {isolation}}}"
+    return lab_cluster(tmp, ("a", "b"), (research, "{name: guests, gpus: 8}"))
 
 
 def _starts(tmp: Path, isolation: str) -> tuple[list[float], int]:

@@ -8,31 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.kubernetes.scheduling import cluster_queue_spec
-from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, load_trace
 from gpuplat.simulate.engine import Engine
 from gpuplat.simulate.run import replay
+from tests.support_simulate import lab_cluster
 
 
 def _cluster(tmp: Path, pools: int = 1) -> tuple[Platform, Plan]:
     """`pools` pools of one 8-GPU node; research holds 8 GPUs, split over them."""
-    spec = tmp / "cluster.yaml"
-    spec.write_text(
-        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: lab}\n"
-        'target: {provider: kubernetes, kubernetesVersion: "1.33"}\n'
-        "gpuNodePools:\n"
-        + "".join(
-            f"  - {{name: p{n}, gpu: {{model: A10G-24GB, count: 8}}, nodeSelector: {{gpuplat.dev/pool: p{n}}}, "
-            "nodes: {min: 1, max: 1}}\n"
-            for n in range(pools)
-        )
-        + "tenants:\n  - {name: research, gpus: 8}\n"
-    )
-    compiled = compile_sources(Sources(spec, None))
-    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
-    return compiled.model, compiled.plan
+    return lab_cluster(tmp, [f"p{n}" for n in range(pools)], ["{name: research, gpus: 8}"])
 
 
 def _replay(tmp: Path, trace: str, pools: int = 1) -> Engine:
