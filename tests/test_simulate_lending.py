@@ -4,13 +4,15 @@ takes them back by preemption."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from components.kubernetes._quota import resource_groups
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
-from gpuplat.simulate import Options, load_trace
+from gpuplat.simulate import Options, load_trace, simulate
 from gpuplat.simulate.fleet import build_flavors, build_tenants
+from gpuplat.simulate.report import render_json, render_text
 from gpuplat.simulate.run import replay
 from tests.support_simulate import lab_cluster
 
@@ -69,3 +71,15 @@ def test_no_tenant_is_offered_more_than_the_hard_tenants_leave(tmp_path: Path) -
         tenants = {t.name: t for t in build_tenants(model, plan, flavors)}
         assert tenants["guests"].limit == {"a": guests_most, "b": guests_most}
         assert tenants["research"].limit == {"a": 8, "b": 8}
+
+
+def test_the_output_names_the_tenants_that_lend_nothing(tmp_path: Path) -> None:
+    """Why another tenant waits beside idle GPUs is in the text and the JSON."""
+    (tmp_path / "jobs.csv").write_text(TRACE)
+    options = Options(lookahead=1, tenant_map={"guests": "guests", "research": "research"})
+    for isolation, named in (("hard", ["research"]), ("soft", [])):
+        model, plan = _cluster(tmp_path, isolation)
+        result = simulate(model, plan, load_trace(tmp_path / "jobs.csv"), options)
+        assert json.loads(render_json(result))["assumptions"]["tenantsLendingNothing"] == named
+        line = "hard tenants, whose idle quota runs no other tenant's jobs (lendingLimit 0): research"
+        assert (line in render_text(result)) == bool(named)

@@ -33,6 +33,7 @@ def result_json(r: Result) -> dict[str, Any]:
             "topologyDomains": {key: list(sizes) for key, sizes in r.domains},
             "speedup": {p.name: o.speed_of(p.name) for p in r.pools},
             "outcomes": o.outcomes.source if o.outcomes else None,
+            "tenantsLendingNothing": list(r.lending_none),
         },
         "coverage": coverage_json(r),
         "signal": r.signal,
@@ -204,6 +205,10 @@ def detail_lines(r: Result) -> list[str]:
     for q in r.waits:
         cells = " ".join(f"{_duration(q.seconds[p]):>11}" for p in PERCENTILES)
         lines.append(f"{q.tenant:<12} {q.priority:<9} {q.jobs:>8,} {cells}")
+    if r.lending_none:
+        lines.append(
+            f"hard tenants, whose idle quota runs no other tenant's jobs (lendingLimit 0): {', '.join(r.lending_none)}"
+        )
     lines += [
         "",
         f"preempted {r.preempted:,}, spot interruptions {r.interrupted:,}, GPU-hours lost {r.lost_gpu_h:,.0f}",

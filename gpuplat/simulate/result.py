@@ -134,6 +134,7 @@ class Result:
     retried: int = 0  # jobs drawn to fail, freed and queued again (Options.outcomes)
     targets: tuple[TargetWait, ...] = ()  # tenants with a targetWait, in the spec's order
     gpu_placements: tuple[GpuPlacement, ...] = ()  # node packing: the fractional flavors'
+    lending_none: tuple[str, ...] = ()  # hard tenants: their idle quota runs no one else's jobs
 
     def total(self, field: str) -> float:
         return sum(getattr(p, field) for p in self.pools)
@@ -265,6 +266,7 @@ def summarise(
         retried=sum(engine.retried),
         targets=_targets(model, engine, unplaceable),
         gpu_placements=_gpu_placements(engine, model, options),
+        lending_none=tuple(t.name for t in engine.tenants if not t.lends),
     )
 
 
