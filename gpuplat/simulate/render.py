@@ -200,16 +200,7 @@ def detail_lines(r: Result) -> list[str]:
         *busy_share_lines(r),
         *target_lines(r),
         "",
-        f"{'tenant':<12} {'priority':<9} {'jobs':>8} " + " ".join(f"{'p' + str(p) + ' wait':>11}" for p in PERCENTILES),
-    ]
-    for q in r.waits:
-        cells = " ".join(f"{_duration(q.seconds[p]):>11}" for p in PERCENTILES)
-        lines.append(f"{q.tenant:<12} {q.priority:<9} {q.jobs:>8,} {cells}")
-    if r.lending_none:
-        lines.append(
-            f"hard tenants, whose idle quota runs no other tenant's jobs (lendingLimit 0): {', '.join(r.lending_none)}"
-        )
-    lines += [
+        *wait_lines(r),
         "",
         f"preempted {r.preempted:,}, spot interruptions {r.interrupted:,}, GPU-hours lost {r.lost_gpu_h:,.0f}",
         f"cost {c['usd']:,.0f} USD ({c['monthlyUsd']:,.0f} a month): "
@@ -236,6 +227,20 @@ def detail_lines(r: Result) -> list[str]:
         lines.append(
             f"jobs that never ran to the end: {r.stranded:,} (admitted onto a Capacity Block flavor after its last "
             "window, or queued behind its quota)"
+        )
+    return lines
+
+
+def wait_lines(r: Result) -> list[str]:
+    """Waiting per tenant and priority, and the tenants whose idle quota no one else may use."""
+    head = " ".join(f"{'p' + str(p) + ' wait':>11}" for p in PERCENTILES)
+    lines = [f"{'tenant':<12} {'priority':<9} {'jobs':>8} {head}"]
+    for q in r.waits:
+        cells = " ".join(f"{_duration(q.seconds[p]):>11}" for p in PERCENTILES)
+        lines.append(f"{q.tenant:<12} {q.priority:<9} {q.jobs:>8,} {cells}")
+    if r.lending_none:
+        lines.append(
+            f"hard tenants, whose idle quota runs no other tenant's jobs (lendingLimit 0): {', '.join(r.lending_none)}"
         )
     return lines
 
