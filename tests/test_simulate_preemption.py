@@ -61,3 +61,20 @@ def test_no_job_preempts_to_borrow(tmp_path: Path) -> None:
     # to end instead of preempting them.
     engine = _replay(tmp_path, "0,3600,4,lab,low\n0,3600,4,lab,low\n0,3600,4,lab,low\n100,600,8,lab,high\n", pools=2)
     assert engine.preempted == 0 and engine.started[3] == 3600.0
+
+
+def test_a_tenant_is_reclaimed_from_only_while_it_borrows(tmp_path: Path) -> None:
+    """Kueue takes a candidate of another tenant only while that tenant still holds more than its
+    nominal quota once the jobs chosen before it are gone."""
+    model, plan = lab_cluster(tmp_path, ("a", "b"), ("{name: x, gpus: 8}", "{name: y, gpus: 4}", "{name: z, gpus: 4}"))
+    # y and z each hold 2 GPUs of pool a's 8 nominally; Y1, Y2, Z1, Z2 (2 GPUs each) fill it, each
+    # tenant borrowing 2. X0 fills pool b. X (4 GPUs) may reclaim its 4 on a: Z2 is the newest
+    # candidate; once it goes, z no longer borrows, so Z1 is passed over for Y2.
+    (tmp_path / "jobs.csv").write_text(
+        "submit,duration,gpus,tenant\n0,3600,2,y\n1,3600,2,y\n2,3600,2,z\n3,3600,2,z\n4,3600,8,x\n100,600,4,x\n"
+    )
+    options = Options(tenant_map={"x": "x", "y": "y", "z": "z"})
+    engine = replay(model, plan, load_trace(tmp_path / "jobs.csv"), options).engine
+    y1, y2, z1, z2, x0, x = range(6)
+    assert engine.started[x] == 100.0 and engine.preempted == 2
+    assert [engine.runs[j] for j in (y1, y2, z1, z2, x0)] == [1, 2, 1, 2, 1]

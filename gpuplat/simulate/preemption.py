@@ -2,11 +2,12 @@
 `withinClusterQueue: LowerPriority`, `borrowWithinCohort: Never`.
 
 A job that fits no flavor as it stands may preempt, on a flavor, the admitted jobs of tenants
-borrowing there (any priority) and its own tenant's jobs of lower priority there, as long as it
-then fits within its tenant's nominal quota: with borrowing never allowed to preempt, no job
-preempts to borrow. Candidates go in Kueue's order, other tenants' first, then the lowest
-priority, then the newest; they are taken until the job fits, and then, newest choice first, each
-is given back when the job fits without it (Kueue's fill-back), so no more is preempted than needed.
+borrowing there (any priority, and only while their tenant still borrows once the jobs chosen
+before are gone) and its own tenant's jobs of lower priority there, as long as it then fits within
+its tenant's nominal quota: with borrowing never allowed to preempt, no job preempts to borrow.
+Candidates go in Kueue's order, other tenants' first, then the lowest priority, then the newest;
+they are taken until the job fits, and then, newest choice first, each is given back when the job
+fits without it (Kueue's fill-back), so no more is preempted than needed.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int) -> list[int] |
     if units > nominal or (used + units > nominal and rank <= engine.lowest_rank[mine]):
         return None  # beyond its quota, with none of its own jobs below its priority to make room
     tenants = engine.tenants
-    borrowing = {i for i, held in enumerate(engine.usage) if held.get(key, 0) > tenants[i].nominal.get(key, 0)}
-    borrowing.discard(mine)
+    # Per other tenant, what it holds beyond its nominal quota: it is reclaimed only while it borrows.
+    borrowed = {i: held.get(key, 0) - tenants[i].nominal.get(key, 0) for i, held in enumerate(engine.usage)}
+    borrowed = {i: over for i, over in borrowed.items() if over > 0 and i != mine}
     candidates = [
         j
         for j in engine.admitted_on(flavor)
-        if engine.tenant_of[j] in borrowing or (engine.tenant_of[j] == mine and engine.ranks[j] < rank)
+        if engine.tenant_of[j] in borrowed or (engine.tenant_of[j] == mine and engine.ranks[j] < rank)
     ]
     candidates.sort(key=lambda j: (engine.tenant_of[j] == mine, engine.ranks[j], -engine.jobs[j].submit))
     base = flavor.cap - engine.lending.held_back(key, mine) - flavor.admitted
@@ -58,8 +60,12 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int) -> list[int] |
     for candidate in candidates:
         if fits(freed, own):
             break
-        size = _units(engine, candidate)
-        chosen.append((candidate, size, size if engine.tenant_of[candidate] == mine else 0))
+        size, owner = _units(engine, candidate), engine.tenant_of[candidate]
+        if owner != mine:
+            if borrowed[owner] <= 0:
+                continue  # its tenant no longer borrows here once the jobs chosen are gone
+            borrowed[owner] -= size
+        chosen.append((candidate, size, size if owner == mine else 0))
         freed, own = freed + chosen[-1][1], own + chosen[-1][2]
     if not fits(freed, own):
         return None
