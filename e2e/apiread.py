@@ -159,23 +159,24 @@ class ApiReader:
         # One kept-alive connection per thread: a TLS handshake per read cost both the suite and the
         # API server more CPU than many of the reads themselves. A connection the server closed
         # while idle is opened again once (a GET is safe to repeat).
-        for reopened in (False, True):
-            connection = self._kept(reopened)
-            try:
-                connection.request("GET", path, headers={"Accept": "application/json"})
-                response = connection.getresponse()
-                body = response.read()
-            except (ConnectionError, http.client.HTTPException):
-                connection.close()
-                if reopened:
-                    raise
-                continue
-            if response.status >= 400:
-                raise urllib.error.HTTPError(self._server + path, response.status, response.reason,
-                                             response.headers, io.BytesIO(body))
-            found: dict[str, Any] = json.loads(body)
-            return found
-        raise AssertionError("unreachable")
+        try:
+            return self._get(self._kept(False), path)
+        except (ConnectionError, http.client.HTTPException):
+            return self._get(self._kept(True), path)
+
+    def _get(self, connection: http.client.HTTPConnection, path: str) -> dict[str, Any]:
+        try:
+            connection.request("GET", path, headers={"Accept": "application/json"})
+            response = connection.getresponse()
+            body = response.read()
+        except (ConnectionError, http.client.HTTPException):
+            connection.close()
+            raise
+        if response.status >= 400:
+            raise urllib.error.HTTPError(self._server + path, response.status, response.reason,
+                                         response.headers, io.BytesIO(body))
+        found: dict[str, Any] = json.loads(body)
+        return found
 
     def _kept(self, reopen: bool) -> http.client.HTTPConnection:
         connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)

@@ -65,8 +65,9 @@ def victims(engine: Engine, job: int, flavor: Flavor, units: int) -> list[int] |
             if borrowed[owner] <= 0:
                 continue  # its tenant no longer borrows here once the jobs chosen are gone
             borrowed[owner] -= size
-        chosen.append((candidate, size, size if owner == mine else 0))
-        freed, own = freed + chosen[-1][1], own + chosen[-1][2]
+        ours = size if owner == mine else 0
+        chosen.append((candidate, size, ours))
+        freed, own = freed + size, own + ours
     if not fits(freed, own):
         return None
     for choice in reversed(chosen[:]):
