@@ -211,8 +211,8 @@ def _add_simulate_fidelity(simulate: Any) -> None:
     simulate.add_argument(
         "--node-packing",
         action="store_true",
-        help="place pods node by node (wider jobs on whole nodes, all pods at once; fragmentation counted); "
-        "a fixed fleet only: provider kubernetes or --static without spot",
+        help="place pods node by node (wider jobs on whole nodes, all pods at once; fragmentation counted; "
+        "a node that goes takes its pods); a fractional pool's GPU by GPU on a fixed fleet only",
     )
     simulate.add_argument(
         "--no-topology",

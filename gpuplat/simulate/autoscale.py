@@ -17,6 +17,7 @@ from gpuplat import scaling
 from gpuplat.model import Autoscaling
 from gpuplat.simulate.engine import Engine
 from gpuplat.simulate.fleet import SimPool
+from gpuplat.simulate.nodes import NodeMap
 
 
 def _window(pool: SimPool, t: float, window: float) -> tuple[float, float] | None:
@@ -64,9 +65,12 @@ def hold_floor(pool: SimPool, engine: Engine, t: float) -> None:
 
 
 def consolidate(pool: SimPool, engine: Engine, t: float, after: float) -> None:
-    """WhenEmpty: nodes with neither work nor a placeholder go once empty for `consolidateAfter`."""
+    """WhenEmpty: nodes with neither work nor a placeholder go once empty for `consolidateAfter`
+    (with node packing, the nodes running no pod; else as few as the allocated units fill)."""
     for f in pool.flavors:
-        kept = max(math.ceil(f.alloc / f.per_node), f.held)
+        nodes = f.nodes
+        working = f.ready - nodes.empty_count() if isinstance(nodes, NodeMap) else math.ceil(f.alloc / f.per_node)
+        kept = max(working, f.held)
         excess = f.ready - kept
         if excess <= 0:
             f.empty_since = None

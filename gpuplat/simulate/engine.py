@@ -7,12 +7,12 @@ looks `lookahead` heads deep (1 = StrictFIFO). A job is admitted on the first of
 flavors, in the plan's order, where the flavor's quota has room beside what hard tenants keep
 unused (they lend none) and the tenant stays within its borrowing limit; failing that, within its
 nominal quota, by preempting borrowers there and its own tenant's lower-priority jobs
-(preemption.py). Admitted
-work waits for a node; Karpenter launches nodes for it up to the flavor's NodePool limit,
-ready `boot_seconds` later. Nodes are packed perfectly (units), or with `node_packing` node by
-node on a fixed fleet (nodes.py), a job's pods all at once and within one topology domain of a
-fabric flavor. With `outcomes`, a job drawn to fail stops at its drawn point, frees its GPUs and
-quota, and queues again for the rest of its run.
+(preemption.py). Admitted work waits for a node; Karpenter launches nodes for it up to the
+flavor's NodePool limit, ready `boot_seconds` later. Nodes are packed perfectly (units), or with
+`node_packing` node by node (nodes.py), a job's pods all at once and within one topology domain of
+a fabric flavor: a node that goes (consolidated when empty, interrupted, its window closed) takes
+its pods with it. With `outcomes`, a job drawn to fail stops at its drawn point, frees its GPUs
+and quota, and queues again for the rest of its run.
 """
 
 from __future__ import annotations
@@ -87,14 +87,14 @@ class Engine:
         self.node_waits = NodeWaits([j.gpus for j in jobs])  # fragmentation and topology (waits.py)
 
     def open_nodes(self, gpu_policy: str) -> None:
-        """Node-level packing: every flavor's ready nodes, empty (a fixed fleet: nothing adds or removes one),
-        in its topology domains unless `Options.topology` is off; a fractional pool's GPU by GPU, as
-        its scheduler places them by `gpu_policy` (gpus.py)."""
+        """Node-level packing: every flavor's ready nodes, empty, in a slot for each node the NodePool
+        may run, in its topology domains unless `Options.topology` is off; a fractional pool's GPU by
+        GPU, as its scheduler places them by `gpu_policy` (gpus.py; a fixed fleet only)."""
         for f in self.flavors:
             if f.fractional:
                 f.nodes = GpuMap(f.ready, f.gpus_per_node, f.per_gpu, gpu_policy)
             else:
-                f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else ())
+                f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else (), f.max_nodes)
 
     def push(self, t: float, kind: int, a: int = 0, b: int = 0) -> None:
         self.seq += 1
@@ -114,23 +114,35 @@ class Engine:
         flavor.mutate(t)
         flavor.booting -= 1
         flavor.ready += 1
+        node = flavor.nodes.add() if isinstance(flavor.nodes, NodeMap) else -1
         if flavor.hazard > 0 and self.options.spot:
             self.node_token += 1
-            flavor.spot_nodes.append(self.node_token)
+            flavor.spot_nodes[self.node_token] = node
             when = t + self.rng.expovariate(flavor.hazard)
             self.push(when, INTERRUPT, self.flavors.index(flavor), self.node_token)
         self.start_pods(flavor, t)
 
     def remove_nodes(self, flavor: Flavor, count: int, t: float) -> None:
+        """Karpenter removes `count` empty nodes (with node packing, the last slots' first)."""
         flavor.mutate(t)
         flavor.ready -= count
-        del flavor.spot_nodes[len(flavor.spot_nodes) - min(count, len(flavor.spot_nodes)) :]
+        tokens = list(flavor.spot_nodes)
+        if isinstance(flavor.nodes, NodeMap):
+            gone = flavor.nodes.empty()[:count]
+            for node in gone:
+                flavor.nodes.remove(node)
+            tokens = [token for token in tokens if flavor.spot_nodes[token] in gone]
+        for token in tokens[len(tokens) - min(count, len(tokens)) :]:
+            del flavor.spot_nodes[token]
         self.audit(flavor)
 
     def provision(self, flavor: Flavor, t: float) -> None:
-        """Karpenter: nodes for pods that fit on no ready or booting node, up to the limit."""
+        """Karpenter: nodes for pods that fit on no ready or booting node, up to the limit. With
+        node packing the waiting pods fit on no ready node (the last pass tried them): only the
+        booting nodes count."""
         want = sum(self.placement_units(j, flavor) for j in flavor.waiting)
-        free = (flavor.ready + flavor.booting) * flavor.per_node - flavor.alloc
+        spare = 0 if isinstance(flavor.nodes, NodeMap) else flavor.ready * flavor.per_node - flavor.alloc
+        free = flavor.booting * flavor.per_node + spare
         short = want - free
         room = flavor.limit - flavor.ready - flavor.booting
         if short > 0 and room > 0:
@@ -149,23 +161,17 @@ class Engine:
             stopped += 1
         return stopped
 
-    def window(self, flavor: Flavor, t: float, dynamic: bool) -> None:
-        """A Capacity Block window opened or closed: Karpenter may run what the open ones hold.
-        Closing, EC2 terminates the instances beyond that (booting ones first); opening,
-        Karpenter launches for the waiting pods (static fleet: up to the limit)."""
-        flavor.mutate(t)
-        flavor.limit = flavor.block_limit(t)
-        excess = flavor.ready + flavor.booting - flavor.limit
-        cut = min(flavor.booting, max(excess, 0))
-        flavor.booting, flavor.cancelled, excess = flavor.booting - cut, flavor.cancelled + cut, excess - cut
-        if excess > 0:
-            self.block_stops += self.stop_newest(flavor, flavor.alloc - (flavor.ready - excess) * flavor.per_node, t)
-            flavor.ready -= excess
-        self.audit(flavor)
-        if dynamic:
-            self.provision(flavor, t)
-        elif flavor.limit > flavor.ready + flavor.booting:
-            self.launch(flavor, flavor.limit - flavor.ready - flavor.booting, t)
+    def lose_nodes(self, flavor: Flavor, nodes: list[int], t: float) -> int:
+        """Node packing: these nodes went, and the jobs with a pod on them stop (newest first) and
+        wait for a node, as `stop_newest`; -> how many stopped. `ready` is the caller's to lower."""
+        gone = set(nodes)
+        hit = [j for j in self.running[flavor.key] if any(node in gone for node, _ in self.pods[j])]
+        for job in sorted(hit, key=lambda j: -self.run_start[j]):
+            self.stop(job, t, done=False)
+            flavor.waiting.append(job)
+        for node in nodes:
+            flavor.nodes.remove(node)  # type: ignore[union-attr]
+        return len(hit)
 
     def placement_units(self, job: int, flavor: Flavor) -> int:
         placed = self.on[job]
@@ -251,13 +257,11 @@ class Engine:
     def audit(self, flavor: Flavor) -> None:
         if not self.options.audit:
             return
-        gpus = (flavor.ready + flavor.booting) * flavor.gpus_per_node
-        alloc = flavor.alloc / flavor.per_gpu
-        if not (
-            gpus + 1e-9 >= alloc and alloc + 1e-9 >= flavor.busy and flavor.alloc <= flavor.ready * flavor.per_node
-        ):
+        if not flavor.consistent():
+            gpus = (flavor.ready + flavor.booting) * flavor.gpus_per_node
             raise InvariantError(
-                f"{flavor.key} at {self.now}: provisioned {gpus}, allocated {alloc}, busy {flavor.busy}"
+                f"{flavor.key} at {self.now}: provisioned {gpus}, allocated {flavor.alloc / flavor.per_gpu}, "
+                f"busy {flavor.busy}, nodes ready {flavor.ready}"
             )
 
     # ------------------------------------------------------------------ admission

@@ -61,7 +61,7 @@ class Flavor:
     ready_gpu_s: float = 0.0
     empty_since: float | None = None
     waiting: list[int] = field(default_factory=lambda: [])  # admitted jobs whose pods wait for a node
-    spot_nodes: list[int] = field(default_factory=lambda: [])  # tokens of live spot nodes
+    spot_nodes: dict[int, int] = field(default_factory=lambda: {})  # live spot nodes: token -> node (-1: no map)
     owner: SimPool | None = None
     nodes: NodeMap | GpuMap | None = None  # node-level packing (nodes.py, gpus.py); None: units packed perfectly
     fractional: bool = False  # the pool shares GPUs by fractions (HAMi): its pods are placed GPU by GPU
@@ -82,6 +82,17 @@ class Flavor:
             self.last = t
             if isinstance(self.nodes, GpuMap):
                 self.nodes.advance(t)
+
+    def consistent(self) -> bool:
+        """provisioned >= allocated >= busy, pods only on Ready nodes, and a node map of the Ready nodes."""
+        alloc = self.alloc / self.per_gpu
+        nodes = self.nodes
+        return (
+            (self.ready + self.booting) * self.gpus_per_node + 1e-9 >= alloc
+            and alloc + 1e-9 >= self.busy
+            and self.alloc <= self.ready * self.per_node
+            and (not isinstance(nodes, NodeMap) or len(nodes.free) - len(nodes.absent) == self.ready)
+        )
 
     def mutate(self, t: float) -> None:
         """Before any change of state at `t`: integrate up to `t` and wake the pool's autoscaler."""
@@ -181,7 +192,8 @@ class SimPool:
             if x >= start:
                 back = t - x
                 self.samples.append((x, busy - r_busy * back, alloc - r_alloc * back, ready - r_ready * back))
-                self.recommendations.add(x, value)
+                if self.bounds is not None:  # a pool without a floor has no HPA to recommend
+                    self.recommendations.add(x, value)
             x += self.poll
         self.quiet_since = None
 

@@ -1,4 +1,4 @@
-"""Node-level packing of one flavor's fixed nodes (`Options(node_packing=True)`).
+"""Node-level packing of one flavor's nodes (`Options(node_packing=True)`).
 
 A job's pods go on nodes, not into a flavor-wide pool of units: a job no wider than a node on the
 fullest node it fits on (best fit, as the scheduler's MostAllocated scoring packs), a wider one on
@@ -17,6 +17,11 @@ counted apart from fragmentation.
 
 Nodes are counted by their free units (one ordered set of node indices per level), so a fit
 costs at most `per_node` look-ups whatever the fleet's size (and one per domain of its level).
+
+On a fleet whose nodes come and go (an autoscaled pool, spot interruptions, Capacity Block
+windows) the map has a slot per node the NodePool may run: a launched node takes the first empty
+slot (the first free port of the fabric, so domains fill in order), and a removed one leaves its
+slot empty.
 """
 
 from __future__ import annotations
@@ -25,19 +30,66 @@ from itertools import islice
 
 Pods = list[tuple[int, int]]  # (node index, units) of one job
 FRAGMENTATION, TOPOLOGY = 0, 1  # why a job waits while the flavor's free units would hold it
+ABSENT = -1  # the free units of an empty slot: no node there
 
 
 class NodeMap:
-    def __init__(self, nodes: int, per_node: int, domains: tuple[int, ...] = ()) -> None:
+    def __init__(self, nodes: int, per_node: int, domains: tuple[int, ...] = (), slots: int = 0) -> None:
+        """`nodes` present in the first of `slots` (at least `nodes`) slots."""
+        slots = max(slots, nodes)
         self.per_node = per_node
-        self.free = [per_node] * nodes
+        self.free = [per_node] * nodes + [ABSENT] * (slots - nodes)
+        self.absent = set(range(nodes, slots))
         self.total = nodes * per_node  # free units on every node together
         self.by_free: list[dict[int, None]] = [{} for _ in range(per_node + 1)]
         self.by_free[per_node] = dict.fromkeys(range(nodes))
         # Per level, narrowest first: its nodes per domain and each domain's own map.
         self.levels = [
-            (size, [NodeMap(min(size, nodes - first), per_node) for first in range(0, nodes, size)]) for size in domains
+            (
+                size,
+                [
+                    NodeMap(min(max(nodes - first, 0), size), per_node, slots=min(size, slots - first))
+                    for first in range(0, slots, size)
+                ],
+            )
+            for size in domains
         ]
+
+    def add(self) -> int:
+        """A node joins in the first empty slot; -> its index."""
+        node = min(self.absent)
+        self._set(node, self.per_node)
+        return node
+
+    def remove(self, node: int) -> None:
+        """An empty node leaves (its pods stopped first)."""
+        assert self.free[node] == self.per_node, f"node {node} still runs pods"
+        self._set(node, ABSENT)
+
+    def _set(self, node: int, free: int) -> None:
+        if free == ABSENT:
+            del self.by_free[self.free[node]][node]
+            self.absent.add(node)
+            self.total -= self.per_node
+        else:
+            self.by_free[free][node] = None
+            self.absent.discard(node)
+            self.total += self.per_node
+        self.free[node] = free
+        for size, maps in self.levels:
+            maps[node // size]._set(node % size, free)
+
+    def empty(self) -> list[int]:
+        """The nodes running no pod, the last slots first (what consolidation removes first)."""
+        return sorted(self.by_free[self.per_node], reverse=True)
+
+    def empty_count(self) -> int:
+        return len(self.by_free[self.per_node])
+
+    def emptiest(self, count: int) -> list[int]:
+        """The `count` nodes with the most free units (what a closing window terminates first)."""
+        present = (n for n, free in enumerate(self.free) if free != ABSENT)
+        return sorted(present, key=lambda n: (-self.free[n], -n))[:count]
 
     def _fullest_holding(self, units: int, below: int) -> int | None:
         """The node with the fewest free units that still holds `units`, among those with less than `below` free."""

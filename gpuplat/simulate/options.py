@@ -35,7 +35,8 @@ class Options:
     # How jobs ended where the trace does not say (outcomes.py); None: every job runs once to its end.
     outcomes: Outcomes | None = None
     # Place each pod on a node (best fit; a job wider than a node on whole nodes, all its pods at
-    # once) instead of packing units perfectly within a flavor; a fixed fleet only (engine.py).
+    # once) instead of packing units perfectly within a flavor (engine.py); a fractional pool's
+    # GPU by GPU on a fixed fleet only (run.py's FixedFleetError).
     node_packing: bool = False
     # With node packing, a multi-node job on a fabric flavor Kueue places by its Topology runs within
     # one domain (a leaf's nodes; nodes.py); off: anywhere on the flavor's nodes (a what-if).

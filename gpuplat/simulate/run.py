@@ -17,6 +17,7 @@ from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAV
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.gpus import gpu_policy
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
+from gpuplat.simulate.nodes import NodeMap
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.timeline import Timeline, sample_step
@@ -37,7 +38,7 @@ __all__ = [
 
 
 class FixedFleetError(ValueError):
-    """Node packing asked of a fleet whose nodes come and go (it places pods on fixed nodes only)."""
+    """GPU-by-GPU placement asked of a fractional pool whose nodes come and go (fixed nodes only)."""
 
 
 class GpuPlacementError(ValueError):
@@ -73,7 +74,8 @@ def build(model: Platform, plan: Plan, trace: Trace, options: Options) -> tuple[
     return engine, mapping, unplaceable
 
 
-def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
+def _start(engine: Engine, dynamic: bool, policy: str | None) -> None:
+    """The fleet at 0; `policy`: node packing's, whose maps hold the nodes Ready at 0."""
     for pool in engine.pools:
         if not dynamic:
             for f in pool.flavors:
@@ -84,18 +86,24 @@ def _start(engine: Engine, model: Platform, dynamic: bool) -> None:
             for f in pool.flavors:
                 f.ready, f.booting = f.booting, 0
     engine.heap.clear()  # the floor's initial nodes are Ready at 0, not booting
-    for f in engine.flavors:
-        for _ in range(f.ready if f.hazard > 0 and engine.options.spot else 0):
-            f.booting, f.ready = 1, f.ready - 1
+    spot = [f for f in engine.flavors if f.hazard > 0 and engine.options.spot]
+    for f in spot:
+        f.booting, f.ready = f.ready, 0
+    if policy is not None:
+        _open_nodes(engine, dynamic, policy)
+    for f in spot:
+        for _ in range(f.booting):
             engine.node_ready(f, 0.0)  # draws the node's interruption
 
 
 def _open_nodes(engine: Engine, dynamic: bool, policy: str) -> None:
-    options = engine.options
-    if dynamic or options.capacity_blocks or (options.spot and any(f.hazard > 0 for f in engine.flavors)):
-        raise FixedFleetError(
-            "node packing replays a fixed fleet: provider kubernetes or --static, no spot pools, no Capacity Blocks"
-        )
+    spot = engine.options.spot
+    for f in engine.flavors:
+        if f.fractional and (dynamic or f.blocks or (spot and f.hazard > 0)):
+            raise FixedFleetError(
+                f"node packing places pool {f.pool}'s pods GPU by GPU on fixed nodes only, and its nodes come and "
+                "go: replay it with --static (no spot, no Capacity Blocks), or without --node-packing"
+            )
     engine.open_nodes(policy)
 
 
@@ -103,17 +111,45 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
     """A spot node's notice: its pods go (their work since the last checkpoint lost), back to wait for a node."""
     if token not in flavor.spot_nodes:
         return  # that node was already removed
-    flavor.spot_nodes.remove(token)
+    node = flavor.spot_nodes.pop(token)
     engine.interrupted += 1
-    share = -(-flavor.alloc // max(flavor.ready, 1))
-    engine.stop_newest(flavor, max(share, flavor.alloc - (flavor.ready - 1) * flavor.per_node), t)
     flavor.mutate(t)
-    flavor.ready -= 1
+    if isinstance(flavor.nodes, NodeMap):
+        engine.lose_nodes(flavor, [node], t)
+        flavor.ready -= 1
+        engine.start_pods(flavor, t)  # its jobs on the nodes left, where they fit
+    else:
+        share = -(-flavor.alloc // max(flavor.ready, 1))
+        engine.stop_newest(flavor, max(share, flavor.alloc - (flavor.ready - 1) * flavor.per_node), t)
+        flavor.ready -= 1
     engine.audit(flavor)
     if dynamic:
         engine.provision(flavor, t)
     else:
         engine.launch(flavor, 1, t)  # Karpenter replaces it at the notice
+
+
+def _window(engine: Engine, flavor: Flavor, t: float, dynamic: bool) -> None:
+    """A Capacity Block window opened or closed: Karpenter may run what the open ones hold.
+    Closing, EC2 terminates the instances beyond that (booting ones first; with node packing the
+    emptiest); opening, Karpenter launches for the waiting pods (static fleet: up to the limit)."""
+    flavor.mutate(t)
+    flavor.limit = flavor.block_limit(t)
+    excess = flavor.ready + flavor.booting - flavor.limit
+    cut = min(flavor.booting, max(excess, 0))
+    flavor.booting, flavor.cancelled, excess = flavor.booting - cut, flavor.cancelled + cut, excess - cut
+    if excess > 0 and isinstance(flavor.nodes, NodeMap):
+        engine.block_stops += engine.lose_nodes(flavor, flavor.nodes.emptiest(excess), t)
+        flavor.ready -= excess
+        engine.start_pods(flavor, t)  # the stopped jobs on the nodes left, where they fit
+    elif excess > 0:
+        engine.block_stops += engine.stop_newest(flavor, flavor.alloc - (flavor.ready - excess) * flavor.per_node, t)
+        flavor.ready -= excess
+    engine.audit(flavor)
+    if dynamic:
+        engine.provision(flavor, t)
+    elif flavor.limit > flavor.ready + flavor.booting:
+        engine.launch(flavor, flavor.limit - flavor.ready - flavor.booting, t)
 
 
 def _stuck(engine: Engine) -> bool:
@@ -175,9 +211,8 @@ def replay(
     engine, mapping, unplaceable = build(model, plan, trace, options)
     # An existing cluster's nodes are there whether used or not: nothing scales them.
     dynamic = options.autoscaling and model.target.provider is Provider.AWS
-    _start(engine, model, dynamic)
-    if options.node_packing:
-        _open_nodes(engine, dynamic, gpu_policy(model.scheduling.gpu_scheduler_policy, options.gpu_placement))
+    policy = gpu_policy(model.scheduling.gpu_scheduler_policy, options.gpu_placement)
+    _start(engine, dynamic, policy if options.node_packing else None)
     arrivals, windows = _schedule(engine, set(unplaceable), leave or {}, dynamic)
     outstanding, horizon, arriving = arrivals, 0.0, arrivals
     stabilize = stabilization_seconds(model)
@@ -214,7 +249,7 @@ def replay(
             outstanding -= engine.withdraw(a, t)
         elif kind == BLOCK:
             windows -= 1
-            engine.window(engine.flavors[a], t, dynamic)
+            _window(engine, engine.flavors[a], t, dynamic)
         if kind != TICK and not arriving and not windows and outstanding and _stuck(engine):
             break  # the jobs left can never run: they are stranded, and the replay ends here
     for f in engine.flavors:

@@ -1,0 +1,145 @@
+"""Node packing on a fleet whose nodes come and go: Karpenter launches a node for a job that no
+Ready node holds even when the flavor's free GPUs would, consolidation removes only nodes that run
+no pod, and a node that goes takes its pods (and only its pods) with it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from gpuplat.compile import Sources, compile_sources, load_for_stack
+from gpuplat.model import Platform
+from gpuplat.plan import Plan
+from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.nodes import ABSENT, FRAGMENTATION, TOPOLOGY, NodeMap
+from gpuplat.simulate.run import FixedFleetError, replay
+
+TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+BOOT = Options().boot_seconds
+
+
+def _scaled(
+    tmp: Path,
+    pools: str = "{name: train, instanceType: p5.48xlarge, nodes: {min: 0, max: 4}}",
+    procurement: str = "{spot: 0, reserved: 0, onDemand: 100}",
+    gpus: int = 32,
+) -> Path:
+    spec = tmp / "aws.yaml"
+    spec.write_text(
+        "apiVersion: gpuplat/v1\nkind: Platform\nmetadata: {name: scaled}\n"
+        'target: {provider: aws, region: us-east-1, zones: [us-east-1a, us-east-1b], kubernetesVersion: "1.35"}\n'
+        f"gpuNodePools:\n  - {pools}\n"
+        f"procurement: {procurement}\ntenants:\n  - {{name: lab, gpus: {gpus}}}\n"
+    )
+    return spec
+
+
+def _compiled(spec: Path) -> tuple[Platform, Plan]:
+    compiled = compile_sources(Sources(spec, None))
+    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
+    return compiled.model, compiled.plan
+
+
+def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
+    path = tmp / "jobs.csv"
+    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
+    return load_trace(path)
+
+
+def test_a_launched_node_takes_the_first_empty_slot_and_only_an_empty_node_leaves() -> None:
+    nodes = NodeMap(2, 8, domains=(2,), slots=4)
+    assert nodes.free == [8, 8, ABSENT, ABSENT] and nodes.total == 16
+    nodes.take([(0, 8), (1, 3)])
+    assert nodes.fit(8) is None  # no Ready node is empty
+    assert nodes.add() == 2
+    assert nodes.fit(8) == [(2, 8)]
+    with pytest.raises(AssertionError):
+        nodes.remove(1)  # it runs a pod
+    nodes.take([(0, 8)], -1)
+    assert nodes.empty() == [2, 0]  # the last slot first
+    nodes.remove(0)
+    assert nodes.add() == 0  # a node leaving frees its slot (its port) for the next
+    # A two-node job runs within one domain of two slots.
+    nodes.remove(0)
+    assert nodes.fit(16) is None and nodes.waits_on(16) == FRAGMENTATION  # one empty node only
+    nodes.add()
+    assert nodes.fit(16) is None and nodes.waits_on(16) == TOPOLOGY  # two empty nodes, in two domains
+    nodes.take([(1, 3)], -1)
+    assert nodes.fit(16) == [(0, 8), (1, 8)]
+
+def test_karpenter_launches_a_node_for_a_job_the_scattered_free_gpus_would_hold(tmp_path: Path) -> None:
+    """Two 5-GPU jobs leave 3 GPUs free on each of two nodes: a 6-GPU job fits in the flavor's
+    free units (and starts at once when units are packed perfectly) but on no node, so it waits
+    for a node Karpenter launches for it, and that wait is fragmentation."""
+    model, plan = _compiled(_scaled(tmp_path))
+    trace = _trace(tmp_path, [(0, 10_000, 5), (0, 10_000, 5), (1_000, 100, 6)])
+    perfect = replay(model, plan, trace, Options(spot=False, audit=True)).engine
+    packed = replay(model, plan, trace, Options(spot=False, audit=True, node_packing=True)).engine
+    assert perfect.started == [BOOT, BOOT, 1_000]
+    assert packed.started == [BOOT, BOOT, 1_000 + BOOT]
+    assert packed.node_waits.gpu_s[FRAGMENTATION] == pytest.approx(BOOT * 6)
+    train = next(f for f in packed.flavors if f.pool == "train")
+    assert train.node_s > next(f for f in perfect.flavors if f.pool == "train").node_s
+
+
+def test_consolidation_keeps_every_node_a_pod_runs_on(tmp_path: Path) -> None:
+    """Two 7-GPU jobs fill two nodes but a GPU each; two 1-GPU jobs then take those, one a node;
+    once the 7-GPU jobs end, two GPUs are allocated. Packed perfectly they would fill one node and
+    Karpenter would remove the other; on nodes, each runs a pod and both stay."""
+    model, plan = _compiled(_scaled(tmp_path))
+    long = 50_000
+    trace = _trace(tmp_path, [(0, 1_000, 7), (0, 1_000, 7), (BOOT + 10, long, 1), (BOOT + 10, long, 1)])
+    perfect = replay(model, plan, trace, Options(spot=False, audit=True)).engine
+    packed = replay(model, plan, trace, Options(spot=False, audit=True, node_packing=True)).engine
+    assert perfect.started == packed.started == [BOOT, BOOT, BOOT + 10, BOOT + 10]
+    node_h = {
+        name: next(f for f in e.flavors if f.pool == "train").node_s / 3600
+        for name, e in (("perfect", perfect), ("packed", packed))
+    }
+    # The second node runs the second small job to its end: about `long` seconds more of a node.
+    assert node_h["packed"] - node_h["perfect"] == pytest.approx(long / 3600, rel=0.1)
+
+
+def test_a_fractional_pool_that_scales_is_refused_by_name(tmp_path: Path) -> None:
+    spec = _scaled(
+        tmp_path,
+        "{name: share, instanceType: g6e.12xlarge, nodes: {min: 0, max: 4}, "
+        "sharing: {mode: fractional, replicas: 4}}",
+        gpus=16,
+    )
+    model, plan = _compiled(spec)
+    with pytest.raises(FixedFleetError, match="pool share's pods GPU by GPU"):
+        replay(model, plan, _trace(tmp_path, [(0, 10, 1)]), Options(node_packing=True))
+
+
+def test_an_interrupted_spot_node_takes_its_pods_and_karpenter_replaces_it(tmp_path: Path) -> None:
+    """Four one-node jobs of 60 days on spot p5 nodes: each interruption stops the one job on that
+    node, which starts again on the node Karpenter launches, and all four end."""
+    spec = _scaled(
+        tmp_path,
+        "{name: train, instanceType: p5.48xlarge, nodes: {min: 0, max: 4}, markets: [spot]}",
+        "{spot: 100, reserved: 0, onDemand: 0}",
+    )
+    model, plan = _compiled(spec)
+    trace = _trace(tmp_path, [(0, 60 * 86_400, 8)] * 4)
+    # A pool without a floor going quiet and waking again once ended the replay in an AssertionError.
+    assert replay(model, plan, trace, Options(audit=True)).stranded == 0
+    done = replay(model, plan, trace, Options(audit=True, node_packing=True))
+    engine = done.engine
+    assert done.stranded == 0 and engine.interrupted > 0
+    assert sum(runs - 1 for runs in engine.runs) == engine.interrupted  # one job stopped per interruption
+
+
+def test_prod_replays_node_by_node(tmp_path: Path) -> None:
+    """The shipped prod stack (autoscaled pools, a spot pool) on 3,000 Philly jobs: every change
+    keeps the invariants (with `audit`, a node map of exactly the Ready nodes among them), every
+    job ends, and scattered free GPUs make some jobs wait."""
+    model, plan = load_for_stack("prod")
+    rows = (TRACES / "philly-jobs.csv").read_text().splitlines()[:3_001]
+    path = tmp_path / "philly-3000.csv"
+    path.write_text("\n".join(rows) + "\n")
+    done = replay(model, plan, load_trace(path), Options(audit=True, node_packing=True))
+    assert done.stranded == 0
+    assert done.engine.node_waits.gpu_s[FRAGMENTATION] > 0
