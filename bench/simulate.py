@@ -5,6 +5,7 @@ jobs over `--export-days` days from day `--export-from`: one DCGM_FI_DEV_GPU_UTI
 of each job, 60 s step).
 
     .venv/bin/python bench/simulate.py [--trace ../shared/traces/philly-jobs.csv] [--stack prod] [--repeat 1]
+        [--node-packing]
 
 Prints wall and process CPU seconds per stage and the load average of the machine before the
 run (the 2-core machines are shared, so CPU time is the steadier number). Nothing asserts a
@@ -14,6 +15,7 @@ time; bench/simulate.md keeps the last committed run.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -75,6 +77,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="seeds of the default report")
     parser.add_argument("--export-from", type=float, default=40.0, help="first day of the export (a busy stretch)")
     parser.add_argument("--export-days", type=float, default=3.0)
+    parser.add_argument("--node-packing", action="store_true", help="every replay node by node")
     args = parser.parse_args()
     os.chdir(ROOT)
     load = os.getloadavg()[0]
@@ -82,22 +85,25 @@ def main() -> int:
     rows = []
     trace, wall, cpu = _timed(lambda: load_trace(args.trace))
     rows.append(("load trace", wall, cpu))
-    for name, options in (("static fleet", Options(autoscaling=False)), ("autoscaled", Options())):
+    scaled = Options(node_packing=args.node_packing)
+    for name, options in (("static fleet", dataclasses.replace(scaled, autoscaling=False)), ("autoscaled", scaled)):
         best = min(
             (_timed(lambda o=options: simulate(model, plan, trace, o)) for _ in range(args.repeat)), key=lambda r: r[2]
         )
         rows.append((name, best[1], best[2]))
-    runs, wall, cpu = _timed(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds))
+    runs, wall, cpu = _timed(lambda: simulate_seeds(model, plan, trace, scaled, args.seeds))
     rows.append((f"autoscaled x{args.seeds}", wall, cpu))
     workers = os.cpu_count() or 1
-    forked = _timed_children(lambda: simulate_seeds(model, plan, trace, Options(), args.seeds, workers))
+    forked = _timed_children(lambda: simulate_seeds(model, plan, trace, scaled, args.seeds, workers))
     rows.append((f"x{args.seeds}, {workers} workers", forked[0], forked[1]))
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "dcgm-range.json"
         samples = write_export(trace, args.export_from, args.export_days, export)
         exported, wall, cpu = _timed(lambda: load_trace(export))
         rows.append(("load export", wall, cpu))
-    print(f"{len(trace.jobs):,} jobs, {trace.jobs[-1].submit / 86400:.0f} days of submissions; stack {args.stack}")
+    days = trace.jobs[-1].submit / 86400
+    packing = ", node by node" if args.node_packing else ""
+    print(f"{len(trace.jobs):,} jobs, {days:.0f} days of submissions; stack {args.stack}{packing}")
     span = f"{args.export_days:g} days from day {args.export_from:g}"
     print(f"export: {samples:,} samples, {span} ({export.name}) -> {len(exported.jobs):,} jobs")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average {load:.1f}")

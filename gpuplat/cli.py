@@ -212,7 +212,7 @@ def _add_simulate_fidelity(simulate: Any) -> None:
         "--node-packing",
         action="store_true",
         help="place pods node by node (wider jobs on whole nodes, all pods at once; fragmentation counted; "
-        "a node that goes takes its pods); a fractional pool's GPU by GPU on a fixed fleet only",
+        "a node that goes takes its pods; a fractional pool's pods GPU by GPU)",
     )
     simulate.add_argument(
         "--no-topology",

@@ -14,7 +14,7 @@ from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, load_trace
 from gpuplat.simulate.nodes import ABSENT, FRAGMENTATION, TOPOLOGY, NodeMap
-from gpuplat.simulate.run import FixedFleetError, replay
+from gpuplat.simulate.run import replay
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 BOOT = Options().boot_seconds
@@ -102,16 +102,27 @@ def test_consolidation_keeps_every_node_a_pod_runs_on(tmp_path: Path) -> None:
     assert node_h["packed"] - node_h["perfect"] == pytest.approx(long / 3600, rel=0.1)
 
 
-def test_a_fractional_pool_that_scales_is_refused_by_name(tmp_path: Path) -> None:
+def test_a_fractional_pool_scales_by_its_shares_and_keeps_each_node_a_share_runs_on(tmp_path: Path) -> None:
+    """Fractional g6e nodes (4 GPUs, a GPU in 10 shares), the seed's spread policy: eight 0.7-GPU
+    jobs take two nodes, then two 0.1-GPU jobs go one to each node (the least used). Once the
+    large ones end, the two small ones hold a node each: both nodes stay until they end, where
+    perfect packing would keep one."""
     spec = _scaled(
         tmp_path,
-        "{name: share, instanceType: g6e.12xlarge, nodes: {min: 0, max: 4}, "
-        "sharing: {mode: fractional, replicas: 4}}",
+        "{name: share, instanceType: g6e.12xlarge, nodes: {min: 0, max: 4}, sharing: {mode: fractional, replicas: 10}}",
         gpus=16,
     )
     model, plan = _compiled(spec)
-    with pytest.raises(FixedFleetError, match="pool share's pods GPU by GPU"):
-        replay(model, plan, _trace(tmp_path, [(0, 10, 1)]), Options(node_packing=True))
+    path = tmp_path / "shares.csv"
+    long = 50_000
+    rows = [(0, 1_000, 0.7)] * 8 + [(BOOT + 10, long, 0.1)] * 2
+    path.write_text("submit,duration,gpus,fraction,tenant\n" + "".join(f"{s},{d},1,{f},lab\n" for s, d, f in rows))
+    trace = load_trace(path)
+    perfect = replay(model, plan, trace, Options(spot=False, audit=True)).engine
+    packed = replay(model, plan, trace, Options(spot=False, audit=True, node_packing=True)).engine
+    assert packed.started == perfect.started == [BOOT] * 8 + [BOOT + 10] * 2
+    node_h = [next(f for f in e.flavors if f.pool == "share").node_s / 3600 for e in (perfect, packed)]
+    assert node_h[1] - node_h[0] == pytest.approx(long / 3600, rel=0.1)
 
 
 def test_an_interrupted_spot_node_takes_its_pods_and_karpenter_replaces_it(tmp_path: Path) -> None:

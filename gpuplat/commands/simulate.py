@@ -50,7 +50,7 @@ from gpuplat.simulate.bands import DEFAULT_SEEDS
 from gpuplat.simulate.blocks import Block, block_pools, load_blocks
 from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.report import render_json, render_markdown, render_text
-from gpuplat.simulate.run import FixedFleetError, GpuPlacementError
+from gpuplat.simulate.run import GpuPlacementError
 
 from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from .simulate_fleet import is_fleet_manager, refused, run_fleet
@@ -228,7 +228,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except TraceError as err:
         return _report(err.diagnostics, args.format)
-    except (BaseError, UnknownTenantError, FixedFleetError, GpuPlacementError) as err:
+    except (BaseError, UnknownTenantError, GpuPlacementError) as err:
         sys.stderr.write(f"gpuplat simulate: error: {err}\n")
         return EXIT_USAGE
     except NoTenantsError as err:

@@ -17,7 +17,6 @@ from gpuplat import scaling
 from gpuplat.model import Autoscaling
 from gpuplat.simulate.engine import Engine
 from gpuplat.simulate.fleet import SimPool
-from gpuplat.simulate.nodes import NodeMap
 
 
 def _window(pool: SimPool, t: float, window: float) -> tuple[float, float] | None:
@@ -69,7 +68,7 @@ def consolidate(pool: SimPool, engine: Engine, t: float, after: float) -> None:
     (with node packing, the nodes running no pod; else as few as the allocated units fill)."""
     for f in pool.flavors:
         nodes = f.nodes
-        working = f.ready - nodes.empty_count() if isinstance(nodes, NodeMap) else math.ceil(f.alloc / f.per_node)
+        working = f.ready - nodes.empty_count() if nodes is not None else math.ceil(f.alloc / f.per_node)
         kept = max(working, f.held)
         excess = f.ready - kept
         if excess <= 0:

@@ -89,10 +89,10 @@ class Engine:
     def open_nodes(self, gpu_policy: str) -> None:
         """Node-level packing: every flavor's ready nodes, empty, in a slot for each node the NodePool
         may run, in its topology domains unless `Options.topology` is off; a fractional pool's GPU by
-        GPU, as its scheduler places them by `gpu_policy` (gpus.py; a fixed fleet only)."""
+        GPU, as its scheduler places them by `gpu_policy` (gpus.py)."""
         for f in self.flavors:
             if f.fractional:
-                f.nodes = GpuMap(f.ready, f.gpus_per_node, f.per_gpu, gpu_policy)
+                f.nodes = GpuMap(f.ready, f.gpus_per_node, f.per_gpu, gpu_policy, f.max_nodes)
             else:
                 f.nodes = NodeMap(f.ready, f.per_node, f.domains if self.options.topology else (), f.max_nodes)
 
@@ -114,7 +114,7 @@ class Engine:
         flavor.mutate(t)
         flavor.booting -= 1
         flavor.ready += 1
-        node = flavor.nodes.add() if isinstance(flavor.nodes, NodeMap) else -1
+        node = flavor.nodes.add() if flavor.nodes is not None else -1
         if flavor.hazard > 0 and self.options.spot:
             self.node_token += 1
             flavor.spot_nodes[self.node_token] = node
@@ -127,7 +127,7 @@ class Engine:
         flavor.mutate(t)
         flavor.ready -= count
         tokens = list(flavor.spot_nodes)
-        if isinstance(flavor.nodes, NodeMap):
+        if flavor.nodes is not None:
             gone = flavor.nodes.empty()[:count]
             for node in gone:
                 flavor.nodes.remove(node)
@@ -141,7 +141,7 @@ class Engine:
         node packing the waiting pods fit on no ready node (the last pass tried them): only the
         booting nodes count."""
         want = sum(self.placement_units(j, flavor) for j in flavor.waiting)
-        spare = 0 if isinstance(flavor.nodes, NodeMap) else flavor.ready * flavor.per_node - flavor.alloc
+        spare = 0 if flavor.nodes is not None else flavor.ready * flavor.per_node - flavor.alloc
         free = flavor.booting * flavor.per_node + spare
         short = want - free
         room = flavor.limit - flavor.ready - flavor.booting
@@ -164,8 +164,8 @@ class Engine:
     def lose_nodes(self, flavor: Flavor, nodes: list[int], t: float) -> int:
         """Node packing: these nodes went, and the jobs with a pod on them stop (newest first) and
         wait for a node, as `stop_newest`; -> how many stopped. `ready` is the caller's to lower."""
-        gone = set(nodes)
-        hit = [j for j in self.running[flavor.key] if any(node in gone for node, _ in self.pods[j])]
+        gone, node_of = set(nodes), flavor.nodes.node_of  # type: ignore[union-attr]
+        hit = [j for j in self.running[flavor.key] if any(node_of(index) in gone for index, _ in self.pods[j])]
         for job in sorted(hit, key=lambda j: -self.run_start[j]):
             self.stop(job, t, done=False)
             flavor.waiting.append(job)

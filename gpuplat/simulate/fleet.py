@@ -91,7 +91,7 @@ class Flavor:
             (self.ready + self.booting) * self.gpus_per_node + 1e-9 >= alloc
             and alloc + 1e-9 >= self.busy
             and self.alloc <= self.ready * self.per_node
-            and (not isinstance(nodes, NodeMap) or len(nodes.free) - len(nodes.absent) == self.ready)
+            and (nodes is None or nodes.present_count() == self.ready)
         )
 
     def mutate(self, t: float) -> None:

@@ -18,6 +18,8 @@ as node packing counts it (waits.py).
 
 Besides the waits, the map integrates over time the GPUs holding a pod (what a sharing scheduler
 saves against a GPU per job) and the nodes holding none (what consolidation could give back).
+As nodes.py's map, it has a slot per node the NodePool may run: a launched node takes the first
+empty slot, and only a node holding no pod leaves.
 """
 
 from __future__ import annotations
@@ -38,16 +40,18 @@ def gpu_policy(spec_policy: str, asked: str | None) -> str:
 class GpuMap:
     levels: tuple[()] = ()  # no topology domains: a pod holds one GPU of one node
 
-    def __init__(self, nodes: int, gpus_per_node: int, per_gpu: int, policy: str) -> None:
+    def __init__(self, nodes: int, gpus_per_node: int, per_gpu: int, policy: str, slots: int = 0) -> None:
         if policy not in POLICIES:
             raise ValueError(f"GPU scheduler policy {policy!r}: one of {', '.join(POLICIES)}")
+        slots = max(slots, nodes)
         self.gpus_per_node, self.per_gpu, self.policy = gpus_per_node, per_gpu, policy
-        self.free = [per_gpu] * (nodes * gpus_per_node)  # free units of each GPU, node by node
-        self.used = [0] * nodes  # allocated units of each node
-        self.with_free = [0] * (per_gpu + 1)  # GPUs by their free units: is there one that holds a pod?
-        self.with_free[per_gpu] = len(self.free)
+        self.free = [per_gpu] * (slots * gpus_per_node)  # free units of each GPU, node by node
+        self.used = [0] * slots  # allocated units of each node
+        self.present = [True] * nodes + [False] * (slots - nodes)
+        self.with_free = [0] * (per_gpu + 1)  # present GPUs by their free units: does one hold a pod?
+        self.with_free[per_gpu] = nodes * gpus_per_node
         self.occupied = 0  # GPUs holding a pod
-        self.empty_nodes = nodes
+        self.empty_nodes = nodes  # present nodes holding none
         self.last = 0.0
         self.occupied_gpu_s = 0.0
         self.empty_node_s = 0.0
@@ -66,7 +70,7 @@ class GpuMap:
         sign = 1 if self.policy == SPREAD else -1  # spread: the highest 1/(1+usage) is the lowest usage
         best: tuple[int, int, int] | None = None  # (node's rank, GPU's rank, GPU): the lowest wins
         for node, used in enumerate(self.used):
-            if best is not None and sign * used > best[0]:
+            if not self.present[node] or (best is not None and sign * used > best[0]):
                 continue
             first = node * self.gpus_per_node
             for gpu in range(first, first + self.gpus_per_node):
@@ -77,6 +81,38 @@ class GpuMap:
 
     def waits_on(self, units: int) -> int:
         return FRAGMENTATION
+
+    def node_of(self, index: int) -> int:
+        """The node of a pod's GPU index."""
+        return index // self.gpus_per_node
+
+    def add(self) -> int:
+        node = self.present.index(False)
+        self._presence(node, True)
+        return node
+
+    def remove(self, node: int) -> None:
+        assert self.present[node] and self.used[node] == 0, f"node {node} still runs pods"
+        self._presence(node, False)
+
+    def _presence(self, node: int, present: bool) -> None:
+        sign = 1 if present else -1
+        self.present[node] = present
+        self.with_free[self.per_gpu] += sign * self.gpus_per_node
+        self.empty_nodes += sign
+
+    def present_count(self) -> int:
+        return self.present.count(True)
+
+    def empty_count(self) -> int:
+        return self.empty_nodes
+
+    def empty(self) -> list[int]:
+        return [n for n in reversed(range(len(self.used))) if self.present[n] and self.used[n] == 0]
+
+    def emptiest(self, count: int) -> list[int]:
+        present = (n for n in range(len(self.used)) if self.present[n])
+        return sorted(present, key=lambda n: (self.used[n], -n))[:count]
 
     def take(self, pods: Pods, sign: int = 1) -> None:
         """Occupy the pods' units on their GPUs (sign -1: give them back); `advance` first."""

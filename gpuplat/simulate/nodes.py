@@ -86,6 +86,13 @@ class NodeMap:
     def empty_count(self) -> int:
         return len(self.by_free[self.per_node])
 
+    def present_count(self) -> int:
+        return len(self.free) - len(self.absent)
+
+    def node_of(self, index: int) -> int:
+        """The node of a pod's index (gpus.py's pods are GPUs)."""
+        return index
+
     def emptiest(self, count: int) -> list[int]:
         """The `count` nodes with the most free units (what a closing window terminates first)."""
         present = (n for n, free in enumerate(self.free) if free != ABSENT)

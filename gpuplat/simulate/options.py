@@ -36,7 +36,7 @@ class Options:
     outcomes: Outcomes | None = None
     # Place each pod on a node (best fit; a job wider than a node on whole nodes, all its pods at
     # once) instead of packing units perfectly within a flavor (engine.py); a fractional pool's
-    # GPU by GPU on a fixed fleet only (run.py's FixedFleetError).
+    # pods GPU by GPU (gpus.py).
     node_packing: bool = False
     # With node packing, a multi-node job on a fabric flavor Kueue places by its Topology runs within
     # one domain (a leaf's nodes; nodes.py); off: anywhere on the flavor's nodes (a what-if).

@@ -39,7 +39,7 @@ class GpuPlacement:
 
     flavor: str
     policy: str  # spread | binpack; or whole: a GPU per job, nodes chosen by the spec's policy
-    gpu_h: float  # its GPUs over the replay (a fixed fleet: every one ready throughout)
+    gpu_h: float  # its Ready GPUs' hours over the replay
     occupied_gpu_h: float  # GPUs holding at least one pod
     busy_gpu_h: float
     node_h: float

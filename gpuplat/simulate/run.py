@@ -17,7 +17,6 @@ from gpuplat.simulate.engine import ARRIVE, BLOCK, FAIL, FINISH, INTERRUPT, LEAV
 from gpuplat.simulate.fleet import PRIORITY_RANK, Flavor, build_flavors, build_pools, build_tenants
 from gpuplat.simulate.gpus import gpu_policy
 from gpuplat.simulate.mapping import NoTenantsError, UnknownTenantError, placements, tenant_mapping, why_not
-from gpuplat.simulate.nodes import NodeMap
 from gpuplat.simulate.options import Options
 from gpuplat.simulate.result import Result, summarise
 from gpuplat.simulate.timeline import Timeline, sample_step
@@ -25,7 +24,6 @@ from gpuplat.simulate.trace import Trace
 from gpuplat.vocabulary import WHOLE_GPU
 
 __all__ = [
-    "FixedFleetError",
     "GpuPlacementError",
     "NoTenantsError",
     "Replay",
@@ -35,10 +33,6 @@ __all__ = [
     "simulate",
     "simulate_seeds",
 ]
-
-
-class FixedFleetError(ValueError):
-    """GPU-by-GPU placement asked of a fractional pool whose nodes come and go (fixed nodes only)."""
 
 
 class GpuPlacementError(ValueError):
@@ -90,21 +84,10 @@ def _start(engine: Engine, dynamic: bool, policy: str | None) -> None:
     for f in spot:
         f.booting, f.ready = f.ready, 0
     if policy is not None:
-        _open_nodes(engine, dynamic, policy)
+        engine.open_nodes(policy)
     for f in spot:
         for _ in range(f.booting):
             engine.node_ready(f, 0.0)  # draws the node's interruption
-
-
-def _open_nodes(engine: Engine, dynamic: bool, policy: str) -> None:
-    spot = engine.options.spot
-    for f in engine.flavors:
-        if f.fractional and (dynamic or f.blocks or (spot and f.hazard > 0)):
-            raise FixedFleetError(
-                f"node packing places pool {f.pool}'s pods GPU by GPU on fixed nodes only, and its nodes come and "
-                "go: replay it with --static (no spot, no Capacity Blocks), or without --node-packing"
-            )
-    engine.open_nodes(policy)
 
 
 def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bool) -> None:
@@ -114,7 +97,7 @@ def _interrupt(engine: Engine, flavor: Flavor, token: int, t: float, dynamic: bo
     node = flavor.spot_nodes.pop(token)
     engine.interrupted += 1
     flavor.mutate(t)
-    if isinstance(flavor.nodes, NodeMap):
+    if flavor.nodes is not None:
         engine.lose_nodes(flavor, [node], t)
         flavor.ready -= 1
         engine.start_pods(flavor, t)  # its jobs on the nodes left, where they fit
@@ -138,7 +121,7 @@ def _window(engine: Engine, flavor: Flavor, t: float, dynamic: bool) -> None:
     excess = flavor.ready + flavor.booting - flavor.limit
     cut = min(flavor.booting, max(excess, 0))
     flavor.booting, flavor.cancelled, excess = flavor.booting - cut, flavor.cancelled + cut, excess - cut
-    if excess > 0 and isinstance(flavor.nodes, NodeMap):
+    if excess > 0 and flavor.nodes is not None:
         engine.block_stops += engine.lose_nodes(flavor, flavor.nodes.emptiest(excess), t)
         flavor.ready -= excess
         engine.start_pods(flavor, t)  # the stopped jobs on the nodes left, where they fit
