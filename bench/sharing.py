@@ -1,9 +1,11 @@
 """The seed's scheduler claim, replayed: fractional jobs placed GPU by GPU, three ways.
 
     .venv/bin/python bench/sharing.py [--trace ../shared/traces/philly-jobs.csv] [--every 2] [--seeds 3]
+        [--spec bench/claims/sharing.yaml]
 
 The spec is bench/claims/sharing.yaml: 4 nodes x 8 A100s shared by fractions (HAMi, 10 tasks per
-GPU), a fixed fleet, one tenant. The load is a what-if derived from Philly's one-GPU jobs (every
+GPU), a fixed fleet, one tenant; bench/claims/sharing-aws.yaml is the same pool on AWS, scaled by
+the floor and Karpenter from 0 to 4 nodes. The load is a what-if derived from Philly's one-GPU jobs (every
 N-th in submission order): Philly had no fractional jobs, so each job asks its busy share of a GPU
 drawn from Philly's per-minute utilisation (the replay's default distribution, its own seeded
 draw), rounded up to 10 %, at least 10 % and at most 90 % (memory in proportion: the trace has no
@@ -14,8 +16,8 @@ Placements (`gpuplat simulate --node-packing --gpu-placement`): spread (the seed
 filter on free cores and memory, the least-used node first, score 1/(1+usage)), binpack (the
 most-used first) and whole (each job on a GPU of its own: no sharing). Prints per placement the
 waits, the fragmentation, how many of the GPUs' hours held a pod, how busy those were, how busy
-all were, and the nodes' empty hours, as means over the seeds (each its own draw of the shares)
-with their range, and the wall time of one replay.
+all were, the nodes' empty hours, the node-hours and their cost, as means over the seeds (each its
+own draw of the shares) with their range, and the wall time of one replay.
 """
 
 from __future__ import annotations
@@ -91,15 +93,16 @@ def main() -> int:
     parser.add_argument("--trace", type=Path, default=ROOT.parent / "shared" / "traces" / "philly-jobs.csv")
     parser.add_argument("--every", type=int, default=2, help="keep every N-th one-GPU job (default 2)")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--spec", type=Path, default=SPEC)
     args = parser.parse_args()
-    compiled = compile_sources(Sources(SPEC, None))
+    compiled = compile_sources(Sources(args.spec, None))
     assert compiled.model is not None and compiled.plan is not None, compiled.diagnostics
     print(f"what-if trace: one in {args.every} of Philly's one-GPU jobs, shares drawn per seed (0-{args.seeds - 1})")
     print(
         "| placement | mean wait | p95 wait | jobs fragmented | GPU-hours holding a pod | busy of those "
-        "| busy of all | node-hours empty | wall s |"
+        "| busy of all | node-hours empty | node-hours | USD | wall s |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         kept = one_gpu_jobs(args.trace, args.every)
         traces = []
@@ -126,6 +129,8 @@ def main() -> int:
                 _cell([100 * x.busy_of_occupied for x in g], ".1f") + " %",
                 _cell([100 * x.busy_gpu_h / x.gpu_h for x in g], ".1f") + " %",
                 _cell([100 * x.empty_node_h / x.node_h for x in g], ".1f") + " %",
+                _cell([x.node_h for x in g], ",.0f"),
+                _cell([r.cost_usd for r in runs], ",.0f"),
                 f"{wall:.1f}",
             ]
             print(f"| {placement} | " + " | ".join(cells) + " |")
