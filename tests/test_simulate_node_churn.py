@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuplat.compile import Sources, compile_sources, load_for_stack
 from gpuplat.model import Platform
@@ -154,3 +156,51 @@ def test_prod_replays_node_by_node(tmp_path: Path) -> None:
     done = replay(model, plan, load_trace(path), Options(audit=True, node_packing=True))
     assert done.stranded == 0
     assert done.engine.node_waits.gpu_s[FRAGMENTATION] > 0
+
+
+def _check(nodes: NodeMap, present: dict[int, int], per_node: int) -> None:
+    """The map's bookkeeping against a plain model: node -> free units of the nodes present."""
+    assert nodes.present_count() == len(present)
+    assert nodes.total == sum(present.values())
+    assert nodes.empty_count() == sum(1 for free in present.values() if free == per_node)
+    for node, free in enumerate(nodes.free):
+        assert free == present.get(node, ABSENT)
+    for size, maps in nodes.levels:
+        for index, domain in enumerate(maps):
+            assert domain.total == sum(f for n, f in present.items() if n // size == index)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove", "take", "give"]), st.integers(0, 40)), max_size=60))
+def test_the_map_keeps_its_books_through_any_launches_removals_and_pods(steps: list[tuple[str, int]]) -> None:
+    """Any sequence of launches, removals of empty nodes, and pods placed where `fit` says and
+    given back keeps the map equal to a plain model of it, in every topology domain, and `fit`
+    only places pods on present nodes with the room for them."""
+    per_node, slots = 8, 6
+    nodes = NodeMap(2, per_node, domains=(2, 4), slots=slots)
+    present = {0: per_node, 1: per_node}
+    running: list[list[tuple[int, int]]] = []
+    for action, n in steps:
+        if action == "add" and len(present) < slots:
+            node = nodes.add()
+            assert node not in present and node == min(set(range(slots)) - set(present))
+            present[node] = per_node
+        elif action == "remove" and nodes.empty():
+            node = nodes.empty()[n % len(nodes.empty())]
+            nodes.remove(node)
+            del present[node]
+        elif action == "take" and n:
+            pods = nodes.fit(n)
+            if pods is not None:
+                assert sum(u for _, u in pods) == n
+                assert all(node in present and present[node] >= u for node, u in pods)
+                nodes.take(pods)
+                for node, u in pods:
+                    present[node] -= u
+                running.append(pods)
+        elif action == "give" and running:
+            pods = running.pop(n % len(running))
+            nodes.take(pods, -1)
+            for node, u in pods:
+                present[node] += u
+        _check(nodes, present, per_node)
