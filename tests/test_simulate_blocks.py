@@ -100,18 +100,20 @@ def test_without_a_schedule_the_block_pool_is_there_around_the_clock(
     assert result.windows == {}
 
 
+@pytest.mark.parametrize("node_packing", [False, True], ids=["units", "node-by-node"])
 def test_a_block_end_stops_its_pods_and_the_next_window_finishes_them(
-    tmp_path: Path, platform: tuple[Platform, Plan]
+    tmp_path: Path, platform: tuple[Platform, Plan], node_packing: bool
 ) -> None:
     model, plan = platform
     # Four one-node jobs of 3 days from day 1 (block A open): A ends on day 3, its instances go
-    # 30 minutes before; the jobs keep their admission and wait for block B on day 5.
+    # 30 minutes before; the jobs keep their admission and wait for block B on day 5. Node by
+    # node, the terminated nodes take exactly the jobs on them, and B's nodes take their slots.
     trace = _trace(tmp_path, [(DAY, 3 * DAY, 8)] * 4)
     a, b = Block("train", DAY - BOOT, 3 * DAY, 4), Block("train", 5 * DAY, 12 * DAY, 4)
-    only_a = simulate(model, plan, trace, Options(capacity_blocks=(a,), audit=True))
+    only_a = simulate(model, plan, trace, Options(capacity_blocks=(a,), audit=True, node_packing=node_packing))
     assert only_a.block_stops == 4 and only_a.stranded == 4  # no window after A: they never finish
     assert only_a.hours * 3600 == a.usable_until  # and the replay ends there
-    both = simulate(model, plan, trace, Options(capacity_blocks=(a, b), audit=True))
+    both = simulate(model, plan, trace, Options(capacity_blocks=(a, b), audit=True, node_packing=node_packing))
     assert both.block_stops == 4 and both.stranded == 0
     ran = a.usable_until - DAY  # from day 1 until A's instances were terminated
     lost = ran % Options.checkpoint_seconds
