@@ -175,3 +175,22 @@ def test_tenant_map_pins_trace_tenants(tmp_path: Path, capsys: pytest.CaptureFix
     assert [m["jobs"] for m in doc["members"]] == [4, 0]  # product may use on-prem only
     assert main([*argv, "--tenant-map", "team-7=nobody"]) == 2
     assert "nobody" in capsys.readouterr().err
+
+
+def test_node_by_node_each_worker_counts_its_fragmentation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Four 5-GPU jobs leave 3 GPUs free on each of on-prem's four nodes; a 6-GPU job is admitted
+    there within the round (research's quota holds it) but no node holds it: node by node it waits
+    on-prem for a node to free, and the report counts that wait on on-prem; packed perfectly it
+    starts at once."""
+    trace = _trace(tmp_path, [(0, 7200, 5, "research")] * 4 + [(60, 600, 6, "research")])
+    argv = ["simulate", "--stack", "hub", "--spec", str(EXAMPLE / "hub.yaml"), "--trace", str(trace)]
+    assert main([*argv, "--format", "json", "--node-packing"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    onprem, cloud = doc["members"]
+    assert (onprem["name"], onprem["jobs"], cloud["jobs"]) == ("onprem", 5, 0)
+    assert onprem["replay"]["fragmentation"] == {"gpuHours": pytest.approx(6 * (7200 - 60) / 3600), "jobs": 1}
+    assert onprem["waitSeconds"]["p95"] > 7000
+    assert main([*argv, "--node-packing"]) == 0
+    assert "(fragmentation): onprem 1 (11.9 GPU-h), cloud 0 (0.0 GPU-h)" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["members"][0]["waitSeconds"]["p95"] < 60

@@ -21,8 +21,6 @@ from . import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 _NOT_FOR_A_FLEET = {
     "plot": "--plot",
     "capacity_blocks": "--capacity-blocks",
-    "node_packing": "--node-packing",
-    "no_topology": "--no-topology",
     "gpu_placement": "--gpu-placement",
     "speedup": "--speedup",  # a factor per pool: the members' pools are not the manager's
 }

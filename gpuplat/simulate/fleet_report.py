@@ -43,6 +43,13 @@ def _notes(r: FleetResult, note: str) -> list[str]:
         lines.append(
             "jobs no worker of their tenant can hold: " + ", ".join(f"{t} {n:,}" for t, n in r.unplaceable.items())
         )
+    packed = [(m.name, m.result) for m in r.members if m.result.options.node_packing]
+    if packed:
+        waits = [f"{name} {p.fragmented_jobs:,} ({p.fragmented_gpu_h:,.1f} GPU-h)" for name, p in packed]
+        lines.append(
+            "node by node, jobs that waited while free GPUs were split over nodes that could not hold them "
+            "(fragmentation): " + ", ".join(waits)
+        )
     late = [m for m in r.members if m.never_started]
     if late:
         lines.append(
