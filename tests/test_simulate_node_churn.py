@@ -145,15 +145,18 @@ def test_an_interrupted_spot_node_takes_its_pods_and_karpenter_replaces_it(tmp_p
     assert sum(runs - 1 for runs in engine.runs) == engine.interrupted  # one job stopped per interruption
 
 
-def test_prod_replays_node_by_node(tmp_path: Path) -> None:
-    """The shipped prod stack (autoscaled pools, a spot pool) on 3,000 Philly jobs: every change
-    keeps the invariants (with `audit`, a node map of exactly the Ready nodes among them), every
-    job ends, and scattered free GPUs make some jobs wait."""
+@pytest.mark.parametrize("autoscaling", [True, False], ids=["autoscaled", "static"])
+def test_prod_replays_node_by_node(tmp_path: Path, autoscaling: bool) -> None:
+    """The shipped prod stack (spot pools among its pools; autoscaled, or static at `nodes.max`
+    with every interrupted node replaced) on 3,000 Philly jobs: every change keeps the invariants
+    (with `audit`, a node map of exactly the Ready nodes among them), every job ends, and scattered
+    free GPUs make some jobs wait."""
     model, plan = load_for_stack("prod")
     rows = (TRACES / "philly-jobs.csv").read_text().splitlines()[:3_001]
     path = tmp_path / "philly-3000.csv"
     path.write_text("\n".join(rows) + "\n")
-    done = replay(model, plan, load_trace(path), Options(audit=True, node_packing=True))
+    options = Options(audit=True, node_packing=True, autoscaling=autoscaling)
+    done = replay(model, plan, load_trace(path), options)
     assert done.stranded == 0
     assert done.engine.node_waits.gpu_s[FRAGMENTATION] > 0
 
