@@ -98,7 +98,8 @@ def test_outcomes_are_drawn_in_the_published_shares_by_count_and_by_gpu_time() -
 
 def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--node-packing --outcomes philly` on an existing cluster: the JSON says so and counts the
-    fragmentation; the autoscaled prod stack replays node by node too."""
+    fragmentation; the autoscaled prod stack replays node by node too, and the text and the
+    comment say how pods were placed."""
     existing_nodes(tmp_path, 2)
     trace = tmp_path / "jobs.csv"
     trace.write_text("submit,duration,gpus,tenant\n0,100,4,lab\n0,1000,6,lab\n1,1001,4,lab\n50,10,6,lab\n")
@@ -111,4 +112,10 @@ def test_cli_node_packing_and_outcomes(tmp_path: Path, capsys: pytest.CaptureFix
     assert doc["fragmentation"]["jobs"] in (0, 1)  # a drawn failure may free node 0 first
     assert doc["retried"] == sum(1 for o in PHILLY_OUTCOMES.draws(0, load_trace(trace).jobs)[0] if o == "failed")
     assert main(["simulate", "--stack", "prod", "--trace", str(trace), "--node-packing", "--seeds", "1"]) == 0
-    assert "fragmentation" in capsys.readouterr().out
+    assert "placement: pods node by node;" in capsys.readouterr().out
+    # The comment says how pods were placed, as perfect packing flatters waste and waits.
+    comment = ["simulate", "--stack", "prod", "--trace", str(trace), "--seeds", "1", "--format", "markdown"]
+    assert main([*comment, "--node-packing"]) == 0
+    assert "- placement: pods node by node; " in capsys.readouterr().out
+    assert main(comment) == 0
+    assert "- placement: GPUs packed perfectly within each flavor (--node-packing" in capsys.readouterr().out

@@ -144,6 +144,16 @@ def speedup_line(r: Result) -> str:
     )
 
 
+def packing_line(r: Result) -> str:
+    """How pods were placed: perfect packing flatters waste and waits (docs/simulate.md, node by node)."""
+    if not r.options.node_packing:
+        return "placement: GPUs packed perfectly within each flavor (--node-packing: pods node by node)"
+    return (
+        f"placement: pods node by node; {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while "
+        "free GPUs were split over nodes that could not hold them (fragmentation)"
+    )
+
+
 def busy_share_lines(r: Result) -> list[str]:
     b = r.busy_share
     drawn = f"drawn for {b.drawn_jobs:,} jobs from {b.source} (mean {100 * b.mean:.1f} %)"
@@ -183,6 +193,7 @@ def detail_lines(r: Result) -> list[str]:
         f"scaling signal: {r.signal}, from the pressure max({', '.join(sorted(r.options.signals)) or 'nothing'})"
         + ("" if r.options.signals == frozenset(DRIVING_SIGNALS) else " (a what-if: the emitted rule reads both)"),
         speedup_line(r),
+        packing_line(r),
         *coverage_lines(r),
         "",
         f"{'pool':<12} {'provisioned GPU-h':>18} {'allocated':>12} {'busy':>12} {'cost USD':>14}",
@@ -209,12 +220,7 @@ def detail_lines(r: Result) -> list[str]:
         f"against all on-demand, {c['savingVsStaticPercent'] or 0:.1f} % against a static fleet at nodes.max",
     ]
     if r.options.node_packing:
-        lines += [
-            f"node packing: {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while free GPUs "
-            "were split over nodes that could not hold them (fragmentation)",
-            *topology_lines(r),
-            *gpu_placement_lines(r),
-        ]
+        lines += [*topology_lines(r), *gpu_placement_lines(r)]
     if r.options.outcomes:
         lines.append(f"outcomes drawn from {r.options.outcomes.source}: {r.retried:,} failed jobs queued again")
     if r.windows:

@@ -15,6 +15,7 @@ from gpuplat.simulate.render import (
     cost_json,
     coverage_lines,
     detail_lines,
+    packing_line,
     result_json,
     target_lines,
 )
@@ -132,7 +133,7 @@ def render_markdown(head: Result | Runs, base: Result | Runs | None = None, comp
             else "One seed: no interval, so no delta can be told from noise (`--seeds N`).\n\n"
         )
     )
-    notes = [*coverage_lines(r), *busy_share_lines(r), *target_lines(r)]
+    notes = [*coverage_lines(r), packing_line(r), *busy_share_lines(r), *target_lines(r)]
     if base is None:
         rows = "".join(
             f"| {k} | {_num(b.mean)} | {_interval(b)} |\n" for k, b in bands([headline(x) for x in runs]).items()
