@@ -15,6 +15,7 @@ from gpuplat.compile import Sources, compile_sources, load_for_stack
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import ABSENT, FRAGMENTATION, TOPOLOGY, NodeMap
 from gpuplat.simulate.run import replay
 
@@ -207,3 +208,50 @@ def test_the_map_keeps_its_books_through_any_launches_removals_and_pods(steps: l
             for node, u in pods:
                 present[node] += u
         _check(nodes, present, per_node)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["spread", "binpack"]),
+    st.lists(st.tuples(st.sampled_from(["add", "remove", "take", "give"]), st.integers(0, 40)), max_size=60),
+)
+def test_the_gpu_map_keeps_its_books_through_any_launches_removals_and_shares(
+    policy: str, steps: list[tuple[str, int]]
+) -> None:
+    """The fractional pool's map (2 GPUs a node, 4 shares a GPU) against a plain model: a share goes
+    only on a present node's GPU with the room for it, and the counts the replay reads (present and
+    empty nodes, GPUs with room, GPUs holding a share) stay right through launches and removals."""
+    gpus, per_gpu, slots = 2, 4, 4
+    nodes = GpuMap(1, gpus, per_gpu, policy, slots)
+    present = {0}
+    free = {g: per_gpu for g in range(slots * gpus)}
+    running: list[list[tuple[int, int]]] = []
+    for action, n in steps:
+        if action == "add" and len(present) < slots:
+            node = nodes.add()
+            assert node == min(set(range(slots)) - present)
+            present.add(node)
+        elif action == "remove" and nodes.empty():
+            node = nodes.empty()[n % len(nodes.empty())]
+            nodes.remove(node)
+            present.remove(node)
+        elif action == "take" and n % per_gpu:
+            pods = nodes.fit(n % per_gpu)
+            fits = any(free[g] >= n % per_gpu for g in free if g // gpus in present)
+            assert (pods is not None) == fits
+            if pods is not None:
+                ((gpu, units),) = pods
+                assert nodes.node_of(gpu) in present and free[gpu] >= units
+                nodes.take(pods)
+                free[gpu] -= units
+                running.append(pods)
+        elif action == "give" and running:
+            pods = running.pop(n % len(running))
+            nodes.take(pods, -1)
+            free[pods[0][0]] += pods[0][1]
+        on = [g for g in free if g // gpus in present]
+        assert nodes.present_count() == len(present)
+        idle = [node for node in present if all(free[node * gpus + i] == per_gpu for i in range(gpus))]
+        assert nodes.empty_count() == len(idle)
+        assert nodes.occupied == sum(1 for g in on if free[g] < per_gpu)
+        assert [sum(1 for g in on if free[g] == k) for k in range(per_gpu + 1)] == nodes.with_free
