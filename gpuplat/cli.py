@@ -75,7 +75,7 @@ Command = Callable[[argparse.Namespace], int]
 
 
 def _all_stacks(p: argparse.ArgumentParser) -> None:
-    """check, plan, preview, policy, verify: every stack at once (gpuplat/commands/all_stacks.py)."""
+    """check, plan, preview, policy, verify, simulate: every stack at once (gpuplat/commands/all_stacks.py)."""
     p.add_argument(
         "--all-stacks",
         action="store_true",
@@ -156,7 +156,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _add_simulate(sub: Any) -> None:  # argparse keeps its subparsers type private
     simulate = command(sub, "simulate")
-    _common(simulate, ["text", "json", "markdown"])
+    _common(simulate, ["text", "json", "markdown"], every_stack=True)
     simulate.add_argument(
         "--trace",
         metavar="FILE",

@@ -122,3 +122,26 @@ def test_seeds_in_worker_processes_give_what_one_process_gives() -> None:
     forked = simulate_seeds(model, plan, trace, options, 3, workers=2)
     assert [r.seed for r in forked] == [4, 5, 6]
     assert [render_json(r) for r in forked] == [render_json(r) for r in alone]
+
+
+@needs_traces
+def test_the_new_projects_pull_request_comment_replays_the_stacks_that_name_a_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The `gpuplat simulate` line of the workflow `gpuplat init` writes, run as the workflow runs it
+    (`$base` the merge base): prod names a trace and gets its table, dev names none and adds nothing."""
+    from gpuplat.cli import main
+
+    workflow = ROOT / "gpuplat" / "scaffold" / "templates" / "workflows" / "pull-request.yml"
+    (line,) = [ln.strip() for ln in workflow.read_text().splitlines() if ln.strip().startswith("gpuplat simulate")]
+    argv = [arg.replace('"$base"', "HEAD") for arg in line.split(">>")[0].split()[1:]]
+    assert "--all-stacks" in argv and "--if-configured" in argv
+    project = _project(tmp_path)
+    (project / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    monkeypatch.chdir(project)
+    assert main(argv) == 0
+    comment = capsys.readouterr().out
+    assert comment.count("### What this change does to waste, waiting and cost") == 1
+    assert "mean over 5 seeds with its 95 % interval" in comment and "| cost USD / month |" in comment
+    assert main([*argv, "--plot", str(tmp_path / "replay.svg")]) == 2
+    assert "--plot draws one stack's replay" in capsys.readouterr().err
