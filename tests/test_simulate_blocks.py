@@ -5,7 +5,6 @@ billed in full; a bad schedule is refused with the line of the row."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,10 +14,11 @@ from gpuplat.catalog.service_prices import CAPACITY_BLOCK_HOURLY_USD
 from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
-from gpuplat.simulate import Options, Trace, TraceError, load_trace, simulate
+from gpuplat.simulate import Options, Trace, TraceError, simulate
 from gpuplat.simulate.blocks import Block, load_blocks
 from gpuplat.simulate.engine import INTERRUPT
 from gpuplat.simulate.run import replay
+from tests.support_simulate import lab_trace
 
 DAY = 86400.0
 BOOT = Options.boot_seconds
@@ -56,12 +56,6 @@ def platform(spec: Path) -> tuple[Platform, Plan]:
     return compiled.model, compiled.plan
 
 
-def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
-    path = tmp / "jobs.csv"
-    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
-    return load_trace(path)
-
-
 def _delays(model: Platform, plan: Plan, trace: Trace, options: Options) -> list[float]:
     engine = replay(model, plan, trace, options).engine
     return [start - job.submit for start, job in zip(engine.started, engine.jobs, strict=True)]
@@ -76,7 +70,7 @@ def test_reserved_nodes_wait_for_the_window_and_the_block_is_billed_in_full(
     # block opens on day 1, and the fifth on-demand. A small job on day 9, after the block:
     # Kueue admits on quota, which the reserved flavor keeps between windows, so it lands there
     # and never gets a node (waitForPodsReady requeues it onto the same flavor): stranded.
-    trace = _trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
+    trace = lab_trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
     options = Options(capacity_blocks=(Block("train", DAY, 8 * DAY, 4),), autoscaling=autoscaling, audit=True)
     delays = _delays(model, plan, trace, options)
     on_demand = BOOT if autoscaling else 0.0  # the static fleet's on-demand nodes stand from the start
@@ -92,7 +86,7 @@ def test_without_a_schedule_the_block_pool_is_there_around_the_clock(
     tmp_path: Path, platform: tuple[Platform, Plan]
 ) -> None:
     model, plan = platform
-    trace = _trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
+    trace = lab_trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
     delays = _delays(model, plan, trace, Options())
     assert delays[:5] == [BOOT] * 5
     result = simulate(model, plan, trace, Options())
@@ -108,7 +102,7 @@ def test_a_block_end_stops_its_pods_and_the_next_window_finishes_them(
     # Four one-node jobs of 3 days from day 1 (block A open): A ends on day 3, its instances go
     # 30 minutes before; the jobs keep their admission and wait for block B on day 5. Node by
     # node, the terminated nodes take exactly the jobs on them, and B's nodes take their slots.
-    trace = _trace(tmp_path, [(DAY, 3 * DAY, 8)] * 4)
+    trace = lab_trace(tmp_path, [(DAY, 3 * DAY, 8)] * 4)
     a, b = Block("train", DAY - BOOT, 3 * DAY, 4), Block("train", 5 * DAY, 12 * DAY, 4)
     only_a = simulate(model, plan, trace, Options(capacity_blocks=(a,), audit=True, node_packing=node_packing))
     assert only_a.block_stops == 4 and only_a.stranded == 4  # no window after A: they never finish
@@ -133,7 +127,7 @@ def test_a_replay_with_stranded_jobs_ends_when_the_last_job_that_could_run_has(t
     assert [f.market.value for f in compiled.plan.flavors if f.market] == ["reserved", "spot", "on-demand"]
     # Four jobs wait for the block on the reserved flavor, the fifth runs on a spot node; the
     # day-9 job lands on the reserved flavor after the window and is stranded.
-    trace = _trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
+    trace = lab_trace(tmp_path, [(0, 3600, 8)] * 5 + [(9 * DAY, 600, 1)])
     for autoscaling in (True, False):
         options = Options(capacity_blocks=(Block("train", DAY, 8 * DAY, 4),), autoscaling=autoscaling, seed=1)
         done = replay(compiled.model, compiled.plan, trace, options)
@@ -147,7 +141,7 @@ def test_the_floor_stands_on_a_block_only_while_it_is_open(tmp_path: Path) -> No
     spec.write_text(SPEC.replace("nodes: {min: 0, max: 8}", "nodes: {min: 2, max: 8}"))
     compiled = compile_sources(Sources(spec, None))
     assert compiled.model is not None and compiled.plan is not None
-    trace = _trace(tmp_path, [(0, 600, 1), (4 * DAY, 600, 1)])
+    trace = lab_trace(tmp_path, [(0, 600, 1), (4 * DAY, 600, 1)])
     block = Block("train", 2 * DAY, 3 * DAY, 4)
     engine = replay(compiled.model, compiled.plan, trace, Options(capacity_blocks=(block,), audit=True)).engine
     reserved, on_demand = engine.flavors

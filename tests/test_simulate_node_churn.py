@@ -4,20 +4,18 @@ no pod, and a node that goes takes its pods (and only its pods) with it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplat.compile import Sources, compile_sources, load_for_stack
-from gpuplat.model import Platform
-from gpuplat.plan import Plan
-from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.compile import load_for_stack
+from gpuplat.simulate import Options, load_trace
 from gpuplat.simulate.gpus import GpuMap
 from gpuplat.simulate.nodes import ABSENT, FRAGMENTATION, TOPOLOGY, NodeMap
 from gpuplat.simulate.run import replay
+from tests.support_simulate import compiled_spec, lab_trace
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 BOOT = Options().boot_seconds
@@ -37,18 +35,6 @@ def _scaled(
         f"procurement: {procurement}\ntenants:\n  - {{name: lab, gpus: {gpus}}}\n"
     )
     return spec
-
-
-def _compiled(spec: Path) -> tuple[Platform, Plan]:
-    compiled = compile_sources(Sources(spec, None))
-    assert compiled.ok and compiled.model is not None and compiled.plan is not None, compiled.diagnostics
-    return compiled.model, compiled.plan
-
-
-def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
-    path = tmp / "jobs.csv"
-    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
-    return load_trace(path)
 
 
 def test_a_launched_node_takes_the_first_empty_slot_and_only_an_empty_node_leaves() -> None:
@@ -76,8 +62,8 @@ def test_karpenter_launches_a_node_for_a_job_the_scattered_free_gpus_would_hold(
     """Two 5-GPU jobs leave 3 GPUs free on each of two nodes: a 6-GPU job fits in the flavor's
     free units (and starts at once when units are packed perfectly) but on no node, so it waits
     for a node Karpenter launches for it, and that wait is fragmentation."""
-    model, plan = _compiled(_scaled(tmp_path))
-    trace = _trace(tmp_path, [(0, 10_000, 5), (0, 10_000, 5), (1_000, 100, 6)])
+    model, plan = compiled_spec(_scaled(tmp_path))
+    trace = lab_trace(tmp_path, [(0, 10_000, 5), (0, 10_000, 5), (1_000, 100, 6)])
     perfect = replay(model, plan, trace, Options(spot=False, audit=True)).engine
     packed = replay(model, plan, trace, Options(spot=False, audit=True, node_packing=True)).engine
     assert perfect.started == [BOOT, BOOT, 1_000]
@@ -91,9 +77,9 @@ def test_consolidation_keeps_every_node_a_pod_runs_on(tmp_path: Path) -> None:
     """Two 7-GPU jobs fill two nodes but a GPU each; two 1-GPU jobs then take those, one a node;
     once the 7-GPU jobs end, two GPUs are allocated. Packed perfectly they would fill one node and
     Karpenter would remove the other; on nodes, each runs a pod and both stay."""
-    model, plan = _compiled(_scaled(tmp_path))
+    model, plan = compiled_spec(_scaled(tmp_path))
     long = 50_000
-    trace = _trace(tmp_path, [(0, 1_000, 7), (0, 1_000, 7), (BOOT + 10, long, 1), (BOOT + 10, long, 1)])
+    trace = lab_trace(tmp_path, [(0, 1_000, 7), (0, 1_000, 7), (BOOT + 10, long, 1), (BOOT + 10, long, 1)])
     perfect = replay(model, plan, trace, Options(spot=False, audit=True)).engine
     packed = replay(model, plan, trace, Options(spot=False, audit=True, node_packing=True)).engine
     assert perfect.started == packed.started == [BOOT, BOOT, BOOT + 10, BOOT + 10]
@@ -115,7 +101,7 @@ def test_a_fractional_pool_scales_by_its_shares_and_keeps_each_node_a_share_runs
         "{name: share, instanceType: g6e.12xlarge, nodes: {min: 0, max: 4}, sharing: {mode: fractional, replicas: 10}}",
         gpus=16,
     )
-    model, plan = _compiled(spec)
+    model, plan = compiled_spec(spec)
     path = tmp_path / "shares.csv"
     long = 50_000
     rows = [(0, 1_000, 0.7)] * 8 + [(BOOT + 10, long, 0.1)] * 2
@@ -136,8 +122,8 @@ def test_an_interrupted_spot_node_takes_its_pods_and_karpenter_replaces_it(tmp_p
         "{name: train, instanceType: p5.48xlarge, nodes: {min: 0, max: 4}, markets: [spot]}",
         "{spot: 100, reserved: 0, onDemand: 0}",
     )
-    model, plan = _compiled(spec)
-    trace = _trace(tmp_path, [(0, 60 * 86_400, 8)] * 4)
+    model, plan = compiled_spec(spec)
+    trace = lab_trace(tmp_path, [(0, 60 * 86_400, 8)] * 4)
     # A pool without a floor going quiet and waking again once ended the replay in an AssertionError.
     assert replay(model, plan, trace, Options(audit=True)).stranded == 0
     done = replay(model, plan, trace, Options(audit=True, node_packing=True))

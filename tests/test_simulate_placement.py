@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,10 @@ from gpuplat.simulate import Options, Trace, load_trace
 from gpuplat.simulate.nodes import FRAGMENTATION
 from gpuplat.simulate.outcomes import KINDS, PHILLY_OUTCOMES, Outcomes
 from gpuplat.simulate.run import replay
-from tests.support_simulate import existing_nodes
+from tests.support_simulate import existing_nodes, lab_trace
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 PHILLY = TRACES / "philly-jobs.csv"
-
-
-def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
-    path = tmp / "jobs.csv"
-    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
-    return load_trace(path)
 
 
 def _starts(model: Platform, plan: Plan, trace: Trace, **options: bool) -> tuple[list[float], float]:
@@ -39,7 +32,7 @@ def test_a_job_waits_for_one_node_that_holds_it_and_the_wait_counts_as_fragmenta
     model, plan = existing_nodes(tmp_path, 2)
     # 4 GPUs on node 0, 6 on node 1, then 4 more fill node 0; when the first 4 end at 100, 4 + 2
     # GPUs are free on two nodes: the 6-GPU job submitted at 50 fits in neither until 1000.
-    trace = _trace(tmp_path, [(0, 100, 4), (0, 1000, 6), (1, 1001, 4), (50, 10, 6)])
+    trace = lab_trace(tmp_path, [(0, 100, 4), (0, 1000, 6), (1, 1001, 4), (50, 10, 6)])
     packed, fragmented = _starts(model, plan, trace, node_packing=True)
     assert packed == [0, 0, 1, 1000]
     assert fragmented == pytest.approx((1000 - 100) * 6)
@@ -51,7 +44,7 @@ def test_a_multi_node_job_starts_all_its_pods_at_once_on_whole_nodes(tmp_path: P
     model, plan = existing_nodes(tmp_path, 3)
     # 5 + 5 GPUs leave 3 + 3 + 8 free: 14 GPUs, but the 12-GPU job needs a whole node and one
     # with 4 free; none of its pods starts until the first 5-GPU job ends and frees node 0.
-    trace = _trace(tmp_path, [(0, 1000, 5), (0, 2000, 5), (1, 10, 12)])
+    trace = lab_trace(tmp_path, [(0, 1000, 5), (0, 2000, 5), (1, 10, 12)])
     packed, fragmented = _starts(model, plan, trace, node_packing=True)
     assert packed == [0, 0, 1000]
     assert fragmented == pytest.approx((1000 - 1) * 12)
@@ -60,7 +53,7 @@ def test_a_multi_node_job_starts_all_its_pods_at_once_on_whole_nodes(tmp_path: P
 
 def test_a_failed_job_frees_its_gpus_queues_again_and_runs_only_the_rest(tmp_path: Path) -> None:
     model, plan = existing_nodes(tmp_path, 1)
-    trace = _trace(tmp_path, [(0, 1000, 8), (1, 100, 8)])
+    trace = lab_trace(tmp_path, [(0, 1000, 8), (1, 100, 8)])
     every_one_fails = Outcomes("test: every job fails once", (0.0, 1.0, 0.0))
     done = replay(model, plan, trace, Options(spot=False, outcomes=every_one_fails))
     engine = done.engine

@@ -4,22 +4,15 @@ or failed run has done counts at the pool's speed, and only the pools named are 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from gpuplat.cli import main
-from gpuplat.simulate import Options, Trace, load_trace, simulate
+from gpuplat.simulate import Options, simulate
 from gpuplat.simulate.outcomes import PHILLY_OUTCOMES
 from gpuplat.simulate.run import replay
-from tests.support_simulate import existing_nodes
-
-
-def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
-    path = tmp / "jobs.csv"
-    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
-    return load_trace(path)
+from tests.support_simulate import existing_nodes, lab_trace
 
 
 def _options(factor: float | None, **more: object) -> Options:
@@ -29,7 +22,7 @@ def _options(factor: float | None, **more: object) -> Options:
 
 def test_twice_as_fast_gpus_halve_the_runs_and_the_queue_behind_them(tmp_path: Path) -> None:
     model, plan = existing_nodes(tmp_path, 2)
-    trace = _trace(tmp_path, [(0, 1000, 8), (0, 1000, 8), (0, 500, 8)])
+    trace = lab_trace(tmp_path, [(0, 1000, 8), (0, 1000, 8), (0, 500, 8)])
     assert replay(model, plan, trace, _options(None)).engine.started == [0, 0, 1000]
     assert replay(model, plan, trace, _options(2.0)).engine.started == [0, 0, 500]
     recorded, faster = simulate(model, plan, trace, _options(None)), simulate(model, plan, trace, _options(2.0))
@@ -40,7 +33,7 @@ def test_a_failed_run_counts_its_work_at_the_pools_speed(tmp_path: Path) -> None
     """A failed job queues again for the rest of its run: at any speed the work done over all its
     attempts is the trace's, so the GPU-hours still halve at twice the speed."""
     model, plan = existing_nodes(tmp_path, 2)
-    trace = _trace(tmp_path, [(i * 10.0, 3600.0 + 100 * i, 4) for i in range(40)])
+    trace = lab_trace(tmp_path, [(i * 10.0, 3600.0 + 100 * i, 4) for i in range(40)])
     recorded = simulate(model, plan, trace, _options(None, outcomes=PHILLY_OUTCOMES))
     faster = simulate(model, plan, trace, _options(2.0, outcomes=PHILLY_OUTCOMES))
     assert recorded.retried > 0 and faster.retried == recorded.retried

@@ -6,7 +6,6 @@ fragmentation, and a pool without domains places as before."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,11 @@ from gpuplat.compile import Sources, compile_sources
 from gpuplat.model import Platform
 from gpuplat.plan import Plan
 from gpuplat.plan.fabric import topology_domains
-from gpuplat.simulate import Options, Trace, load_trace
+from gpuplat.simulate import Options, Trace
 from gpuplat.simulate.engine import Engine
 from gpuplat.simulate.nodes import FRAGMENTATION, TOPOLOGY
 from gpuplat.simulate.run import replay
+from tests.support_simulate import lab_trace
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -46,12 +46,6 @@ def _compiled(spec: Path) -> tuple[Platform, Plan]:
     return compiled.model, compiled.plan
 
 
-def _trace(tmp: Path, rows: Sequence[tuple[float, float, int]]) -> Trace:
-    path = tmp / "jobs.csv"
-    path.write_text("submit,duration,gpus,tenant\n" + "".join(f"{s},{d},{g},lab\n" for s, d, g in rows))
-    return load_trace(path)
-
-
 def _replay(spec: Path, trace: Trace, topology: bool = True) -> Engine:
     model, plan = _compiled(spec)
     return replay(model, plan, trace, Options(spot=False, node_packing=True, topology=topology)).engine
@@ -64,7 +58,7 @@ SPLIT = [(0, 1000, 8), (0, 100, 8), (0, 2000, 8), (0, 50, 8), (10, 10, 16)]
 
 
 def test_a_job_that_fits_the_pool_but_no_leaf_waits_and_the_wait_counts_as_topology(tmp_path: Path) -> None:
-    engine = _replay(_spec(tmp_path), _trace(tmp_path, SPLIT))
+    engine = _replay(_spec(tmp_path), lab_trace(tmp_path, SPLIT))
     assert engine.started == [0, 0, 0, 0, 1000]
     assert engine.node_waits.gpu_s[TOPOLOGY] == pytest.approx((1000 - 100) * 16)
     assert engine.node_waits.jobs[TOPOLOGY] == {4}
@@ -74,7 +68,7 @@ def test_a_job_that_fits_the_pool_but_no_leaf_waits_and_the_wait_counts_as_topol
 def test_without_domains_the_same_job_starts_when_two_nodes_are_free(tmp_path: Path) -> None:
     """No topologyLabels: Kueue's Topology has the host level only, so nothing keeps a job under
     one leaf, and placement is as before; the same holds with the constraint turned off."""
-    trace = _trace(tmp_path, SPLIT)
+    trace = lab_trace(tmp_path, SPLIT)
     for engine in (_replay(_spec(tmp_path, labels=""), trace), _replay(_spec(tmp_path), trace, topology=False)):
         assert engine.started == [0, 0, 0, 0, 100]
         assert engine.node_waits.gpu_s[TOPOLOGY] == 0 and not engine.node_waits.jobs[TOPOLOGY]
@@ -83,7 +77,7 @@ def test_without_domains_the_same_job_starts_when_two_nodes_are_free(tmp_path: P
 def test_a_multi_node_job_goes_to_the_fullest_leaf_that_holds_it(tmp_path: Path) -> None:
     # 4 GPUs on node 0; the 12-GPU job fits leaf {0, 1} (node 1 whole, 4 on node 0) and the empty
     # leaf {2, 3}: best fit takes the fuller first leaf, so the 16-GPU job still finds a whole leaf.
-    trace = _trace(tmp_path, [(0, 1000, 4), (1, 1000, 12), (2, 10, 16)])
+    trace = lab_trace(tmp_path, [(0, 1000, 4), (1, 1000, 12), (2, 10, 16)])
     engine = _replay(_spec(tmp_path), trace)
     assert engine.started == [0, 1, 2]
     assert not engine.node_waits.jobs[TOPOLOGY]
@@ -93,9 +87,9 @@ def test_a_job_wider_than_every_leaf_runs_on_any_nodes(tmp_path: Path) -> None:
     # From 60 nodes 1 and 2 are free, one in each leaf: a 16-GPU job (2 nodes) waits for a leaf,
     # but a 24-GPU job (3 nodes, wider than a leaf of 2) is held to no leaf and starts when 3 are free.
     busy = [(0, 1000, 8), (0, 50, 8), (0, 50, 8), (0, 2000, 8)]
-    assert _replay(_spec(tmp_path), _trace(tmp_path, [*busy, (60, 5, 16)])).started[4] == 1000
+    assert _replay(_spec(tmp_path), lab_trace(tmp_path, [*busy, (60, 5, 16)])).started[4] == 1000
     wide = [(0, 1000, 8), (0, 50, 8), (0, 50, 8), (0, 50, 8), (60, 5, 24)]
-    assert _replay(_spec(tmp_path), _trace(tmp_path, wide)).started[4] == 60
+    assert _replay(_spec(tmp_path), lab_trace(tmp_path, wide)).started[4] == 60
 
 
 def test_domains_come_from_the_spec_fabric_as_the_emitted_topology(tmp_path: Path) -> None:
@@ -114,7 +108,7 @@ def test_cli_states_the_domains_and_counts_the_topology_wait(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     trace = tmp_path / "jobs.csv"
-    _trace(tmp_path, SPLIT)
+    lab_trace(tmp_path, SPLIT)
     argv = ["simulate", "--spec", str(_spec(tmp_path)), "--trace", str(trace), "--node-packing"]
     assert main([*argv, "--tenant-map", "lab=lab", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -194,7 +194,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         sys.stderr.write(f"gpuplat simulate: error: --seeds {args.seeds}: at least one seed\n")
         return EXIT_USAGE
-    if args.plot and getattr(args, "all_stacks", False):
+    if args.plot and args.all_stacks:
         sys.stderr.write("gpuplat simulate: error: --plot draws one stack's replay: give --stack, not --all-stacks\n")
         return EXIT_USAGE
     trace_path: str | None = args.trace or configured_trace(args.stack)

@@ -126,13 +126,14 @@ class Engine:
         """Karpenter removes `count` empty nodes (with node packing, the last slots' first)."""
         flavor.mutate(t)
         flavor.ready -= count
-        tokens = list(flavor.spot_nodes)
         if flavor.nodes is not None:
-            gone = flavor.nodes.empty()[:count]
+            gone = set(flavor.nodes.empty()[:count])
             for node in gone:
                 flavor.nodes.remove(node)
-            tokens = [token for token in tokens if flavor.spot_nodes[token] in gone]
-        for token in tokens[len(tokens) - min(count, len(tokens)) :]:
+            dropped = [token for token, node in flavor.spot_nodes.items() if node in gone]
+        else:  # packed perfectly, the newest spot nodes go
+            dropped = list(flavor.spot_nodes)[-count:]
+        for token in dropped:
             del flavor.spot_nodes[token]
         self.audit(flavor)
 

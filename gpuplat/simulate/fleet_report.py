@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from gpuplat.simulate.dispatch import ROUND_SECONDS, FleetResult, MemberResult
-from gpuplat.simulate.render import result_json
+from gpuplat.simulate.render import FRAGMENTED, result_json
 
 
 def _share(part: float, whole: float) -> float:
@@ -46,10 +46,7 @@ def _notes(r: FleetResult, note: str) -> list[str]:
     packed = [(m.name, m.result) for m in r.members if m.result.options.node_packing]
     if packed:
         waits = [f"{name} {p.fragmented_jobs:,} ({p.fragmented_gpu_h:,.1f} GPU-h)" for name, p in packed]
-        lines.append(
-            "node by node, jobs that waited while free GPUs were split over nodes that could not hold them "
-            "(fragmentation): " + ", ".join(waits)
-        )
+        lines.append(f"node by node, jobs that waited {FRAGMENTED}: " + ", ".join(waits))
     late = [m for m in r.members if m.never_started]
     if late:
         lines.append(

@@ -144,13 +144,16 @@ def speedup_line(r: Result) -> str:
     )
 
 
+FRAGMENTED = "while free GPUs were split over nodes that could not hold them (fragmentation)"
+
+
 def packing_line(r: Result) -> str:
     """How pods were placed: perfect packing flatters waste and waits (docs/simulate.md, node by node)."""
     if not r.options.node_packing:
         return "placement: GPUs packed perfectly within each flavor (--node-packing: pods node by node)"
     return (
-        f"placement: pods node by node; {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours while "
-        "free GPUs were split over nodes that could not hold them (fragmentation)"
+        f"placement: pods node by node; {r.fragmented_jobs:,} jobs waited {r.fragmented_gpu_h:,.0f} GPU-hours "
+        + FRAGMENTED
     )
 
 
